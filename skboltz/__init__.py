@@ -1,0 +1,12 @@
+"""skboltz: Boltzmann machines for scikit-learn.
+
+Restricted and general Boltzmann machines with scikit-learn's API, pluggable learning
+strategies and partition-function estimators, and a true log-likelihood.
+"""
+
+from . import exceptions, learning, partition
+from ._rbm import RBM
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["RBM", "exceptions", "learning", "partition", "__version__"]

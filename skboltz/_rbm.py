@@ -1,0 +1,334 @@
+"""Bernoulli restricted Boltzmann machine."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import BoltzmannBase, as_dense, make_generator
+from ._energy import AugmentedRBM, RBMView, bernoulli_sample
+from ._sklearn import Interval, StrOptions
+from .learning._base import LearningStrategy
+from .partition._base import ZEstimator
+
+#: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
+MOMENTUM_WARMUP_EPOCHS = 5
+#: Rows used for the per-epoch reconstruction error.
+MONITOR_ROWS = 1000
+#: Data rates are clipped to this margin before log(p / (1 - p)) visible-bias starts.
+RATE_CLIP = 1e-3
+
+
+class RBM(BoltzmannBase):
+    """Bernoulli restricted Boltzmann machine with a true log-likelihood.
+
+    A drop-in replacement for :class:`sklearn.neural_network.BernoulliRBM` (same
+    parameter and attribute names where they exist) that trains with momentum, weight
+    decay and pluggable negative phases, keeps float32 data in float32, and scores with
+    the exact (or estimated, with error bars) log-likelihood instead of a
+    pseudo-likelihood.
+
+    The model is p(v, h) proportional to exp(h^T W v + b^T v + c^T h) over binary
+    visible v and hidden h units; ``transform`` returns P(h = 1 | v).
+
+    Parameters
+    ----------
+    n_components : int, default=256
+        Number of hidden units.
+    learning : {"pcd", "cd", "pt"} or LearningStrategy, default="pcd"
+        How the negative-phase statistics are estimated: persistent contrastive
+        divergence, CD-k, or parallel tempering; or an object from
+        :mod:`skboltz.learning` (e.g. ``CD(n_steps=(1, 10))``), which is cloned.
+    z_estimator : {"auto", "exact"} or ZEstimator, default="auto"
+        How log Z is found for ``score_samples``: "auto" enumerates exactly when
+        ``2 ** min(n_features, n_components) <= 2**20`` and otherwise uses annealed
+        importance sampling. Recorded in ``z_estimator_``; see :mod:`skboltz.partition`.
+    learning_rate : float, default=0.05
+        Step size on the mean minibatch gradient.
+    batch_size : int, default=10
+        Rows per minibatch; the minibatches are reshuffled every epoch.
+    n_iter : int, default=10
+        Number of epochs (passes over the data) for ``fit``.
+    momentum : float or (float, float), default=(0.5, 0.9)
+        Momentum of the parameter updates; a pair means the first value for the first
+        5 epochs and the second afterwards, as in Hinton's practical guide.
+    weight_decay : float, default=1e-4
+        L2 penalty on the weights (not the biases).
+    verbose : int, default=0
+        Print a progress line per epoch when positive.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, minibatch order, sampling and the log Z estimate.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        Weight matrix W.
+    intercept_hidden_ : ndarray of shape (n_components,)
+        Hidden biases c.
+    intercept_visible_ : ndarray of shape (n_features,)
+        Visible biases b.
+    learning_ : LearningStrategy
+        The negative-phase strategy used (a clone of ``learning`` or its default object).
+    z_estimator_ : ZEstimator
+        The log Z estimator that ``score_samples`` uses.
+    n_iter_ : int
+        Epochs trained so far.
+    history_ : dict of lists
+        Per-epoch training records (``epoch``, ``time``, ``reconstruction_error``).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when they are all strings.
+
+    See Also
+    --------
+    sklearn.neural_network.BernoulliRBM : scikit-learn's RBM (pseudo-likelihood score).
+
+    References
+    ----------
+    G. Hinton, "A Practical Guide to Training Restricted Boltzmann Machines", 2010.
+    T. Tieleman, "Training restricted Boltzmann machines using approximations to the
+    likelihood gradient", ICML 2008.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from skboltz import RBM
+    >>> X = load_digits().data / 16
+    >>> rbm = RBM(n_components=16, n_iter=5, random_state=0).fit(X)
+    >>> rbm.transform(X).shape
+    (1797, 16)
+    >>> bool(rbm.score(X) < 0)  # mean exact log-likelihood in nats
+    True
+    """
+
+    _model_kind = "rbm"
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "learning": [StrOptions({"cd", "pcd", "pt"}), LearningStrategy],
+        "z_estimator": [StrOptions({"auto", "exact", "ais", "mean_field", "tap"}), ZEstimator],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "momentum": [Interval(Real, 0, 1, closed="left"), tuple],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_components=256,
+        *,
+        learning="pcd",
+        z_estimator="auto",
+        learning_rate=0.05,
+        batch_size=10,
+        n_iter=10,
+        momentum=(0.5, 0.9),
+        weight_decay=1e-4,
+        verbose=0,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.learning = learning
+        self.z_estimator = z_estimator
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # -- training hooks ------------------------------------------------------------
+    def _n_epochs(self):
+        return self.n_iter
+
+    def _momentum_at(self, epoch):
+        if isinstance(self.momentum, tuple):
+            initial, final = self.momentum
+            return initial if epoch < MOMENTUM_WARMUP_EPOCHS else final
+        return self.momentum
+
+    def _new_training_state(self, X, learning, rng):
+        dtype = X.dtype
+        data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        rates = np.clip(data_rates, RATE_CLIP, 1 - RATE_CLIP)
+        n_visible = X.shape[1]
+        params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
+        params[:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
+        params[-1, :-1] = np.log(rates / (1 - rates))
+        model = AugmentedRBM(params)
+        monitor_rows = rng.permutation(X.shape[0])[:MONITOR_ROWS]
+        return {
+            "params": params,
+            "velocity": np.zeros_like(params),
+            "sampler": learning.init_state(model, X, self.batch_size, rng),
+            "rng": rng,
+            "n_iter": 0,
+            "history": self._new_history(),
+            "monitor": as_dense(X[np.sort(monitor_rows)]),
+            "data_rates": data_rates,
+            "log_z_seed": int(rng.integers(np.iinfo(np.int32).max)),
+            "sampling_seed": int(rng.integers(np.iinfo(np.int32).max)),
+        }
+
+    def _training_params(self, dtype):
+        """Augmented parameters assembled from the public attributes."""
+        params = np.zeros(
+            (self.components_.shape[0] + 1, self.components_.shape[1] + 1), dtype=dtype
+        )
+        params[:-1, :-1] = self.components_
+        params[:-1, -1] = self.intercept_hidden_
+        params[-1, :-1] = self.intercept_visible_
+        return params
+
+    def _train_epoch(self, X, state, learning):
+        params, velocity, rng = state["params"], state["velocity"], state["rng"]
+        model = AugmentedRBM(params)
+        momentum = self._momentum_at(state["n_iter"])
+        progress = self._progress(state)
+        step, decay = self.learning_rate, self.learning_rate * self.weight_decay
+        weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
+        if sp.issparse(X):
+            X = sp.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)], format="csr")
+        else:
+            X = AugmentedRBM.augment(X)
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], self.batch_size):
+            batch = as_dense(X[order[start : start + self.batch_size]])
+            positive = model.statistics(model.hidden_probability(batch), batch)
+            positive /= batch.shape[0]
+            negative = learning.negative_phase(model, batch, state["sampler"], rng, progress)
+            velocity *= momentum
+            velocity += step * (positive - negative)
+            weight_velocity -= decay * weights
+            params += velocity
+
+    def _reconstruction_error(self, state, monitor):
+        view = self._model_view_of(state)
+        monitor = monitor.astype(view.dtype, copy=False)
+        reconstruction = view.visible_probability(view.hidden_probability(monitor))
+        return float(np.mean((monitor - reconstruction) ** 2))
+
+    def _publish(self, state):
+        params = state["params"]
+        self.components_ = params[:-1, :-1].copy()
+        self.intercept_hidden_ = params[:-1, -1].copy()
+        self.intercept_visible_ = params[-1, :-1].copy()
+        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+
+    def _model_view_of(self, state):
+        if state is not None:
+            return AugmentedRBM(state["params"]).view()
+        return RBMView(self.components_, self.intercept_visible_, self.intercept_hidden_)
+
+    # -- inference -----------------------------------------------------------------
+    def _view_as(self, dtype):
+        return self._model_view().astype(dtype)
+
+    def transform(self, X):
+        """Hidden-unit activation probabilities P(h = 1 | v).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_components)
+            P(h_j = 1 | v) for each row, in the dtype of ``X``.
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        return self._view_as(X.dtype).hidden_probability(X)
+
+    def free_energy(self, X):
+        """Free energy F(v) of each row (hidden units summed out), in float64.
+
+        ``log p(v) = -F(v) - log Z``; comparing the mean free energy of training and
+        held-out rows is Hinton's overfitting monitor.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        free_energy : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        return self._view_as(np.float64).free_energy(X.astype(np.float64))
+
+    def gibbs(self, v, random_state=None):
+        """One block-Gibbs step v -> h -> v from each row of ``v``.
+
+        Parameters
+        ----------
+        v : array-like of shape (n_samples, n_features)
+            Starting visible states.
+        random_state : int, RandomState, Generator or None, default=None
+            None continues the model's own sampling stream (like ``BernoulliRBM``).
+
+        Returns
+        -------
+        v_new : ndarray of shape (n_samples, n_features)
+            Binary visible states after one step, in the dtype of ``v``.
+        """
+        check_is_fitted(self, "_training_state")
+        v = as_dense(self._validate_X(v, reset=False))
+        rng = self._sampling_rng if random_state is None else make_generator(random_state)
+        return self._view_as(v.dtype).gibbs_step(v, rng)
+
+    def sample(self, n_samples=1, random_state=None, n_steps=1000):
+        """Draw visible samples by block Gibbs sampling.
+
+        Chains start from independent units with the training data's rates and run
+        ``n_steps`` steps.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of samples (independent chains).
+        random_state : int, RandomState, Generator or None, default=None
+            None uses the estimator's ``random_state`` (so an int seed gives the same
+            samples on every call).
+        n_steps : int, default=1000
+            Gibbs steps per chain.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_samples, n_features)
+            Binary visible states.
+        """
+        check_is_fitted(self, "_training_state")
+        rng = make_generator(self.random_state if random_state is None else random_state)
+        view = self._model_view()
+        rates = self._training_state["data_rates"].astype(view.dtype)
+        V = bernoulli_sample(np.broadcast_to(rates, (n_samples, view.n_visible)), rng)
+        V = V.astype(view.dtype)
+        for _ in range(n_steps):
+            V = view.gibbs_step(V, rng)
+        return V
+
+    def reconstruct(self, X):
+        """Mean-field reconstruction P(v = 1 | h = P(h = 1 | v)) of each row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_reconstructed : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        view = self._view_as(X.dtype)
+        return view.visible_probability(view.hidden_probability(X))

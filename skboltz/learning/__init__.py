@@ -1,0 +1,10 @@
+"""Learning strategies: how the negative (free) phase statistics are estimated.
+
+Pass a string or one of these objects as ``learning`` to a skboltz model; tune a
+strategy's settings in a grid search as ``learning__n_steps`` and so on.
+"""
+
+from ._base import LEARNING_STRATEGIES, LearningStrategy
+from ._sampling import CD, PCD, ParallelTempering
+
+__all__ = ["CD", "LEARNING_STRATEGIES", "LearningStrategy", "PCD", "ParallelTempering"]

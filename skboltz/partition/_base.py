@@ -1,0 +1,111 @@
+"""Interface of partition-function (log Z) estimators, the LogZ result and the registry."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+
+@dataclass(frozen=True)
+class LogZ:
+    """An estimate of log Z, with how far to trust it.
+
+    Parameters
+    ----------
+    value : float
+        The estimate of log Z (natural log).
+    std_error : float or None
+        Standard error of ``value`` for sampling estimators; None for deterministic ones.
+    lower, upper : float or None
+        Bounds on the true log Z where the method gives them (exact: both equal
+        ``value``; naive mean field: ``lower``; sampling: the 3-sigma interval).
+    method : str
+        Name of the estimator that produced it.
+    cost : dict
+        What the estimate cost, e.g. ``{"n_states": 65536}`` or
+        ``{"n_chains": 100, "n_steps": 1000}``.
+
+    Examples
+    --------
+    >>> from skboltz.partition import LogZ
+    >>> z = LogZ(value=-3.2, std_error=0.05, lower=-3.35, upper=-3.05, method="ais")
+    >>> float(z)
+    -3.2
+    >>> z.interval(2)
+    (-3.3, -3.1)
+    """
+
+    value: float
+    std_error: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    method: str = ""
+    cost: dict = field(default_factory=dict)
+
+    def __float__(self):
+        return float(self.value)
+
+    @property
+    def is_exact(self):
+        """True when the value is exact (both bounds equal the value)."""
+        return self.lower == self.value == self.upper
+
+    def interval(self, n_sigma=3.0):
+        """``value -/+ n_sigma * std_error``; the bounds when there is no standard error."""
+        if self.std_error is None:
+            return (self.lower, self.upper)
+        half_width = n_sigma * self.std_error
+        return (round(self.value - half_width, 12), round(self.value + half_width, 12))
+
+
+class ZEstimator(BaseEstimator):
+    """Base class of log Z estimators.
+
+    Subclasses hold settings only (no fitted or mutable state) and implement
+    :meth:`estimate`, which receives a read-only model view (see ``skboltz._energy``)
+    and a numpy ``Generator``.
+    """
+
+    #: Short name used in ``LogZ.method`` and in the string registry.
+    name = ""
+
+    def estimate(self, model, *, rng=None, data_rates=None):
+        """Return a :class:`LogZ` for ``model``.
+
+        Parameters
+        ----------
+        model : model view
+            Read-only parameters and conditionals of the model.
+        rng : numpy.random.Generator or None
+            Source of randomness for sampling estimators.
+        data_rates : ndarray of shape (n_visible,) or None
+            Mean activation of each visible unit on the training data, for estimators
+            that build a base model from it.
+        """
+        raise NotImplementedError
+
+    def is_feasible(self, model):
+        """Whether this estimator can run on ``model`` at its settings."""
+        return True
+
+
+#: String name -> estimator class. Modules register their classes on import.
+Z_ESTIMATORS = {}
+
+
+def register(name):
+    """Class decorator adding a ZEstimator to the string registry under ``name``."""
+
+    def decorator(cls):
+        cls.name = name
+        Z_ESTIMATORS[name] = cls
+        return cls
+
+    return decorator
+
+
+def as_generator(rng):
+    """A numpy Generator from None, an int or a Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)
