@@ -6,6 +6,7 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 """
 
 import copy
+import hashlib
 import time
 import warnings
 
@@ -18,6 +19,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import Z_ESTIMATORS, ZEstimator, as_generator
+
+#: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
+#: and float32 resolves nothing finer than ~0.1 at this magnitude.
+DIVERGED_MAGNITUDE = 1e6
 
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
@@ -166,11 +171,15 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         monitor = state["monitor"]
         for _ in range(n_epochs):
             start = time.perf_counter()
-            self._train_epoch(X, state, learning)
-            if not np.all(np.isfinite(state["params"])):
+            # Overflow in a diverging run is caught by the finiteness check below,
+            # which raises a clear error instead of numpy's warnings.
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._train_epoch(X, state, learning)
+            if not np.all(np.abs(state["params"]) < DIVERGED_MAGNITUDE):
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the "
-                    "parameters became non-finite. The learning rate is probably too "
+                    "parameters became non-finite or larger than "
+                    f"{DIVERGED_MAGNITUDE:g}. The learning rate is probably too "
                     f"high (learning_rate={self.learning_rate}); lower it, or raise "
                     "batch_size. The estimator was left as it was before this call."
                 )
@@ -237,7 +246,9 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             if z_estimator is None
             else self._resolve_z_estimator(z_estimator, view)
         )
-        key = repr(estimator)
+        # Keyed by the parameters too, so hand-edited parameters are never scored
+        # against a stale log Z.
+        key = (repr(estimator), parameter_fingerprint(view))
         if key not in self._log_z_cache:
             rng = np.random.default_rng(self._training_state["log_z_seed"])
             self._log_z_cache[key] = estimator.estimate(
@@ -264,7 +275,7 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             log p(x) per row, in float64.
         """
         check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False, check_range=True)
+        X = self._validate_X(X, reset=False)
         return -self.free_energy(X) - self.estimate_log_partition().value
 
     def score(self, X, y=None):
@@ -298,6 +309,16 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def _model_view(self):
         return self._model_view_of(None)
+
+
+def parameter_fingerprint(view):
+    """A digest of every parameter array of a model view."""
+    digest = hashlib.blake2b(digest_size=16)
+    for value in vars(view).values():
+        if isinstance(value, np.ndarray):
+            digest.update(np.ascontiguousarray(value).tobytes())
+            digest.update(str((value.dtype, value.shape)).encode())
+    return digest.hexdigest()
 
 
 def as_dense(X):

@@ -1,0 +1,317 @@
+"""RBM against exact enumeration, and its behaviour as a scikit-learn estimator."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _oracles import (
+    all_states,
+    random_rbm,
+    rbm_log_partition,
+    rbm_visible_log_probabilities,
+    state_index,
+    total_variation,
+)
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+from sklearn.datasets import load_digits
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler
+
+from skboltz import RBM
+from skboltz._energy import AugmentedRBM
+from skboltz.exceptions import DataRangeWarning, TooManyStatesError, TrainingDivergedError
+from skboltz.learning import CD, PCD, ParallelTempering
+from skboltz.learning._base import steps_at
+
+
+def rbm_with_parameters(weights, visible_bias, hidden_bias, **params):
+    """An RBM fitted on dummy data, then given the parameters by hand."""
+    n_hidden, n_visible = weights.shape
+    rng = np.random.default_rng(0)
+    rbm = RBM(n_components=n_hidden, n_iter=1, random_state=0, **params)
+    rbm.fit(rng.random((20, n_visible)))
+    rbm.components_ = np.array(weights)
+    rbm.intercept_visible_ = np.array(visible_bias)
+    rbm.intercept_hidden_ = np.array(hidden_bias)
+    return rbm
+
+
+def exact_samples(log_probabilities, n_visible, n_samples, seed):
+    rng = np.random.default_rng(seed)
+    index = rng.choice(len(log_probabilities), size=n_samples, p=np.exp(log_probabilities))
+    return all_states(n_visible)[index]
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_digits().data / 16
+
+
+# -- exact answers ------------------------------------------------------------------
+@pytest.mark.parametrize("n_visible, n_hidden", [(5, 3), (3, 6), (6, 6)])
+@pytest.mark.parametrize("scale", [0.3, 2.0])
+def test_log_probabilities_match_enumeration(n_visible, n_hidden, scale):
+    """exp(score_samples) sums to 1 and equals brute force, whichever layer is enumerated."""
+    params = random_rbm(n_visible, n_hidden, scale, seed=n_visible * 10 + n_hidden)
+    rbm = rbm_with_parameters(*params)
+    V = all_states(n_visible)
+    log_p = rbm.score_samples(V)
+    assert_allclose(np.exp(log_p).sum(), 1.0, rtol=1e-10)
+    assert_allclose(log_p, rbm_visible_log_probabilities(*params), atol=1e-10)
+    assert_allclose(rbm.estimate_log_partition().value, rbm_log_partition(*params), atol=1e-10)
+
+
+def test_free_energy_is_brute_force_marginalisation():
+    weights, visible_bias, hidden_bias = random_rbm(4, 5, 1.0, seed=3)
+    rbm = rbm_with_parameters(weights, visible_bias, hidden_bias)
+    V = all_states(4)
+    H = all_states(5)
+    joint = V @ weights.T @ H.T + (V @ visible_bias)[:, None] + (H @ hidden_bias)[None, :]
+    brute_force = -np.log(np.exp(joint).sum(axis=1))
+    assert_allclose(rbm.free_energy(V), brute_force, atol=1e-10)
+
+
+def model_expectation(weights, visible_bias, hidden_bias):
+    """Exact E_p[P(h|v) v^T] in the augmented layout of AugmentedRBM.statistics."""
+    V = all_states(weights.shape[1])
+    p = np.exp(rbm_visible_log_probabilities(weights, visible_bias, hidden_bias))
+    H = 1 / (1 + np.exp(-(V @ weights.T + hidden_bias)))
+    V1 = np.hstack([V, np.ones((len(V), 1))])
+    H1 = np.hstack([H, np.ones((len(V), 1))])
+    return (H1 * p[:, None]).T @ V1
+
+
+STRATEGIES = [CD(), CD(n_steps=3), PCD(), ParallelTempering(n_temperatures=4)]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
+def test_negative_phase_matches_exact_expectation(strategy):
+    """Each sampler, fed (or burnt in to) the model distribution, gives its statistics."""
+    params = random_rbm(4, 3, 1.5, seed=7)
+    exact = model_expectation(*params)
+    log_p = rbm_visible_log_probabilities(*params)
+    data = exact_samples(log_p, 4, 6000, seed=1)
+    model = AugmentedRBM(
+        np.block([[params[0], params[2][:, None]], [params[1][None, :], np.zeros((1, 1))]])
+    )
+    rng = np.random.default_rng(0)
+    positive = model.augment(data)
+    state = strategy.init_state(model, data, 6000, rng)
+    rounds = [strategy.negative_phase(model, positive, state, rng, 1.0) for _ in range(30)]
+    estimate = np.mean(rounds[10:], axis=0)
+    assert_allclose(estimate, exact, atol=0.02)
+
+
+@pytest.mark.parametrize("strategy", [PCD(n_steps=2), ParallelTempering(n_temperatures=5)],
+                         ids=repr)
+def test_persistent_chains_reach_exact_distribution(strategy):
+    """Total variation between the persistent (beta = 1) chains and p(v) is small."""
+    params = random_rbm(4, 3, 2.0, seed=8)  # strongly coupled: far from independent units
+    log_p = rbm_visible_log_probabilities(*params)
+    model = AugmentedRBM(
+        np.block([[params[0], params[2][:, None]], [params[1][None, :], np.zeros((1, 1))]])
+    )
+    rng = np.random.default_rng(2)
+    start = np.zeros((50, 4))  # a bad start: the chains must mix away from it
+    state = strategy.init_state(model, start, 5000, rng)
+    for _ in range(40):
+        strategy.negative_phase(model, model.augment(start), state, rng, 1.0)
+    cold = state["chains"][:5000, :-1]
+    assert total_variation(cold, log_p) < 0.04
+    # the bound is tight enough to catch a sampler that ignores the couplings
+    independent = (rng.random((5000, 4)) < np.exp(log_p) @ all_states(4)).astype(float)
+    assert total_variation(independent, log_p) > 0.12
+
+
+def test_sample_matches_exact_distribution():
+    params = random_rbm(4, 3, 1.5, seed=5)
+    rbm = rbm_with_parameters(*params)
+    samples = rbm.sample(4000, random_state=0, n_steps=50)
+    assert total_variation(samples, rbm_visible_log_probabilities(*params)) < 0.04
+    assert_array_equal(samples, rbm.sample(4000, random_state=0, n_steps=50))
+
+
+def test_gibbs_step_leaves_distribution_invariant():
+    params = random_rbm(4, 3, 1.5, seed=9)
+    log_p = rbm_visible_log_probabilities(*params)
+    rbm = rbm_with_parameters(*params)
+    start = exact_samples(log_p, 4, 8000, seed=4)
+    after = rbm.gibbs(start, random_state=1)
+    assert total_variation(after, log_p) < 0.03
+    assert not np.array_equal(after, start)
+
+
+# -- scoring is deterministic and row-wise ------------------------------------------
+def test_score_samples_deterministic_and_rowwise(digits):
+    X = digits[:300]
+    rbm = RBM(n_components=12, n_iter=2, random_state=0).fit(X)
+    scores = rbm.score_samples(X)
+    assert_array_equal(scores, rbm.score_samples(X))
+    order = np.random.default_rng(0).permutation(len(X))
+    assert_allclose(rbm.score_samples(X[order]), scores[order], rtol=1e-12)
+    assert_allclose(rbm.score_samples(X[17:41]), scores[17:41], rtol=1e-12)
+    assert rbm.score(X) == pytest.approx(scores.mean())
+
+
+def test_log_z_cache_follows_parameter_edits():
+    params = random_rbm(4, 3, 1.0, seed=1)
+    rbm = rbm_with_parameters(*params)
+    first = rbm.estimate_log_partition().value
+    rbm.components_ = rbm.components_ * 2
+    assert rbm.estimate_log_partition().value != first
+    assert_allclose(rbm.estimate_log_partition().value,
+                    rbm_log_partition(params[0] * 2, params[1], params[2]))
+
+
+# -- training -----------------------------------------------------------------------
+def test_training_raises_likelihood(digits):
+    X = (digits > 0.5).astype(float)
+    untrained = RBM(n_components=10, n_iter=1, learning_rate=1e-6, random_state=0).fit(X)
+    trained = RBM(n_components=10, n_iter=10, learning_rate=0.01, random_state=0).fit(X)
+    assert trained.score(X) > untrained.score(X) + 2.0
+
+
+def test_float32_is_kept_and_agrees_with_float64(digits):
+    X64 = digits[:400]
+    rbm32 = RBM(n_components=8, n_iter=3, random_state=0).fit(X64.astype(np.float32))
+    rbm64 = RBM(n_components=8, n_iter=3, random_state=0).fit(X64)
+    assert rbm32.components_.dtype == np.float32
+    assert rbm32.transform(X64.astype(np.float32)).dtype == np.float32
+    assert rbm64.components_.dtype == np.float64
+    # The float32 run draws float32 random numbers, so the two runs are different
+    # samples of the same training process: compare what they learnt, not the bits.
+    assert rbm32.score(X64) == pytest.approx(rbm64.score(X64), abs=0.1)
+
+
+def test_partial_fit_continues_exactly_like_fit(digits):
+    X = digits[:200]
+    fitted = RBM(n_components=6, n_iter=3, random_state=0).fit(X)
+    stepped = RBM(n_components=6, n_iter=3, random_state=0)
+    for _ in range(3):
+        assert stepped.partial_fit(X) is stepped
+    assert stepped.n_iter_ == fitted.n_iter_ == 3
+    assert_array_equal(stepped.components_, fitted.components_)
+    assert_array_equal(stepped.intercept_visible_, fitted.intercept_visible_)
+
+
+def test_refit_is_reproducible_and_forgets_previous_fit(digits):
+    X = digits[:200]
+    rbm = RBM(n_components=6, n_iter=2, random_state=0).fit(X)
+    first = rbm.components_.copy()
+    rbm.partial_fit(X)
+    rbm.fit(X)
+    assert_array_equal(rbm.components_, first)
+    assert rbm.n_iter_ == 2 and len(rbm.history_["epoch"]) == 2
+
+
+def test_history_records_each_epoch(digits):
+    rbm = RBM(n_components=6, n_iter=4, random_state=0).fit(digits[:200])
+    history = rbm.history_
+    assert history["epoch"] == [1, 2, 3, 4]
+    assert all(t > 0 for t in history["time"])
+    assert all(0 < e < 0.25 for e in history["reconstruction_error"])
+
+
+def test_user_strategy_object_is_cloned_not_mutated(digits):
+    strategy = PCD(n_chains=5)
+    rbm = RBM(n_components=4, learning=strategy, n_iter=1, random_state=0).fit(digits[:50])
+    assert rbm.learning_ is not strategy
+    assert rbm.learning_.get_params() == strategy.get_params()
+    assert strategy.get_params() == {"n_steps": 1, "n_chains": 5}
+
+
+def test_steps_schedule_grows_from_start_to_stop():
+    assert [steps_at((1, 9), p) for p in (0.0, 0.5, 1.0)] == [1, 5, 9]
+    assert steps_at(3, 0.7) == 3
+    with pytest.raises(ValueError, match="n_steps"):
+        RBM(learning=CD(n_steps=(0, 2)), n_iter=1).fit(np.zeros((5, 3)))
+
+
+def test_sparse_input_trains_like_dense(digits):
+    X = (digits[:150] > 0.5).astype(float)
+    dense = RBM(n_components=5, n_iter=2, random_state=0).fit(X)
+    sparse = RBM(n_components=5, n_iter=2, random_state=0).fit(sp.csr_matrix(X))
+    assert_allclose(sparse.components_, dense.components_, atol=1e-10)
+    assert_allclose(sparse.score_samples(sp.csr_matrix(X)), dense.score_samples(X))
+
+
+# -- bad input and failure --------------------------------------------------------
+def test_out_of_range_values_warn_with_a_fix():
+    with pytest.warns(DataRangeWarning, match="MinMaxScaler"):
+        RBM(n_components=2, n_iter=1).fit(np.array([[0.0, 2.0], [1.0, 0.5]]))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_input_is_rejected(bad):
+    X = np.zeros((4, 3))
+    X[1, 2] = bad
+    with pytest.raises(ValueError, match="(NaN|infinity)"):
+        RBM(n_components=2, n_iter=1).fit(X)
+
+
+def test_wrong_number_of_features_after_fit(digits):
+    rbm = RBM(n_components=3, n_iter=1).fit(digits[:20])
+    with pytest.raises(ValueError, match="features"):
+        rbm.transform(digits[:5, :10])
+
+
+def test_exact_refuses_large_models_and_names_alternatives():
+    rbm = RBM(n_components=30, n_iter=1, z_estimator="exact", random_state=0)
+    rbm.fit(np.random.default_rng(0).random((40, 30)))
+    with pytest.raises(TooManyStatesError, match="ais"):
+        rbm.score(np.zeros((2, 30)))
+
+
+def test_divergence_raises_and_leaves_model_untouched(digits):
+    rbm = RBM(n_components=4, n_iter=2, random_state=0).fit(digits[:100])
+    before = (rbm.components_.copy(), rbm.n_iter_, rbm.score(digits[:100]))
+    rbm.set_params(learning_rate=1e30)
+    with pytest.raises(TrainingDivergedError, match="learning rate"):
+        rbm.partial_fit(digits[:100])
+    assert_array_equal(rbm.components_, before[0])
+    assert rbm.n_iter_ == before[1]
+    assert rbm.score(digits[:100]) == before[2]
+    with pytest.raises(TrainingDivergedError):
+        RBM(n_components=4, n_iter=2, learning_rate=1e30).fit(digits[:100])
+
+
+# -- scikit-learn workflows ---------------------------------------------------------
+def test_pickle_round_trip_keeps_scores_and_training(digits):
+    rbm = RBM(n_components=5, n_iter=2, random_state=0).fit(digits[:100])
+    restored = pickle.loads(pickle.dumps(rbm))
+    assert_array_equal(restored.score_samples(digits[:30]), rbm.score_samples(digits[:30]))
+    rbm.partial_fit(digits[:100])
+    restored.partial_fit(digits[:100])
+    assert_array_equal(restored.components_, rbm.components_)
+
+
+def test_grid_search_in_a_pipeline_uses_log_likelihood(digits):
+    """GridSearchCV over strategies and their settings with the default scorer."""
+    X = load_digits().data[:600]
+    pipeline = Pipeline([("scale", MinMaxScaler()),
+                         ("rbm", RBM(n_iter=2, batch_size=20, random_state=0))])
+    grid = {
+        "rbm__learning": [CD(), PCD()],
+        "rbm__learning__n_steps": [1, 2],
+        "rbm__n_components": [4, 8],
+        "rbm__learning_rate": [0.01, 0.05],
+    }
+    search = GridSearchCV(pipeline, grid, cv=KFold(3)).fit(X)
+    assert len(search.cv_results_["params"]) == 16
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    # the default scorer is the held-out mean log-likelihood
+    best = clone(pipeline).set_params(**search.best_params_)
+    manual = cross_val_score(best, X, cv=KFold(3))
+    assert_allclose(manual.mean(), search.best_score_)
+    assert search.best_estimator_.named_steps["rbm"].learning_.n_steps == (
+        search.best_params_["rbm__learning__n_steps"]
+    )
+
+
+def test_state_index_oracle_is_consistent():
+    states = all_states(3)
+    assert_array_equal(state_index(states), np.arange(8))
