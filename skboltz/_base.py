@@ -9,6 +9,7 @@ import copy
 import hashlib
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._sklearn import Interval
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import Z_ESTIMATORS, ZEstimator, as_generator
@@ -23,6 +25,9 @@ from .partition._base import Z_ESTIMATORS, ZEstimator, as_generator
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
 DIVERGED_MAGNITUDE = 1e6
+
+#: Training rows used for the per-epoch monitoring records.
+MONITOR_ROWS = 1000
 
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
@@ -66,6 +71,32 @@ def resolve_strategy(spec, registry, base_class, what):
         )
     strategy._validate_params()
     return strategy
+
+
+#: Constraints of the monitoring and early-stopping parameters every model shares.
+MONITORING_CONSTRAINTS = {
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "monitor_likelihood": ["boolean"],
+}
+
+#: numpydoc text of those parameters, shared by the models' docstrings.
+MONITORING_PARAMETERS_DOC = """validation_fraction : float or None, default=None
+        Fraction of the rows ``fit`` holds out (not trained on) to monitor
+        overfitting: each epoch records the held-out reconstruction error and mean
+        free energy, and the free-energy gap. Ignored by ``partial_fit``.
+    n_iter_no_change : int or None, default=None
+        Early stopping: ``fit`` stops when the criterion has not improved by more
+        than ``tol`` for this many epochs. The criterion is the held-out
+        log-likelihood when ``monitor_likelihood=True``, else the held-out
+        reconstruction error (on training rows when ``validation_fraction`` is
+        None). With a validation set, the best epoch's parameters are kept.
+    tol : float, default=1e-4
+        Minimum improvement of the early-stopping criterion.
+    monitor_likelihood : bool, default=False
+        Record the mean log-likelihood of the monitoring rows every epoch (through
+        ``z_estimator``; costs one log Z estimate per epoch)."""
 
 
 class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -148,14 +179,29 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         first_call = not (partial and hasattr(self, "_training_state"))
         X = self._validate_X(X, reset=first_call, check_range=True)
         learning = self._resolve_learning()
+        validation = None
         if first_call:
             rng = make_generator(self.random_state)
+            if not partial and self.validation_fraction is not None:
+                X, validation = self._split_validation(X, rng)
             state = self._new_training_state(X, learning, rng)
+            state.update(
+                n_iter=0,
+                history=self._new_history(),
+                log_z_seed=int(rng.integers(np.iinfo(np.int32).max)),
+                sampling_seed=int(rng.integers(np.iinfo(np.int32).max)),
+            )
         else:
             state = copy.deepcopy(self._training_state)
             state["params"] = self._training_params(X.dtype)
+        # Evenly spaced rows: deterministic, and no draw from the training stream, so
+        # repeated partial_fit calls follow exactly the path of one fit.
+        rows = np.unique(np.linspace(0, X.shape[0] - 1, MONITOR_ROWS).astype(int))
+        monitor = {"train": as_dense(X[rows])}
+        if validation is not None:
+            monitor["valid"] = as_dense(validation)
         n_epochs = 1 if partial else self._n_epochs()
-        self._train(X, state, learning, n_epochs)
+        self._train(X, state, learning, n_epochs, monitor, early_stopping=not partial)
         view = self._model_view_of(state)
         z_estimator = self._resolve_z_estimator(self.z_estimator, view)
         # Publish only now: every epoch finished and the parameters are finite.
@@ -166,12 +212,24 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self._log_z_cache = {}
         return self
 
-    def _train(self, X, state, learning, n_epochs):
+    def _split_validation(self, X, rng):
+        n_valid = int(round(self.validation_fraction * X.shape[0]))
+        if n_valid < 1 or n_valid >= X.shape[0]:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction} leaves no rows for "
+                f"{'validation' if n_valid < 1 else 'training'} out of {X.shape[0]} "
+                "samples; use more samples or set validation_fraction=None."
+            )
+        order = rng.permutation(X.shape[0])
+        return X[np.sort(order[n_valid:])], X[np.sort(order[:n_valid])]
+
+    def _train(self, X, state, learning, n_epochs, monitor, *, early_stopping):
         history = state["history"]
-        monitor = state["monitor"]
+        criterion = self._stopping_criterion(monitor)
+        best_score, best_params, epochs_no_change = -np.inf, None, 0
         for _ in range(n_epochs):
             start = time.perf_counter()
-            # Overflow in a diverging run is caught by the finiteness check below,
+            # Overflow in a diverging run is caught by the magnitude check below,
             # which raises a clear error instead of numpy's warnings.
             with np.errstate(over="ignore", invalid="ignore"):
                 self._train_epoch(X, state, learning)
@@ -184,21 +242,84 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                     "batch_size. The estimator was left as it was before this call."
                 )
             state["n_iter"] += 1
-            history["epoch"].append(state["n_iter"])
-            history["time"].append(time.perf_counter() - start)
-            history["reconstruction_error"].append(
-                self._reconstruction_error(state, monitor)
-            )
+            record = {"epoch": state["n_iter"], "time": time.perf_counter() - start}
+            record.update(self._monitor_epoch(state, monitor))
+            for key, value in record.items():
+                history.setdefault(key, []).append(value)
             if self.verbose:
-                print(
-                    f"[{type(self).__name__}] Iteration {state['n_iter']}, "
-                    f"reconstruction error = {history['reconstruction_error'][-1]:.4f}, "
-                    f"time = {history['time'][-1]:.2f}s"
+                self._print_progress(record)
+            if not early_stopping or self.n_iter_no_change is None:
+                continue
+            # Stop when the criterion has not improved by tol for n_iter_no_change epochs.
+            sign, key = criterion
+            score = sign * record[key]
+            if score > best_score + self.tol:
+                best_score, epochs_no_change = score, 0
+                if "valid" in monitor:
+                    best_params = state["params"].copy()
+            else:
+                epochs_no_change += 1
+            if epochs_no_change >= self.n_iter_no_change:
+                if best_params is not None:  # keep the best validated parameters
+                    state["params"][...] = best_params
+                if self.verbose:
+                    print(
+                        f"[{type(self).__name__}] {key} did not improve by more than "
+                        f"tol={self.tol} for {self.n_iter_no_change} epochs; stopping."
+                    )
+                break
+
+    def _stopping_criterion(self, monitor):
+        """(sign, history key) of the early-stopping criterion, larger sign*value better."""
+        split = "valid" if "valid" in monitor else "train"
+        if self.monitor_likelihood:
+            return 1.0, f"log_likelihood_{split}"
+        return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
+
+    def _monitor_epoch(self, state, monitor):
+        """The per-epoch records computed on the monitoring rows."""
+        view = self._model_view_of(state)
+        train = monitor["train"]
+        record = {
+            "reconstruction_error": self._reconstruction_error(view, train),
+            "free_energy_train": float(np.mean(self._free_energy_of(view, train))),
+        }
+        if "valid" in monitor:
+            valid = monitor["valid"]
+            record["reconstruction_error_valid"] = self._reconstruction_error(view, valid)
+            record["free_energy_valid"] = float(np.mean(self._free_energy_of(view, valid)))
+            record["free_energy_gap"] = record["free_energy_valid"] - record["free_energy_train"]
+        if self.monitor_likelihood:
+            estimator = self._resolve_z_estimator(self.z_estimator, view)
+            log_z = estimator.estimate(
+                view,
+                rng=np.random.default_rng(state["log_z_seed"]),
+                data_rates=state["data_rates"],
+            ).value
+            for split, rows in monitor.items():
+                record[f"log_likelihood_{split}"] = float(
+                    np.mean(-self._free_energy_of(view, rows)) - log_z
                 )
+        return record
+
+    @staticmethod
+    def _free_energy_of(view, rows):
+        return view.astype(np.float64).free_energy(rows.astype(np.float64))
+
+    def _print_progress(self, record):
+        shown = ", ".join(
+            f"{key.replace('_', ' ')} = {value:.4f}"
+            for key, value in record.items()
+            if key not in ("epoch", "time")
+        )
+        print(
+            f"[{type(self).__name__}] Iteration {record['epoch']}, {shown}, "
+            f"time = {record['time']:.2f}s"
+        )
 
     @staticmethod
     def _new_history():
-        return {"epoch": [], "time": [], "reconstruction_error": []}
+        return {"epoch": [], "time": []}
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""
@@ -215,8 +336,14 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     def history_(self):
         """Per-epoch training records, a dict of equal-length lists.
 
-        Keys: ``epoch``, ``time`` (seconds), ``reconstruction_error`` (mean squared error
-        of the mean-field reconstruction of up to 1000 training rows).
+        Always: ``epoch``, ``time`` (seconds), ``reconstruction_error`` (mean squared
+        error of the mean-field reconstruction of up to 1000 training rows) and
+        ``free_energy_train`` (their mean free energy). With ``validation_fraction``:
+        ``reconstruction_error_valid``, ``free_energy_valid`` and ``free_energy_gap``
+        (held-out minus training mean free energy: Hinton's overfitting monitor; a gap
+        that keeps growing means overfitting). With ``monitor_likelihood=True``:
+        ``log_likelihood_train`` (and ``log_likelihood_valid``), the mean log p(v)
+        through ``z_estimator``.
         """
         check_is_fitted(self, "_training_state")
         return copy.deepcopy(self._training_state["history"])

@@ -6,7 +6,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BoltzmannBase, as_dense, make_generator
+from ._base import (
+    MONITORING_CONSTRAINTS,
+    MONITORING_PARAMETERS_DOC,
+    BoltzmannBase,
+    as_dense,
+    make_generator,
+)
 from ._energy import AugmentedRBM, RBMView, bernoulli_sample
 from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
@@ -14,8 +20,6 @@ from .partition._base import ZEstimator
 
 #: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
 MOMENTUM_WARMUP_EPOCHS = 5
-#: Rows used for the per-epoch reconstruction error.
-MONITOR_ROWS = 1000
 #: Data rates are clipped to this margin before log(p / (1 - p)) visible-bias starts.
 RATE_CLIP = 1e-3
 
@@ -55,6 +59,7 @@ class RBM(BoltzmannBase):
         5 epochs and the second afterwards, as in Hinton's practical guide.
     weight_decay : float, default=1e-4
         L2 penalty on the weights (not the biases).
+    {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
     random_state : int, RandomState instance or None, default=None
@@ -75,7 +80,8 @@ class RBM(BoltzmannBase):
     n_iter_ : int
         Epochs trained so far.
     history_ : dict of lists
-        Per-epoch training records (``epoch``, ``time``, ``reconstruction_error``).
+        Per-epoch training records: time, reconstruction error, free energies and the
+        overfitting gap, log-likelihoods when monitored (see ``history_``'s docstring).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -114,6 +120,7 @@ class RBM(BoltzmannBase):
         "n_iter": [Interval(Integral, 0, None, closed="left")],
         "momentum": [Interval(Real, 0, 1, closed="left"), tuple],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
+        **MONITORING_CONSTRAINTS,
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -129,6 +136,10 @@ class RBM(BoltzmannBase):
         n_iter=10,
         momentum=(0.5, 0.9),
         weight_decay=1e-4,
+        validation_fraction=None,
+        n_iter_no_change=None,
+        tol=1e-4,
+        monitor_likelihood=False,
         verbose=0,
         random_state=None,
     ):
@@ -140,8 +151,14 @@ class RBM(BoltzmannBase):
         self.n_iter = n_iter
         self.momentum = momentum
         self.weight_decay = weight_decay
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.monitor_likelihood = monitor_likelihood
         self.verbose = verbose
         self.random_state = random_state
+
+    __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
 
     # -- training hooks ------------------------------------------------------------
     def _n_epochs(self):
@@ -162,18 +179,12 @@ class RBM(BoltzmannBase):
         params[:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
         params[-1, :-1] = np.log(rates / (1 - rates))
         model = AugmentedRBM(params)
-        monitor_rows = rng.permutation(X.shape[0])[:MONITOR_ROWS]
         return {
             "params": params,
             "velocity": np.zeros_like(params),
             "sampler": learning.init_state(model, X, self.batch_size, rng),
             "rng": rng,
-            "n_iter": 0,
-            "history": self._new_history(),
-            "monitor": as_dense(X[np.sort(monitor_rows)]),
             "data_rates": data_rates,
-            "log_z_seed": int(rng.integers(np.iinfo(np.int32).max)),
-            "sampling_seed": int(rng.integers(np.iinfo(np.int32).max)),
         }
 
     def _training_params(self, dtype):
@@ -208,11 +219,11 @@ class RBM(BoltzmannBase):
             weight_velocity -= decay * weights
             params += velocity
 
-    def _reconstruction_error(self, state, monitor):
-        view = self._model_view_of(state)
-        monitor = monitor.astype(view.dtype, copy=False)
-        reconstruction = view.visible_probability(view.hidden_probability(monitor))
-        return float(np.mean((monitor - reconstruction) ** 2))
+    @staticmethod
+    def _reconstruction_error(view, rows):
+        rows = rows.astype(view.dtype, copy=False)
+        reconstruction = view.visible_probability(view.hidden_probability(rows))
+        return float(np.mean((rows - reconstruction) ** 2))
 
     def _publish(self, state):
         params = state["params"]

@@ -1,0 +1,80 @@
+"""Training records, the overfitting gap, verbose output and early stopping."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.datasets import load_digits
+
+from skboltz import RBM
+from skboltz._base import make_generator
+
+
+@pytest.fixture(scope="module")
+def binary_digits():
+    return (load_digits().data > 7).astype(float)
+
+
+def held_out_rows(X, fraction, random_state):
+    """The rows fit holds out (same generator, same first draw)."""
+    order = make_generator(random_state).permutation(X.shape[0])
+    return X[np.sort(order[: int(round(fraction * X.shape[0]))])]
+
+
+def test_history_has_gap_and_likelihoods(binary_digits):
+    X = binary_digits[:500]
+    rbm = RBM(n_components=8, n_iter=3, validation_fraction=0.2, monitor_likelihood=True,
+              random_state=0).fit(X)
+    history = rbm.history_
+    expected = {"epoch", "time", "reconstruction_error", "free_energy_train",
+                "reconstruction_error_valid", "free_energy_valid", "free_energy_gap",
+                "log_likelihood_train", "log_likelihood_valid"}
+    assert set(history) == expected
+    assert all(len(values) == 3 for values in history.values())
+    assert_allclose(history["free_energy_gap"],
+                    np.subtract(history["free_energy_valid"], history["free_energy_train"]))
+    # the last record describes the published model
+    valid = held_out_rows(X, 0.2, 0)
+    assert_allclose(history["log_likelihood_valid"][-1], rbm.score(valid), rtol=1e-10)
+    assert_allclose(history["free_energy_valid"][-1], rbm.free_energy(valid).mean())
+
+
+def test_overfitting_shows_as_a_growing_gap(binary_digits):
+    """A big RBM on few rows overfits: held-out free energy rises above training's."""
+    X = binary_digits[:120]
+    rbm = RBM(n_components=64, n_iter=60, learning_rate=0.05, momentum=0.5,
+              weight_decay=0.0, validation_fraction=0.5, random_state=0).fit(X)
+    gap = rbm.history_["free_energy_gap"]
+    assert gap[-1] > gap[0] + 1.0
+
+
+def test_verbose_prints_one_line_per_epoch(binary_digits, capsys):
+    RBM(n_components=4, n_iter=2, verbose=1, random_state=0).fit(binary_digits[:100])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("[RBM] Iteration 1, reconstruction error = ")
+    assert lines[1].endswith("s") and "time = " in lines[1]
+
+
+def test_early_stopping_stops_and_keeps_the_best_epoch(binary_digits):
+    X = binary_digits[:400]
+    rbm = RBM(n_components=8, n_iter=100, learning_rate=0.2, momentum=0.5,
+              validation_fraction=0.25, n_iter_no_change=3, monitor_likelihood=True,
+              tol=0.0, random_state=0).fit(X)
+    history = rbm.history_
+    assert rbm.n_iter_ < 100
+    assert len(history["epoch"]) == rbm.n_iter_
+    best = int(np.argmax(history["log_likelihood_valid"]))
+    assert best == rbm.n_iter_ - 1 - 3  # three epochs without improvement after it
+    valid = held_out_rows(X, 0.25, 0)
+    assert_allclose(rbm.score(valid), history["log_likelihood_valid"][best], rtol=1e-10)
+
+
+def test_early_stopping_on_training_reconstruction_without_validation(binary_digits):
+    rbm = RBM(n_components=4, n_iter=200, n_iter_no_change=2, tol=1e-3,
+              random_state=0).fit(binary_digits[:200])
+    assert rbm.n_iter_ < 200
+
+
+def test_validation_fraction_needs_rows_on_both_sides():
+    with pytest.raises(ValueError, match="validation_fraction"):
+        RBM(n_components=2, validation_fraction=0.1).fit(np.zeros((3, 4)))
