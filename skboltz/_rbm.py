@@ -164,6 +164,9 @@ class RBM(BoltzmannBase):
     def _n_epochs(self):
         return self.n_iter
 
+    def _training_product_size(self, X):
+        return self.batch_size * X.shape[1] * self.n_components
+
     def _momentum_at(self, epoch):
         if isinstance(self.momentum, tuple):
             initial, final = self.momentum
