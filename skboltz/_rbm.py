@@ -169,6 +169,11 @@ class RBM(BoltzmannBase):
 
     def _momentum_at(self, epoch):
         if isinstance(self.momentum, tuple):
+            if len(self.momentum) != 2 or not all(0 <= m < 1 for m in self.momentum):
+                raise ValueError(
+                    "momentum must be a float in [0, 1) or an (initial, final) pair of "
+                    f"them, got {self.momentum!r}."
+                )
             initial, final = self.momentum
             return initial if epoch < MOMENTUM_WARMUP_EPOCHS else final
         return self.momentum

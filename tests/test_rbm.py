@@ -315,3 +315,12 @@ def test_grid_search_in_a_pipeline_uses_log_likelihood(digits):
 def test_state_index_oracle_is_consistent():
     states = all_states(3)
     assert_array_equal(state_index(states), np.arange(8))
+
+
+def test_same_random_state_gives_identical_models_and_samples(digits):
+    first = RBM(n_components=5, learning="pt", n_iter=2, random_state=3).fit(digits[:150])
+    second = RBM(n_components=5, learning="pt", n_iter=2, random_state=3).fit(digits[:150])
+    assert_array_equal(first.components_, second.components_)
+    assert_array_equal(first.sample(20, n_steps=5), second.sample(20, n_steps=5))
+    other = RBM(n_components=5, learning="pt", n_iter=2, random_state=4).fit(digits[:150])
+    assert not np.array_equal(first.components_, other.components_)
