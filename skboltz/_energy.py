@@ -47,6 +47,24 @@ def binary_states(n_units, start=0, stop=None, dtype=np.float64):
     return ((codes[:, None] >> np.arange(n_units)) & 1).astype(dtype)
 
 
+#: Data rates are clipped to [clip, 1 - clip] before the logit of a base-model bias.
+BASE_RATE_CLIP = 1e-3
+
+
+def base_bias_from_rates(data_rates, n_visible, n_state_units, clip=BASE_RATE_CLIP):
+    """Bias of the independent base model over the state units, from visible data rates.
+
+    Visible units get the logit of their clipped data rate (zero when ``data_rates`` is
+    None); any other state units (hidden units of a general BM) get zero. Used as the
+    ``beta = 0`` end of annealing paths (AIS, reverse AIS, the visited-states bound).
+    """
+    bias = np.zeros(n_state_units, dtype=np.float64)
+    if data_rates is not None:
+        rates = np.clip(np.asarray(data_rates, dtype=np.float64).ravel(), clip, 1 - clip)
+        bias[:n_visible] = np.log(rates) - np.log1p(-rates)
+    return bias
+
+
 def rbm_free_energy(V, weights, visible_bias, hidden_bias):
     """Free energy F(v) of each row of ``V`` (dense or sparse), hidden units summed out."""
     return -np.asarray(V @ visible_bias).ravel() - softplus(
@@ -89,6 +107,19 @@ class RBMView:
     @property
     def n_hidden(self):
         return self.weights.shape[0]
+
+    @property
+    def n_units(self):
+        return self.n_visible + self.n_hidden
+
+    @property
+    def n_state_units(self):
+        """Units a sampler state holds: the visible ones (hidden units are summed out)."""
+        return self.n_visible
+
+    @property
+    def temperature(self):
+        return 1.0
 
     @property
     def dtype(self):
@@ -140,6 +171,28 @@ class RBMView:
             (1.0 - beta) * base_visible_bias + beta * self.visible_bias,
             beta * self.hidden_bias,
         )
+
+    def base_bias_from_rates(self, data_rates):
+        """Visible bias of the independent base model: logit of the clipped data rates."""
+        return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
+
+    def base_log_partition(self, base_bias):
+        """log Z of ``interpolate(0, base_bias)``: independent visible units, free hidden."""
+        return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum()
+                     + self.n_hidden * np.log(2.0))
+
+    # -- mean field ----------------------------------------------------------------
+    def coupling_matrix(self):
+        """Symmetric (n_units, n_units) couplings, visible units first, zero diagonal."""
+        n_visible = self.n_visible
+        coupling = np.zeros((self.n_units, self.n_units), dtype=np.float64)
+        coupling[:n_visible, n_visible:] = self.weights.T
+        coupling[n_visible:, :n_visible] = self.weights
+        return coupling
+
+    def bias_vector(self):
+        """Biases of all units, visible first, in float64."""
+        return np.concatenate([self.visible_bias, self.hidden_bias]).astype(np.float64)
 
     # -- exact enumeration ---------------------------------------------------------
     @property
