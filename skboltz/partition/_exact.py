@@ -110,7 +110,7 @@ class Exact(ZEstimator):
 
     Parameters
     ----------
-    max_states : int, default=2**25
+    max_states : int, default=2**28
         Refuse (with :class:`~skboltz.exceptions.TooManyStatesError`) models that need
         more states than this.
     chunk_size : int, default=4096
@@ -132,7 +132,7 @@ class Exact(ZEstimator):
         "chunk_size": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, max_states=2**25, chunk_size=4096):
+    def __init__(self, max_states=2**28, chunk_size=4096):
         self.max_states = max_states
         self.chunk_size = chunk_size
 
