@@ -39,8 +39,8 @@ except ImportError:  # pragma: no cover
 def strategies():
     return {
         "exact": Exact(),
-        "ais (default)": AIS(),
-        "ais linear": AIS(schedule="linear"),
+        "ais (default: linear)": AIS(),
+        "ais three_stage": AIS(schedule="three_stage"),
         "mean_field": MeanField(),
         "tap": TAP(),
         "visited_states": VisitedStates(),

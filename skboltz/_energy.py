@@ -223,20 +223,26 @@ class RBMView:
     def enumerate_log_weights(self, chunk_size):
         """Yield unnormalised log-probabilities whose log-sum-exp is log Z.
 
-        The smaller layer is enumerated, in chunks of ``chunk_size`` states, and the
-        other layer summed in closed form; everything in float64.
+        The smaller layer is enumerated, in chunks of up to ``chunk_size`` states, and
+        the other layer summed in closed form; everything in float64. Within a chunk
+        only the low bits of the enumerated states change, so their contribution to the
+        other layer's input is computed once and each chunk adds a constant row for its
+        high bits: no matrix product per chunk, only the softplus sums.
         """
         view = self.astype(np.float64)
+        if self.n_visible <= self.n_hidden:  # -F(v) = b.v + sum softplus(W v + c)
+            to_other, bias, other_bias = view.weights.T, view.visible_bias, view.hidden_bias
+        else:  # -F(h) = c.h + sum softplus(W^T h + b)
+            to_other, bias, other_bias = view.weights, view.hidden_bias, view.visible_bias
         n_units = self.n_enumerated_units
-        enumerate_visible = self.n_visible <= self.n_hidden
-        for start in range(0, 2**n_units, chunk_size):
-            states = binary_states(n_units, start, min(start + chunk_size, 2**n_units))
-            if enumerate_visible:
-                yield -view.free_energy(states)
-            else:
-                yield -rbm_hidden_free_energy(
-                    states, view.weights, view.visible_bias, view.hidden_bias
-                )
+        n_low = min(n_units, max(0, int(chunk_size).bit_length() - 1))
+        low = binary_states(n_low)
+        low_input = low @ to_other[:n_low] + other_bias
+        low_linear = low @ bias[:n_low]
+        buffer = np.empty_like(low_input)
+        for high in binary_states(n_units - n_low):
+            np.add(low_input, high @ to_other[n_low:], out=buffer)
+            yield low_linear + high @ bias[n_low:] + softplus_row_sums(buffer, overwrite=True)
 
 
 class AugmentedRBM:
