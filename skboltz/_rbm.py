@@ -113,7 +113,7 @@ class RBM(BoltzmannBase):
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "learning": [StrOptions({"cd", "pcd", "pt"}), LearningStrategy],
+        "learning": [StrOptions({"cd", "pcd", "pt", "exact", "tap"}), LearningStrategy],
         "z_estimator": [StrOptions({"auto", "exact", "ais", "mean_field", "tap"}), ZEstimator],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],

@@ -4,7 +4,8 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skboltz import RBM
-from skboltz.learning import CD, PCD, ParallelTempering
+from skboltz.learning import CD, PCD, TAP, ExactGradient, ParallelTempering
+from skboltz.partition import AIS, MeanField, VisitedStates
 
 # Small, fast instances covering each learning string and object-valued strategies.
 ESTIMATORS = [
@@ -16,6 +17,19 @@ ESTIMATORS = [
     RBM(n_components=3, learning=ParallelTempering(n_temperatures=4), n_iter=3,
         random_state=0),
     RBM(n_components=3, z_estimator="exact", n_iter=2, random_state=0),
+    RBM(n_components=3, z_estimator="ais", n_iter=2, random_state=0),
+    RBM(n_components=3, z_estimator="mean_field", n_iter=2, random_state=0),
+    RBM(n_components=3, z_estimator="tap", n_iter=2, random_state=0),
+    RBM(n_components=3, z_estimator=AIS(n_chains=10, n_betas=50), n_iter=2,
+        random_state=0),
+    RBM(n_components=3, z_estimator=MeanField(order=2, damping=0.3), n_iter=2,
+        random_state=0),
+    RBM(n_components=3, z_estimator=VisitedStates(n_chains=5, n_steps=20), n_iter=2,
+        random_state=0),
+    RBM(n_components=3, learning="exact", n_iter=3, random_state=0),
+    RBM(n_components=3, learning="tap", n_iter=3, random_state=0),
+    RBM(n_components=3, learning=ExactGradient(chunk_size=2), n_iter=2, random_state=0),
+    RBM(n_components=3, learning=TAP(n_chains=4, n_iter=2), n_iter=2, random_state=0),
 ]
 
 

@@ -5,6 +5,16 @@ strategy's settings in a grid search as ``learning__n_steps`` and so on.
 """
 
 from ._base import LEARNING_STRATEGIES, LearningStrategy
+from ._exact import ExactGradient
 from ._sampling import CD, PCD, ParallelTempering
+from ._tap import TAP
 
-__all__ = ["CD", "LEARNING_STRATEGIES", "LearningStrategy", "PCD", "ParallelTempering"]
+__all__ = [
+    "CD",
+    "ExactGradient",
+    "LEARNING_STRATEGIES",
+    "LearningStrategy",
+    "PCD",
+    "ParallelTempering",
+    "TAP",
+]

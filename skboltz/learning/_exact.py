@@ -1,0 +1,122 @@
+"""Exact negative phase for small RBMs: the model's expectations by enumeration."""
+
+from numbers import Integral
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .._energy import AugmentedRBM, binary_states, rbm_hidden_free_energy
+from .._sklearn import Interval
+from ..exceptions import TooManyStatesError
+from ._base import LearningStrategy, register
+
+
+def exact_statistics(model, chunk_size=4096):
+    """The model's mean sufficient statistics, exactly, in the augmented layout.
+
+    Enumerates the smaller layer of the RBM in chunks and sums the other in closed
+    form: with the visible layer enumerated, ``E[h v^T] = sum_v p(v) P(h=1|v) v^T``;
+    with the hidden one, ``E[h v^T] = sum_h p(h) h P(v=1|h)^T``. Accumulated in float64.
+
+    Parameters
+    ----------
+    model : AugmentedRBM
+    chunk_size : int, default=4096
+        States per chunk.
+
+    Returns
+    -------
+    statistics : ndarray of shape (n_hidden + 1, n_visible + 1), float64
+        ``[:-1, :-1]`` = E[h v^T], ``[:-1, -1]`` = E[h], ``[-1, :-1]`` = E[v],
+        ``[-1, -1]`` = 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz._energy import AugmentedRBM
+    >>> from skboltz.learning._exact import exact_statistics
+    >>> stats = exact_statistics(AugmentedRBM(np.zeros((3, 4))))
+    >>> bool(np.allclose(stats[:-1, :-1], 0.25) and np.allclose(stats[-1, :-1], 0.5))
+    True
+    """
+    model = AugmentedRBM(np.asarray(model.params, dtype=np.float64))
+    view = model.view()
+    enumerate_visible = model.n_visible <= model.n_hidden
+    n_units = view.n_enumerated_units
+
+    def chunks():
+        for start in range(0, 2**n_units, chunk_size):
+            states = model.augment(
+                binary_states(n_units, start, min(start + chunk_size, 2**n_units))
+            )
+            if enumerate_visible:
+                yield states, view.log_unnormalized(states[:, :-1])
+            else:
+                yield states, -rbm_hidden_free_energy(
+                    states[:, :-1], view.weights, view.visible_bias, view.hidden_bias
+                )
+
+    log_z = logsumexp([logsumexp(log_w) for _, log_w in chunks()])
+    statistics = np.zeros_like(model.params)
+    for states, log_w in chunks():
+        weights = np.exp(log_w - log_z)[:, None]
+        if enumerate_visible:
+            statistics += model.hidden_probability(states).T @ (weights * states)
+        else:
+            statistics += (weights * states).T @ model.visible_probability(states)
+    return statistics
+
+
+@register("exact", "rbm")
+class ExactGradient(LearningStrategy):
+    """The exact likelihood gradient: negative phase by enumerating the smaller layer.
+
+    For small RBMs (``2 ** min(n_visible, n_components)`` states) this is the true
+    maximum-likelihood gradient, free of sampling noise and bias: a reference for the
+    sampling strategies and a practical choice when one layer is small. The cost per
+    update is one pass over all those states.
+
+    Parameters
+    ----------
+    max_states : int, default=2**16
+        Refuse (with :class:`~skboltz.exceptions.TooManyStatesError`) models that need
+        more states than this per update.
+    chunk_size : int, default=4096
+        States evaluated per matrix product.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz import RBM
+    >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+    >>> rbm = RBM(n_components=4, learning="exact", n_iter=3, random_state=0).fit(X)
+    >>> rbm.learning_
+    ExactGradient()
+    """
+
+    _parameter_constraints = {
+        "max_states": [Interval(Integral, 1, None, closed="left")],
+        "chunk_size": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, max_states=2**16, chunk_size=4096):
+        self.max_states = max_states
+        self.chunk_size = chunk_size
+
+    def init_state(self, model, data, batch_size, rng):
+        n_units = min(model.n_visible, model.n_hidden)
+        if 2**n_units > self.max_states:
+            raise TooManyStatesError(
+                f"learning='exact' enumerates 2**{n_units} states per update, more than "
+                f"max_states={self.max_states}. Use learning='pcd' (persistent "
+                "contrastive divergence) or 'pt' (parallel tempering) for this model, or "
+                "raise ExactGradient(max_states=...) if you can wait."
+            )
+        return None
+
+    def negative_phase(self, model, positive, state, rng, progress):
+        statistics = exact_statistics(model, self.chunk_size)
+        return statistics.astype(model.params.dtype, copy=False)
+
+
+__all__ = ["ExactGradient", "exact_statistics"]
