@@ -558,3 +558,43 @@ class BMView:
         yield from bm_split_half_log_weights(
             self.coupling_matrix(), self.bias_vector(), max(chunk_size, 2**18)
         )
+
+
+def bm_mean_field(coupling, bias, M, first_free=0, damping=0.5, max_iter=500, tol=1e-7):
+    """Damped mean-field fixed point m = sigmoid(J m + c) for each row of ``M``.
+
+    ``coupling`` J and ``bias`` c are already divided by T. Units before ``first_free``
+    keep their values in ``M`` (clamped); the others start from ``M`` and are iterated
+    synchronously, m <- damping m + (1 - damping) sigmoid(J m + c), until no unit moves
+    more than ``tol``. Returns ``(M, converged)`` with ``M`` a new float64 array.
+    """
+    J = np.asarray(coupling, dtype=np.float64)
+    c = np.asarray(bias, dtype=np.float64)
+    M = np.array(M, dtype=np.float64)
+    free = slice(first_free, None)
+    if M.shape[1] == first_free or M.shape[0] == 0:
+        return M, True
+    fixed_field = M[:, :first_free] @ J[:first_free, free] + c[free]
+    J_free = J[free, free]
+    m = M[:, free]
+    for _ in range(max_iter):
+        target = sigmoid(m @ J_free + fixed_field)
+        change = np.abs(target - m).max()
+        m *= damping
+        m += (1.0 - damping) * target
+        if change < tol:
+            return M, True
+    return M, False
+
+
+def bm_linear_response(coupling, m, clip=1e-9):
+    """Linear-response covariances C = A^-1, A = diag(1 / (m (1 - m))) - J (Kappen 1998).
+
+    ``coupling`` J is already divided by T; ``m`` has shape (n,) or (n_rows, n) (one
+    covariance matrix per row). Computed as D^1/2 (I - D^1/2 J D^1/2)^-1 D^1/2 with
+    D = m (1 - m), which stays finite when units saturate. float64.
+    """
+    m = np.clip(np.asarray(m, dtype=np.float64), clip, 1 - clip)
+    root = np.sqrt(m * (1 - m))
+    A = np.eye(m.shape[-1]) - root[..., :, None] * coupling * root[..., None, :]
+    return root[..., :, None] * np.linalg.inv(A) * root[..., None, :]

@@ -5,6 +5,17 @@ strategy's settings in a grid search as ``learning__n_steps`` and so on.
 """
 
 from ._base import LEARNING_STRATEGIES, LearningStrategy
+from ._boltzmann import BMLearningStrategy, ExactGradient, Gibbs, MeanField
 from ._sampling import CD, PCD, ParallelTempering
 
-__all__ = ["CD", "LEARNING_STRATEGIES", "LearningStrategy", "PCD", "ParallelTempering"]
+__all__ = [
+    "BMLearningStrategy",
+    "CD",
+    "ExactGradient",
+    "Gibbs",
+    "LEARNING_STRATEGIES",
+    "LearningStrategy",
+    "MeanField",
+    "PCD",
+    "ParallelTempering",
+]
