@@ -509,7 +509,8 @@ class BMView:
     def gibbs_step(self, S, rng):
         """One sequential Gibbs sweep over all units of every row; returns new states."""
         return bm_gibbs_sweep(
-            np.array(S, dtype=self.dtype), self.coupling, self.bias, rng, self.temperature
+            np.array(S, dtype=self.dtype, order="F"), self.coupling, self.bias, rng,
+            self.temperature,
         )
 
     def interpolate(self, beta, base_bias):

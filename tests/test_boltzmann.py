@@ -9,7 +9,6 @@ import skboltz._energy as energy_module
 from skboltz import RBM, BoltzmannMachine
 from skboltz._energy import (
     BMView,
-    RBMView,
     binary_states,
     bm_energy,
     bm_gibbs_sweep,
