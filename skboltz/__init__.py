@@ -5,8 +5,9 @@ strategies and partition-function estimators, and a true log-likelihood.
 """
 
 from . import exceptions, learning, partition
+from ._boltzmann import BoltzmannMachine
 from ._rbm import RBM
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["RBM", "exceptions", "learning", "partition", "__version__"]
+__all__ = ["BoltzmannMachine", "RBM", "exceptions", "learning", "partition", "__version__"]

@@ -48,6 +48,12 @@ def blas_threads_for(product_size):
     return contextlib.nullcontext()
 
 
+#: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
+MOMENTUM_WARMUP_EPOCHS = 5
+
+#: Data rates are clipped to this margin before log(p / (1 - p)) visible-bias starts.
+RATE_CLIP = 1e-3
+
 #: Training rows used for the per-epoch monitoring records.
 MONITOR_ROWS = 1000
 
@@ -347,6 +353,17 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     @staticmethod
     def _new_history():
         return {"epoch": [], "time": []}
+
+    def _momentum_at(self, epoch):
+        if isinstance(self.momentum, tuple):
+            if len(self.momentum) != 2 or not all(0 <= m < 1 for m in self.momentum):
+                raise ValueError(
+                    "momentum must be a float in [0, 1) or an (initial, final) pair of "
+                    f"them, got {self.momentum!r}."
+                )
+            initial, final = self.momentum
+            return initial if epoch < MOMENTUM_WARMUP_EPOCHS else final
+        return self.momentum
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""

@@ -321,3 +321,360 @@ class AugmentedRBM:
     def statistics(H, V):
         """Sum over rows of h v^T for augmented rows: W, c and b statistics together."""
         return H.T @ V
+
+
+# -- general Boltzmann machines ------------------------------------------------------
+#
+# A BM over units s = (v, h), visible units first, with a symmetric ``coupling`` W
+# (zero diagonal) and ``bias`` b, at temperature T:
+#
+#     E(s) = -1/2 s^T W s - b^T s,        p(s) = exp(-E(s) / T) / Z.
+#
+# p(s_i = 1 | rest) = sigmoid((W s + b)_i / T).
+
+#: Sequential sweeps recompute the local fields of this many units with one matrix
+#: product and update them by rank-1 changes inside the block.
+SWEEP_BLOCK = 16
+
+
+def bm_energy(S, coupling, bias):
+    """Energy E(s) of each row of ``S`` (float64 arithmetic not forced)."""
+    return -0.5 * np.einsum("ni,ni->n", S @ coupling, S) - S @ bias
+
+
+def bm_second_moments(S, weights=None):
+    """The symmetric matrix of mean s s^T over rows, its diagonal holding mean s.
+
+    One matrix product gives every statistic of the Boltzmann learning rule: the
+    off-diagonal entries are <s_i s_j>, the diagonal <s_i> (also correct when ``S``
+    holds probabilities rather than binary states). ``weights`` (summing to 1) weight
+    the rows; None is the plain mean.
+    """
+    if weights is None:
+        moments = S.T @ S
+        moments /= S.shape[0]
+        means = S.mean(axis=0)
+    else:
+        moments = S.T @ (S * weights[:, None])
+        means = weights @ S
+    np.fill_diagonal(moments, means)
+    return moments
+
+
+def _contiguous_blocks(units, size):
+    """Split sorted unit indices into runs of consecutive indices of at most ``size``."""
+    breaks = np.flatnonzero(np.diff(units) != 1) + 1
+    for run in np.split(units, breaks):
+        for start in range(0, run.size, size):
+            yield int(run[start]), int(min(run.size - start, size))
+
+
+def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
+    """One sequential (single-unit) Gibbs sweep, in place, over all rows (chains) of ``S``.
+
+    Units are visited in increasing order; ``units`` lists the indices to update (the
+    others stay clamped, e.g. the visible units in a clamped phase); None updates all.
+    Unit i of every chain is updated at once. For a block of up to ``SWEEP_BLOCK``
+    consecutive units the local fields (W s + b)_i are computed with one matrix product;
+    inside the block each unit's field is corrected for the block's units already
+    updated (one short matrix-vector product). The test u < sigmoid(f / T) is done as
+    2u - 1 < tanh(f / 2T), with the sweep's uniform numbers drawn in one call. Leaves
+    p(s) proportional to exp(-E(s)/T) invariant.
+
+    Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two transposing
+    copies per sweep. Returns ``S``.
+    """
+    units = np.arange(S.shape[1]) if units is None else np.unique(units)
+    n_chains = S.shape[0]
+    if units.size == 0 or n_chains == 0:
+        return S
+    dtype = S.dtype
+    scale = 0.5 / temperature
+    half_coupling = (np.asarray(coupling) * scale).astype(dtype, copy=False)
+    half_bias = (np.asarray(bias) * scale).astype(dtype, copy=False)
+    # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
+    states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
+    thresholds = rng.random((units.size, n_chains), dtype=dtype)
+    thresholds *= 2
+    thresholds -= 1
+    field = np.empty(n_chains, dtype=dtype)
+    done = 0
+    for first, size in _contiguous_blocks(units, SWEEP_BLOCK):
+        block = slice(first, first + size)
+        within = np.tril(half_coupling[block, block], -1)
+        # fields[k] = f_k(current states) - sum_{l<k} w_kl s_l(old): add w_k,<k s_<k(new).
+        fields = half_coupling[block] @ states_t
+        fields -= within @ states_t[block]
+        fields += half_bias[block, None]
+        for k in range(size):
+            if k:
+                np.matmul(within[k, :k], states_t[first : first + k], out=field)
+                field += fields[k]
+                np.tanh(field, out=field)
+            else:
+                np.tanh(fields[0], out=field)
+            np.less(thresholds[done + k], field, out=states_t[first + k])
+        done += size
+    if not np.shares_memory(states_t, S):
+        S[...] = states_t.T
+    return S
+
+
+def bm_hidden_log_sums(V, coupling, bias, n_visible, temperature=1.0, chunk_elements=2**20):
+    """log sum_h exp(-E(v, h) / T) for each row of ``V``, hidden units summed exactly.
+
+    Closed form (softplus) when the hidden units are not coupled to each other,
+    otherwise by enumerating the 2**n_hidden hidden states in chunks of rows. float64.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    J = np.asarray(coupling, dtype=np.float64) / temperature
+    c = np.asarray(bias, dtype=np.float64) / temperature
+    vis, hid = slice(0, n_visible), slice(n_visible, None)
+    out = 0.5 * np.einsum("ni,ni->n", V @ J[vis, vis], V) + V @ c[vis]
+    n_hidden = J.shape[0] - n_visible
+    if n_hidden == 0:
+        return out
+    fields = V @ J[vis, hid] + c[hid]
+    J_hh = J[hid, hid]
+    if not J_hh.any():
+        return out + softplus(fields).sum(axis=1)
+    H = binary_states(n_hidden)
+    pair_terms = 0.5 * np.einsum("ki,ki->k", H @ J_hh, H)
+    rows = max(1, chunk_elements // H.shape[0])
+    for start in range(0, V.shape[0], rows):
+        log_w = fields[start : start + rows] @ H.T
+        log_w += pair_terms
+        out[start : start + rows] += _logsumexp_rows(log_w)
+    return out
+
+
+def bm_hidden_marginals(V, coupling, bias, n_visible, temperature=1.0, chunk_elements=2**20):
+    """P(h_j = 1 | v) for each row of ``V``, exact (closed form or enumeration), float64."""
+    V = np.asarray(V, dtype=np.float64)
+    J = np.asarray(coupling, dtype=np.float64) / temperature
+    c = np.asarray(bias, dtype=np.float64) / temperature
+    vis, hid = slice(0, n_visible), slice(n_visible, None)
+    fields = V @ J[vis, hid] + c[hid]
+    J_hh = J[hid, hid]
+    if not J_hh.any():
+        return sigmoid(fields)
+    H = binary_states(J_hh.shape[0])
+    pair_terms = 0.5 * np.einsum("ki,ki->k", H @ J_hh, H)
+    out = np.empty_like(fields)
+    rows = max(1, chunk_elements // H.shape[0])
+    for start in range(0, V.shape[0], rows):
+        log_w = fields[start : start + rows] @ H.T
+        log_w += pair_terms
+        log_w -= log_w.max(axis=1, keepdims=True)
+        np.exp(log_w, out=log_w)
+        log_w /= log_w.sum(axis=1, keepdims=True)
+        out[start : start + rows] = log_w @ H
+    return out
+
+
+def _logsumexp_rows(A):
+    """Row-wise log-sum-exp of a float64 matrix, overwriting ``A``."""
+    top = A.max(axis=1, keepdims=True)
+    A -= top
+    np.exp(A, out=A)
+    return np.log(A.sum(axis=1)) + top[:, 0]
+
+
+def bm_split_half_log_weights(coupling, bias, chunk_elements=2**18):
+    """Yield row-wise log-sum-exps whose overall log-sum-exp is log sum_s exp(s.J s/2 + c.s).
+
+    ``coupling`` J and ``bias`` c are already divided by T. The units are split into
+    halves a and b; -E = e_a(a) + e_b(b) + a^T J_ab b, so each block of a-states needs
+    one matrix product with the precomputed J_ab B^T and one row-wise log-sum-exp.
+    """
+    J = np.asarray(coupling, dtype=np.float64)
+    c = np.asarray(bias, dtype=np.float64)
+    n = J.shape[0]
+    n_a = n // 2
+    a, b = slice(0, n_a), slice(n_a, None)
+    A = binary_states(n_a)
+    B = binary_states(n - n_a)
+    e_a = 0.5 * np.einsum("ki,ki->k", A @ J[a, a], A) + A @ c[a]
+    e_b = 0.5 * np.einsum("ki,ki->k", B @ J[b, b], B) + B @ c[b]
+    cross = J[a, b] @ B.T  # (n_a, 2**n_b)
+    rows = max(1, chunk_elements // B.shape[0])
+    for start in range(0, A.shape[0], rows):
+        log_w = A[start : start + rows] @ cross
+        log_w += e_b
+        yield _logsumexp_rows(log_w) + e_a[start : start + rows]
+
+
+@dataclass(frozen=True, eq=False)
+class BMView:
+    """Read-only view of a general Boltzmann machine, with its conditionals and sweep.
+
+    Implements the model-view protocol shared with :class:`RBMView`, so partition
+    estimators (exact, AIS, mean field) work on either model.
+
+    Parameters
+    ----------
+    coupling : ndarray of shape (n_units, n_units)
+        Symmetric couplings W with zero diagonal, visible units first.
+    bias : ndarray of shape (n_units,)
+    n_visible : int
+        The first ``n_visible`` units are visible.
+    temperature : float, default=1.0
+        p(s) proportional to exp(-E(s) / T).
+    """
+
+    coupling: np.ndarray
+    bias: np.ndarray
+    n_visible: int
+    temperature: float = 1.0
+
+    @property
+    def n_units(self):
+        return self.coupling.shape[0]
+
+    @property
+    def n_hidden(self):
+        return self.n_units - self.n_visible
+
+    @property
+    def dtype(self):
+        return self.coupling.dtype
+
+    def astype(self, dtype):
+        """The same model with parameters in ``dtype``."""
+        return BMView(
+            self.coupling.astype(dtype), self.bias.astype(dtype), self.n_visible,
+            self.temperature,
+        )
+
+    # -- energies and conditionals ---------------------------------------------------
+    def energy(self, S):
+        """Energy E(s) of each row of ``S`` (all units)."""
+        return bm_energy(S, self.coupling, self.bias)
+
+    def unit_probability(self, S):
+        """P(s_i = 1 | all other units) for every unit of every row of ``S``."""
+        return sigmoid((S @ self.coupling + self.bias) / self.temperature)
+
+    def hidden_probability(self, V):
+        """Exact P(h_j = 1 | v) for each row of visible states ``V`` (float64)."""
+        return bm_hidden_marginals(
+            V, self.coupling, self.bias, self.n_visible, self.temperature
+        )
+
+    def free_energy(self, V):
+        """-log sum_h exp(-E(v, h) / T): log p(v) = -free_energy(v) - log Z (float64)."""
+        return -bm_hidden_log_sums(
+            V, self.coupling, self.bias, self.n_visible, self.temperature
+        )
+
+    def conditional_hidden_view(self, v):
+        """The BM over the hidden units given visible row ``v`` (all its units "visible")."""
+        hid = slice(self.n_visible, None)
+        bias = self.bias[hid] + v @ self.coupling[: self.n_visible, hid]
+        return BMView(self.coupling[hid, hid], bias, self.n_hidden, self.temperature)
+
+    # -- sampling protocol -----------------------------------------------------------
+    @property
+    def n_state_units(self):
+        return self.n_units
+
+    def log_unnormalized(self, S):
+        """log p*(s) = -E(s) / T of each row of ``S`` (all units), in float64."""
+        S = np.asarray(S, dtype=np.float64)
+        return -bm_energy(S, self.coupling.astype(np.float64), self.bias.astype(np.float64)) / (
+            self.temperature
+        )
+
+    def gibbs_step(self, S, rng):
+        """One sequential Gibbs sweep over all units of every row; returns new states."""
+        return bm_gibbs_sweep(
+            np.array(S, dtype=self.dtype, order="F"), self.coupling, self.bias, rng,
+            self.temperature,
+        )
+
+    def interpolate(self, beta, base_bias):
+        """The BM (at T = 1) with log p*_beta(s) = (1 - beta) base_bias.s + beta log p*(s)."""
+        T = self.temperature
+        return BMView(
+            (beta / T) * self.coupling,
+            ((1.0 - beta) * np.asarray(base_bias) + (beta / T) * self.bias).astype(self.dtype),
+            self.n_visible,
+            1.0,
+        )
+
+    def base_bias_from_rates(self, data_rates):
+        """Logits of the clipped visible data rates, 0 for hidden units (None: all 0)."""
+        base = np.zeros(self.n_units)
+        if data_rates is not None:
+            rates = np.clip(np.asarray(data_rates, dtype=np.float64), 1e-3, 1 - 1e-3)
+            base[: self.n_visible] = np.log(rates / (1 - rates))
+        return base
+
+    def base_log_partition(self, base_bias):
+        """log Z of the independent model with biases ``base_bias``."""
+        return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum())
+
+    # -- mean field ------------------------------------------------------------------
+    def coupling_matrix(self):
+        """W / T, float64."""
+        return np.asarray(self.coupling, dtype=np.float64) / self.temperature
+
+    def bias_vector(self):
+        """b / T, float64."""
+        return np.asarray(self.bias, dtype=np.float64) / self.temperature
+
+    # -- exact enumeration -----------------------------------------------------------
+    @property
+    def n_enumerated_units(self):
+        return self.n_units
+
+    def enumerate_log_weights(self, chunk_size):
+        """Yield float64 arrays whose overall log-sum-exp is log Z (split-half method).
+
+        Each yielded value is already the log-sum-exp over all states of the second
+        half of the units for a block of states of the first half; blocks hold at least
+        ``chunk_size`` states.
+        """
+        yield from bm_split_half_log_weights(
+            self.coupling_matrix(), self.bias_vector(), max(chunk_size, 2**18)
+        )
+
+
+def bm_mean_field(coupling, bias, M, first_free=0, damping=0.5, max_iter=500, tol=1e-7):
+    """Damped mean-field fixed point m = sigmoid(J m + c) for each row of ``M``.
+
+    ``coupling`` J and ``bias`` c are already divided by T. Units before ``first_free``
+    keep their values in ``M`` (clamped); the others start from ``M`` and are iterated
+    synchronously, m <- damping m + (1 - damping) sigmoid(J m + c), until no unit moves
+    more than ``tol``. Returns ``(M, converged)`` with ``M`` a new float64 array.
+    """
+    J = np.asarray(coupling, dtype=np.float64)
+    c = np.asarray(bias, dtype=np.float64)
+    M = np.array(M, dtype=np.float64)
+    free = slice(first_free, None)
+    if M.shape[1] == first_free or M.shape[0] == 0:
+        return M, True
+    fixed_field = M[:, :first_free] @ J[:first_free, free] + c[free]
+    J_free = J[free, free]
+    m = M[:, free]
+    for _ in range(max_iter):
+        target = sigmoid(m @ J_free + fixed_field)
+        change = np.abs(target - m).max()
+        m *= damping
+        m += (1.0 - damping) * target
+        if change < tol:
+            return M, True
+    return M, False
+
+
+def bm_linear_response(coupling, m, clip=1e-9):
+    """Linear-response covariances C = A^-1, A = diag(1 / (m (1 - m))) - J (Kappen 1998).
+
+    ``coupling`` J is already divided by T; ``m`` has shape (n,) or (n_rows, n) (one
+    covariance matrix per row). Computed as D^1/2 (I - D^1/2 J D^1/2)^-1 D^1/2 with
+    D = m (1 - m), which stays finite when units saturate. float64.
+    """
+    m = np.clip(np.asarray(m, dtype=np.float64), clip, 1 - clip)
+    root = np.sqrt(m * (1 - m))
+    A = np.eye(m.shape[-1]) - root[..., :, None] * coupling * root[..., None, :]
+    return root[..., :, None] * np.linalg.inv(A) * root[..., None, :]

@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     MONITORING_CONSTRAINTS,
+    RATE_CLIP,
     MONITORING_PARAMETERS_DOC,
     BoltzmannBase,
     as_dense,
@@ -18,10 +19,6 @@ from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
 from .partition._base import ZEstimator
 
-#: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
-MOMENTUM_WARMUP_EPOCHS = 5
-#: Data rates are clipped to this margin before log(p / (1 - p)) visible-bias starts.
-RATE_CLIP = 1e-3
 
 
 class RBM(BoltzmannBase):
@@ -166,17 +163,6 @@ class RBM(BoltzmannBase):
 
     def _training_product_size(self, X):
         return self.batch_size * X.shape[1] * self.n_components
-
-    def _momentum_at(self, epoch):
-        if isinstance(self.momentum, tuple):
-            if len(self.momentum) != 2 or not all(0 <= m < 1 for m in self.momentum):
-                raise ValueError(
-                    "momentum must be a float in [0, 1) or an (initial, final) pair of "
-                    f"them, got {self.momentum!r}."
-                )
-            initial, final = self.momentum
-            return initial if epoch < MOMENTUM_WARMUP_EPOCHS else final
-        return self.momentum
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype

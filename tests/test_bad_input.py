@@ -9,13 +9,17 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
-from skboltz import RBM
+from skboltz import RBM, BoltzmannMachine
 from skboltz.exceptions import DataRangeWarning, TooManyStatesError
 from skboltz.learning import CD, PCD
 
 # Factories of small unfitted estimators; other models join this table as they land.
 ESTIMATORS = {
     "RBM": lambda: RBM(n_components=3, n_iter=2, random_state=0),
+    "BoltzmannMachine": lambda: BoltzmannMachine(n_hidden=2, learning="exact", max_iter=2,
+                                                 random_state=0),
+    "BoltzmannMachine-gibbs": lambda: BoltzmannMachine(n_hidden=2, max_iter=2,
+                                                       random_state=0),
 }
 
 RNG = np.random.default_rng(0)

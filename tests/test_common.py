@@ -3,8 +3,9 @@
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skboltz import RBM
-from skboltz.learning import CD, PCD, TAP, ExactGradient, ParallelTempering
+from skboltz import RBM, BoltzmannMachine
+from skboltz.learning import CD, PCD, TAP, ExactGradient, Gibbs, ParallelTempering
+from skboltz.learning import MeanField as MeanFieldLearning
 from skboltz.partition import AIS, MeanField, VisitedStates
 
 # Small, fast instances covering each learning string and object-valued strategies.
@@ -30,6 +31,16 @@ ESTIMATORS = [
     RBM(n_components=3, learning="tap", n_iter=3, random_state=0),
     RBM(n_components=3, learning=ExactGradient(chunk_size=2), n_iter=2, random_state=0),
     RBM(n_components=3, learning=TAP(n_chains=4, n_iter=2), n_iter=2, random_state=0),
+    # General Boltzmann machines: each learning method, hidden-hidden couplings, none.
+    BoltzmannMachine(n_hidden=2, learning="exact", max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="gibbs", max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="mean_field", max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=3, connectivity="no_hidden_hidden", learning=Gibbs(
+        n_sweeps=2, n_chains=20, annealing=[(3.0, 1), (2.0, 1)]), max_iter=2,
+        random_state=0),
+    BoltzmannMachine(n_hidden=3, learning=MeanFieldLearning(linear_response=False),
+                     max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=0, learning="exact", max_iter=2, random_state=0),
 ]
 
 

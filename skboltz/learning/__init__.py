@@ -5,15 +5,19 @@ strategy's settings in a grid search as ``learning__n_steps`` and so on.
 """
 
 from ._base import LEARNING_STRATEGIES, LearningStrategy
+from ._boltzmann import BMLearningStrategy, Gibbs, MeanField
 from ._exact import ExactGradient
 from ._sampling import CD, PCD, ParallelTempering
 from ._tap import TAP
 
 __all__ = [
+    "BMLearningStrategy",
     "CD",
     "ExactGradient",
+    "Gibbs",
     "LEARNING_STRATEGIES",
     "LearningStrategy",
+    "MeanField",
     "PCD",
     "ParallelTempering",
     "TAP",

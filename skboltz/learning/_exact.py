@@ -1,4 +1,4 @@
-"""Exact negative phase for small RBMs: the model's expectations by enumeration."""
+"""Exact learning for small models: the model's expectations by enumeration."""
 
 from numbers import Integral
 
@@ -8,7 +8,8 @@ from scipy.special import logsumexp
 from .._energy import AugmentedRBM, binary_states, rbm_hidden_free_energy
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
-from ._base import LearningStrategy, register
+from ._base import register
+from ._boltzmann import BMLearningStrategy, exact_clamped_moments, exact_free_moments
 
 
 def exact_statistics(model, chunk_size=4096):
@@ -67,14 +68,17 @@ def exact_statistics(model, chunk_size=4096):
     return statistics
 
 
-@register("exact", "rbm")
-class ExactGradient(LearningStrategy):
-    """The exact likelihood gradient: negative phase by enumerating the smaller layer.
+@register("exact", "rbm", "bm")
+class ExactGradient(BMLearningStrategy):
+    """The exact likelihood gradient, by enumeration: for small models and as a reference.
 
-    For small RBMs (``2 ** min(n_visible, n_components)`` states) this is the true
-    maximum-likelihood gradient, free of sampling noise and bias: a reference for the
-    sampling strategies and a practical choice when one layer is small. The cost per
-    update is one pass over all those states.
+    For an RBM the negative phase enumerates the smaller layer
+    (``2 ** min(n_visible, n_components)`` states) and sums the other in closed form.
+    For a general Boltzmann machine the free phase sums over all ``2 ** n_units``
+    states and the clamped phase over each row's ``2 ** n_hidden`` hidden states (or
+    uses the factorised P(h | v) when hidden units are not coupled to each other).
+    Either way the gradient is the true maximum-likelihood gradient, free of sampling
+    noise and bias; each update costs one pass over the states.
 
     Parameters
     ----------
@@ -82,7 +86,7 @@ class ExactGradient(LearningStrategy):
         Refuse (with :class:`~skboltz.exceptions.TooManyStatesError`) models that need
         more states than this per update.
     chunk_size : int, default=4096
-        States evaluated per matrix product.
+        States evaluated per matrix product (RBM).
 
     Examples
     --------
@@ -104,19 +108,31 @@ class ExactGradient(LearningStrategy):
         self.chunk_size = chunk_size
 
     def init_state(self, model, data, batch_size, rng):
-        n_units = min(model.n_visible, model.n_hidden)
+        is_rbm = isinstance(model, AugmentedRBM)
+        n_units = min(model.n_visible, model.n_hidden) if is_rbm else model.n_units
         if 2**n_units > self.max_states:
+            alternatives = (
+                "learning='pcd' (persistent contrastive divergence) or 'pt' (parallel "
+                "tempering)"
+                if is_rbm
+                else "learning='gibbs' (sequential Gibbs sampling) or 'mean_field' "
+                "(deterministic Boltzmann machine)"
+            )
             raise TooManyStatesError(
                 f"learning='exact' enumerates 2**{n_units} states per update, more than "
-                f"max_states={self.max_states}. Use learning='pcd' (persistent "
-                "contrastive divergence) or 'pt' (parallel tempering) for this model, or "
+                f"max_states={self.max_states}. Use {alternatives} for this model, or "
                 "raise ExactGradient(max_states=...) if you can wait."
             )
-        return None
+        return None if is_rbm else {"states": binary_states(model.n_units)}
+
+    def positive_phase(self, model, batch, state, rng):
+        return exact_clamped_moments(model, batch)
 
     def negative_phase(self, model, positive, state, rng, progress):
-        statistics = exact_statistics(model, self.chunk_size)
-        return statistics.astype(model.params.dtype, copy=False)
+        if isinstance(model, AugmentedRBM):
+            statistics = exact_statistics(model, self.chunk_size)
+            return statistics.astype(model.params.dtype, copy=False)
+        return exact_free_moments(model, state["states"])
 
 
 __all__ = ["ExactGradient", "exact_statistics"]

@@ -1,0 +1,437 @@
+"""General Boltzmann machine with visible and hidden units and any symmetric couplings."""
+
+import zlib
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import (
+    AUTO_EXACT_MAX_STATES,
+    MONITORING_CONSTRAINTS,
+    MONITORING_PARAMETERS_DOC,
+    RATE_CLIP,
+    BoltzmannBase,
+    as_dense,
+    make_generator,
+)
+from ._energy import BMView, bm_gibbs_sweep, bm_mean_field, sigmoid
+from ._sklearn import Interval, StrOptions
+from .learning._base import LearningStrategy
+from .partition._base import Z_ESTIMATORS, ZEstimator
+
+#: Hidden units coupled to each other are summed out exactly up to this many.
+MAX_ENUMERATED_HIDDEN = 16
+
+#: The z_estimator that "auto" picks for each learning method (the seed ties them).
+AUTO_Z_ESTIMATOR = {"exact": "exact", "gibbs": "ais", "mean_field": "mean_field"}
+
+
+def connectivity_mask(connectivity, n_visible, n_hidden):
+    """The boolean (n_units, n_units) coupling mask: symmetric, False on the diagonal."""
+    n_units = n_visible + n_hidden
+    if isinstance(connectivity, str):
+        mask = np.ones((n_units, n_units), dtype=bool)
+        hidden = slice(n_visible, None)
+        if connectivity in ("no_hidden_hidden", "bipartite"):
+            mask[hidden, hidden] = False
+        if connectivity == "bipartite":
+            mask[:n_visible, :n_visible] = False
+    else:
+        mask = np.array(connectivity, dtype=bool)
+        if mask.shape != (n_units, n_units):
+            raise ValueError(
+                f"connectivity mask must have shape (n_units, n_units) = ({n_units}, "
+                f"{n_units}) with the {n_visible} visible units first, got {mask.shape}."
+            )
+        if not np.array_equal(mask, mask.T):
+            raise ValueError("connectivity mask must be symmetric.")
+    np.fill_diagonal(mask, False)
+    return mask
+
+
+class BoltzmannMachine(BoltzmannBase):
+    """General Boltzmann machine with a true log-likelihood.
+
+    Binary units s = (v, h), visible units first, with symmetric couplings W (zero
+    diagonal, zero outside the ``connectivity`` mask) and biases b:
+    E(s) = -1/2 s^T W s - b^T s and p(s) proportional to exp(-E(s) / T). Trained by the
+    Boltzmann learning rule (Ackley, Hinton & Sejnowski 1985): each update moves W and b
+    by the difference of the clamped and free second moments (divided by T), which is
+    the exact log-likelihood gradient; the ``learning`` method says how both phases
+    are computed.
+
+    Parameters
+    ----------
+    n_hidden : int, default=8
+        Number of hidden units; 0 gives a fully visible machine.
+    connectivity : {"full", "no_hidden_hidden", "bipartite"} or array-like of bool, \
+            default="full"
+        Which pairs of units are coupled: all, all but hidden-hidden pairs, only
+        visible-hidden pairs (a restricted Boltzmann machine), or a symmetric boolean
+        mask of shape (n_features + n_hidden, n_features + n_hidden), visible units
+        first (its diagonal is ignored).
+    temperature : float, default=1.0
+        T in p(s) proportional to exp(-E(s) / T).
+    learning : {"gibbs", "exact", "mean_field"} or LearningStrategy, default="gibbs"
+        How the clamped and free statistics are found: sequential Gibbs sampling
+        (:class:`~skboltz.learning.Gibbs`, optionally with simulated annealing), exact
+        enumeration (:class:`~skboltz.learning.ExactGradient`, small models only) or
+        mean field (:class:`~skboltz.learning.MeanField`, the deterministic BM); or one
+        of these objects, which is cloned.
+    z_estimator : {"auto", "exact", "ais", "mean_field", "tap"} or ZEstimator, \
+            default="auto"
+        How log Z is found for ``score_samples``. "auto" enumerates exactly when the
+        machine has at most 2**20 states; above that it follows ``learning``: gibbs ->
+        "ais", mean_field -> "mean_field". Recorded in ``z_estimator_``.
+    learning_rate : float, default=0.05
+        Step size on the mean minibatch gradient.
+    batch_size : int, default=10
+        Rows per minibatch; reshuffled every epoch.
+    max_iter : int, default=20
+        Number of epochs (passes over the data) for ``fit``.
+    momentum : float or (float, float), default=(0.5, 0.9)
+        Momentum of the updates; a pair means the first value for the first 5 epochs
+        and the second afterwards.
+    weight_decay : float, default=1e-4
+        L2 penalty on the couplings (not the biases).
+    {monitoring}
+    verbose : int, default=0
+        Print a progress line per epoch when positive.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, minibatch order, sampling and the log Z estimate.
+
+    Attributes
+    ----------
+    coupling_ : ndarray of shape (n_units, n_units)
+        Symmetric couplings W, zero on the diagonal and outside the mask; visible units
+        first (n_units = n_features_in_ + n_hidden).
+    bias_ : ndarray of shape (n_units,)
+        Biases b, visible units first.
+    connectivity_mask_ : ndarray of bool, shape (n_units, n_units)
+        The coupling mask used.
+    learning_ : LearningStrategy
+        The learning strategy used (a clone of ``learning`` or its default object).
+    z_estimator_ : ZEstimator
+        The log Z estimator that ``score_samples`` uses.
+    n_iter_ : int
+        Epochs trained so far.
+    history_ : dict of lists
+        Per-epoch training records: time, reconstruction error, free energies and the
+        overfitting gap, log-likelihoods when monitored (see ``history_``'s docstring).
+    n_features_in_ : int
+        Number of features (visible units) seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when they are all strings.
+
+    See Also
+    --------
+    skboltz.RBM : The restricted special case, with block Gibbs sampling.
+
+    Notes
+    -----
+    ``score_samples`` is log p(v) = -free_energy(v) - log Z. The hidden units are summed
+    out exactly: in closed form when they are not coupled to each other, by enumerating
+    their states when there are at most 16 of them; otherwise the sum over the hidden
+    units of each row is itself a partition function, estimated with ``z_estimator_``
+    on the conditional model of the hidden units given the row (seeded from the row, so
+    scores stay deterministic and row-wise). ``transform`` is exact in the same cases
+    and otherwise returns the mean-field magnetisations of the hidden units.
+
+    References
+    ----------
+    D. H. Ackley, G. E. Hinton and T. J. Sejnowski, "A learning algorithm for Boltzmann
+    machines", Cognitive Science 9, 1985.
+    C. Peterson and J. R. Anderson, "A mean field theory learning algorithm for neural
+    networks", Complex Systems 1, 1987.
+    H. J. Kappen and F. B. Rodriguez, "Efficient learning in Boltzmann machines using
+    linear response theory", Neural Computation 10, 1998.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz import BoltzmannMachine
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(100, 6))
+    >>> bm = BoltzmannMachine(n_hidden=2, learning="exact", max_iter=5, random_state=0)
+    >>> bm.fit(X).coupling_.shape
+    (8, 8)
+    >>> bm.transform(X).shape
+    (100, 2)
+    >>> bool(bm.score(X) < 0)  # mean exact log-likelihood in nats
+    True
+    """
+
+    _model_kind = "bm"
+
+    _parameter_constraints = {
+        "n_hidden": [Interval(Integral, 0, None, closed="left")],
+        "connectivity": [StrOptions({"full", "no_hidden_hidden", "bipartite"}), "array-like"],
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+        "learning": [StrOptions({"exact", "gibbs", "mean_field"}), LearningStrategy],
+        "z_estimator": [StrOptions({"auto", "exact", "ais", "mean_field", "tap"}), ZEstimator],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "momentum": [Interval(Real, 0, 1, closed="left"), tuple],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        **MONITORING_CONSTRAINTS,
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_hidden=8,
+        *,
+        connectivity="full",
+        temperature=1.0,
+        learning="gibbs",
+        z_estimator="auto",
+        learning_rate=0.05,
+        batch_size=10,
+        max_iter=20,
+        momentum=(0.5, 0.9),
+        weight_decay=1e-4,
+        validation_fraction=None,
+        n_iter_no_change=None,
+        tol=1e-4,
+        monitor_likelihood=False,
+        verbose=0,
+        random_state=None,
+    ):
+        self.n_hidden = n_hidden
+        self.connectivity = connectivity
+        self.temperature = temperature
+        self.learning = learning
+        self.z_estimator = z_estimator
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.monitor_likelihood = monitor_likelihood
+        self.verbose = verbose
+        self.random_state = random_state
+
+    __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
+
+    # -- strategy resolution -------------------------------------------------------
+    def _auto_z_estimator(self, view):
+        # Exact whenever it is cheap: both faster and exact for small machines. Beyond
+        # that, the estimator that matches the learning method (the seed's pairing).
+        if 2**view.n_enumerated_units <= AUTO_EXACT_MAX_STATES:
+            return "exact"
+        learning = self.learning
+        name = learning if isinstance(learning, str) else getattr(learning, "name", "")
+        name = AUTO_Z_ESTIMATOR.get(name, "ais")
+        return name if name in Z_ESTIMATORS else "exact"
+
+    # -- training hooks ------------------------------------------------------------
+    def _n_epochs(self):
+        return self.max_iter
+
+    def _training_product_size(self, X):
+        n_units = X.shape[1] + self.n_hidden
+        return max(self.batch_size, 100) * n_units * n_units
+
+    def _new_training_state(self, X, learning, rng):
+        dtype = X.dtype
+        n_visible = X.shape[1]
+        n_units = n_visible + self.n_hidden
+        mask = connectivity_mask(self.connectivity, n_visible, self.n_hidden)
+        data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        rates = np.clip(data_rates, RATE_CLIP, 1 - RATE_CLIP)
+        # params[:-1] holds the couplings W, params[-1] the biases b.
+        params = np.zeros((n_units + 1, n_units), dtype=dtype)
+        noise = np.triu(rng.normal(0.0, 0.01, size=(n_units, n_units)), 1)
+        params[:-1] = (noise + noise.T) * mask
+        params[-1, :n_visible] = np.log(rates / (1 - rates))
+        state = {
+            "params": params,
+            "velocity": np.zeros_like(params),
+            "mask": mask,
+            "rng": rng,
+            "data_rates": data_rates,
+        }
+        view = self._model_view_of(state)
+        state["sampler"] = learning.init_state(view, X, self.batch_size, rng)
+        return state
+
+    def _training_params(self, dtype):
+        params = np.empty((self.coupling_.shape[0] + 1, self.coupling_.shape[0]), dtype=dtype)
+        params[:-1] = self.coupling_
+        params[-1] = self.bias_
+        return params
+
+    def _train_epoch(self, X, state, learning):
+        params, velocity, rng = state["params"], state["velocity"], state["rng"]
+        mask = state["mask"]
+        view = self._model_view_of(state)
+        momentum = self._momentum_at(state["n_iter"])
+        progress = self._progress(state)
+        step = self.learning_rate / self.temperature
+        decay = self.learning_rate * self.weight_decay
+        coupling, coupling_velocity = params[:-1], velocity[:-1]
+        order = rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], self.batch_size):
+            batch = as_dense(X[order[start : start + self.batch_size]])
+            positive = learning.positive_phase(view, batch, state["sampler"], rng)
+            negative = learning.negative_phase(view, batch, state["sampler"], rng, progress)
+            difference = positive - negative
+            difference += difference.T
+            difference *= 0.5  # exactly symmetric
+            velocity *= momentum
+            coupling_velocity += step * np.where(mask, difference, 0.0)
+            velocity[-1] += step * np.diagonal(difference)
+            coupling_velocity -= decay * coupling
+            params += velocity
+
+    def _reconstruction_error(self, view, rows):
+        view = view.astype(np.float64)
+        rows = rows.astype(np.float64, copy=False)
+        S = np.hstack([rows, self._hidden_marginals(view, rows)])
+        reconstruction = view.unit_probability(S)[:, : view.n_visible]
+        return float(np.mean((rows - reconstruction) ** 2))
+
+    def _publish(self, state):
+        params = state["params"]
+        self.coupling_ = params[:-1].copy()
+        self.bias_ = params[-1].copy()
+        self.connectivity_mask_ = state["mask"].copy()
+        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+
+    def _model_view_of(self, state):
+        if state is not None:
+            params = state["params"]
+            n_visible = params.shape[1] - self.n_hidden
+            return BMView(params[:-1], params[-1], n_visible, float(self.temperature))
+        return BMView(self.coupling_, self.bias_, self.n_features_in_, float(self.temperature))
+
+    @property
+    def _n_features_out(self):
+        return self.coupling_.shape[0] - self.n_features_in_
+
+    # -- inference -----------------------------------------------------------------
+    @staticmethod
+    def _hidden_marginals(view, V):
+        """P(h = 1 | v): exact when feasible, else mean-field magnetisations (float64)."""
+        n_visible = view.n_visible
+        if view.n_hidden == 0:
+            return np.zeros((V.shape[0], 0))
+        if view.n_hidden <= MAX_ENUMERATED_HIDDEN or not np.any(
+            view.coupling[n_visible:, n_visible:]
+        ):
+            return view.hidden_probability(V)
+        J, c = view.coupling_matrix(), view.bias_vector()
+        start = np.empty((V.shape[0], view.n_units))
+        start[:, :n_visible] = V
+        start[:, n_visible:] = sigmoid(V @ J[:n_visible, n_visible:] + c[n_visible:])
+        M, _ = bm_mean_field(J, c, start, n_visible)
+        return M[:, n_visible:]
+
+    def transform(self, X):
+        """Hidden-unit marginals P(h_j = 1 | v) of each row.
+
+        Exact when the hidden units are not coupled to each other or there are at most
+        16 of them (enumerated); otherwise the mean-field magnetisations with the visible
+        units clamped. With ``n_hidden=0`` the result has no columns.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_hidden)
+            P(h_j = 1 | v) for each row, in the dtype of ``X``.
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        V = as_dense(X).astype(np.float64)
+        view = self._model_view().astype(np.float64)
+        return self._hidden_marginals(view, V).astype(X.dtype, copy=False)
+
+    def free_energy(self, X):
+        """Free energy of each row in units of T: -log sum_h exp(-E(v, h) / T), float64.
+
+        ``log p(v) = -free_energy(v) - log Z``. The hidden units are summed out exactly
+        (closed form, or enumeration of at most 16 coupled hidden units); beyond that
+        the sum is estimated per row with ``z_estimator_`` (see the class Notes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        free_energy : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        return self._free_energy_of(self._model_view(), as_dense(X))
+
+    def _free_energy_of(self, view, V):
+        view = view.astype(np.float64)
+        V = V.astype(np.float64)
+        n_visible = view.n_visible
+        if view.n_hidden <= MAX_ENUMERATED_HIDDEN or not np.any(
+            view.coupling[n_visible:, n_visible:]
+        ):
+            return view.free_energy(V)
+        return -self._estimated_hidden_log_sums(view, V)
+
+    def _estimated_hidden_log_sums(self, view, V):
+        """log sum_h exp(-E(v, h)/T) per row, by the z estimator on p(h | v), seeded per row."""
+        n_visible = view.n_visible
+        J = view.coupling_matrix()
+        c = view.bias_vector()
+        visible_part = 0.5 * np.einsum("ni,ni->n", V @ J[:n_visible, :n_visible], V)
+        visible_part += V @ c[:n_visible]
+        # During the first fit (monitoring) nothing is published yet.
+        fitted = hasattr(self, "_training_state")
+        estimator = (
+            self.z_estimator_ if fitted else self._resolve_z_estimator(self.z_estimator, view)
+        )
+        seed = self._training_state["log_z_seed"] if fitted else 0
+        out = np.empty(V.shape[0])
+        for row, v in enumerate(V):
+            rng = np.random.default_rng([seed, zlib.crc32(v.tobytes())])
+            conditional = view.conditional_hidden_view(v)
+            out[row] = estimator.estimate(conditional, rng=rng).value
+        return out + visible_part
+
+    def sample(self, n_samples=1, random_state=None, n_sweeps=1000):
+        """Draw visible samples by sequential Gibbs sampling.
+
+        Chains start with the visible units drawn at the training data's rates and the
+        hidden units at 1/2, and run ``n_sweeps`` sequential sweeps at the temperature.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of samples (independent chains).
+        random_state : int, RandomState, Generator or None, default=None
+            None uses the estimator's ``random_state`` (an int seed gives the same
+            samples on every call).
+        n_sweeps : int, default=1000
+            Sweeps per chain.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_samples, n_features)
+            Binary visible states.
+        """
+        check_is_fitted(self, "_training_state")
+        rng = make_generator(self.random_state if random_state is None else random_state)
+        view = self._model_view()
+        probability = np.full((n_samples, view.n_units), 0.5)
+        probability[:, : view.n_visible] = self._training_state["data_rates"]
+        S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=view.dtype)
+        for _ in range(n_sweeps):
+            bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature)
+        return np.ascontiguousarray(S[:, : view.n_visible])
