@@ -6,8 +6,19 @@ strategies and partition-function estimators, and a true log-likelihood.
 
 from . import exceptions, learning, partition
 from ._boltzmann import BoltzmannMachine
+from ._classifier import BoltzmannClassifier
+from ._dbn import DBN
 from ._rbm import RBM
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["BoltzmannMachine", "RBM", "exceptions", "learning", "partition", "__version__"]
+__all__ = [
+    "DBN",
+    "RBM",
+    "BoltzmannClassifier",
+    "BoltzmannMachine",
+    "exceptions",
+    "learning",
+    "partition",
+    "__version__",
+]

@@ -1,9 +1,10 @@
 """scikit-learn's estimator checks on every skboltz estimator, with no expected failures."""
 
 import pytest
+from sklearn.neighbors import KernelDensity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skboltz import RBM, BoltzmannMachine
+from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
 from skboltz.learning import CD, PCD, TAP, ExactGradient, Gibbs, ParallelTempering
 from skboltz.learning import MeanField as MeanFieldLearning
 from skboltz.partition import AIS, MeanField, VisitedStates
@@ -41,6 +42,11 @@ ESTIMATORS = [
     BoltzmannMachine(n_hidden=3, learning=MeanFieldLearning(linear_response=False),
                      max_iter=2, random_state=0),
     BoltzmannMachine(n_hidden=0, learning="exact", max_iter=2, random_state=0),
+    # Deep belief nets and class-wise density classifiers.
+    DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2), random_state=0),
+    DBN(hidden_layer_sizes=[3], rbm=RBM(learning="cd", n_iter=2, random_state=0)),
+    BoltzmannClassifier(RBM(n_components=3, n_iter=5, random_state=0)),
+    BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
 ]
 
 

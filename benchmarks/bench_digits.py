@@ -1,0 +1,124 @@
+"""Digits classification: raw pixels, BernoulliRBM, skboltz RBM and DBN features, and
+BoltzmannClassifier, on one fixed train/test split.
+
+Target: skboltz RBM features at least as accurate as BernoulliRBM features with the same
+settings (n_components, learning_rate, n_iter, batch_size); skboltz's own extras
+(momentum, weight decay, PCD) stay at their defaults. The learning rate is swept over a
+few shared values, because skboltz's momentum (0.9 after 5 epochs) makes its effective
+step about ten times the nominal one: the two RBMs peak at different nominal rates.
+
+Every model is fitted once per seed, the models alternating within each seed, all in
+this one process; the table gives the median test accuracy and fit time over the seeds
+and the ratio of the accuracy to BernoulliRBM features'.
+
+Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_digits.py [--seeds 5]
+"""
+
+import argparse
+import os
+import time
+import warnings
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.neural_network import BernoulliRBM  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+
+from skboltz import DBN, RBM, BoltzmannClassifier  # noqa: E402
+
+#: Settings shared by both RBMs (and the DBN's layers); the learning rate is swept.
+RBM_SETTINGS = {"n_components": 100, "n_iter": 20, "batch_size": 10}
+LEARNING_RATES = (0.01, 0.02, 0.06, 0.1)
+#: One logistic regression on top of every representation.
+LOGISTIC = {"C": 10.0, "max_iter": 3000}
+
+
+def models(seed):
+    def logistic():
+        return LogisticRegression(**LOGISTIC)
+
+    table = {"logistic regression, raw pixels": make_pipeline(logistic())}
+    for lr in LEARNING_RATES:
+        settings = {**RBM_SETTINGS, "learning_rate": lr}
+        table[f"BernoulliRBM features, lr={lr}"] = make_pipeline(
+            BernoulliRBM(**settings, random_state=seed), logistic()
+        )
+        table[f"skboltz RBM features, lr={lr}"] = make_pipeline(
+            RBM(**settings, random_state=seed), logistic()
+        )
+        table[f"skboltz DBN (100, 100) features, lr={lr}"] = make_pipeline(
+            DBN(hidden_layer_sizes=(100, 100), rbm=RBM(**settings), random_state=seed),
+            logistic(),
+        )
+    table["BoltzmannClassifier (default RBM)"] = BoltzmannClassifier(
+        RBM(n_components=16, n_iter=30, random_state=seed)
+    )
+    return table
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.25, random_state=0, stratify=y
+    )
+    names = list(models(0))
+    accuracy = {name: [] for name in names}
+    fit_time = {name: [] for name in names}
+    for seed in range(args.seeds):
+        for name, model in models(seed).items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                start = time.perf_counter()
+                model.fit(X_train, y_train)
+                fit_time[name].append(time.perf_counter() - start)
+            accuracy[name].append(model.score(X_test, y_test))
+    median = {name: float(np.median(acc)) for name, acc in accuracy.items()}
+
+    print(
+        f"digits: {len(y_train)} train / {len(y_test)} test rows (fixed split), "
+        f"{args.seeds} seeds; RBM settings {RBM_SETTINGS}, momentum/weight decay/PCD "
+        f"at skboltz defaults; LogisticRegression {LOGISTIC}"
+    )
+    header = (
+        f"{'model':<40} {'accuracy':>9} {'min':>7} {'max':>7} "
+        f"{'vs BernoulliRBM':>15} {'fit s':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in names:
+        acc = np.array(accuracy[name])
+        lr = name.rpartition("lr=")[2]
+        reference = median.get(f"BernoulliRBM features, lr={lr}")
+        ratio = f"{median[name] / reference:.3f}" if reference else "-"
+        print(
+            f"{name:<40} {median[name]:>9.4f} {acc.min():>7.4f} {acc.max():>7.4f} "
+            f"{ratio:>15} {np.median(fit_time[name]):>7.2f}"
+        )
+    print("(accuracy and fit time: medians over seeds; ratio: to BernoulliRBM at the same lr)")
+
+    print("\ntarget: skboltz RBM features at least as accurate as BernoulliRBM features")
+    for lr in LEARNING_RATES:
+        ours, theirs = median[f"skboltz RBM features, lr={lr}"], median[
+            f"BernoulliRBM features, lr={lr}"
+        ]
+        print(f"  lr={lr:<5} {ours:.4f} vs {theirs:.4f}: {'MET' if ours >= theirs else 'MISSED'}")
+    best_ours = max(median[f"skboltz RBM features, lr={lr}"] for lr in LEARNING_RATES)
+    best_theirs = max(median[f"BernoulliRBM features, lr={lr}"] for lr in LEARNING_RATES)
+    print(
+        f"  best over the sweep: {best_ours:.4f} vs {best_theirs:.4f}: "
+        f"{'MET' if best_ours >= best_theirs else 'MISSED'}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""Deep belief net: a greedy stack of RBMs."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    clone,
+)
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import make_generator
+from ._energy import bernoulli_sample
+from ._rbm import RBM
+from ._sklearn import _fit_context
+
+
+class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Deep belief net trained by greedy layer-wise stacking of RBMs.
+
+    Layer 1 is an :class:`RBM` fitted to ``X``; layer k is an RBM fitted to the hidden
+    probabilities P(h = 1 | v) that layer k - 1 gives for the training data. Once a
+    layer is trained it is frozen (Hinton, Osindero & Teh, 2006). Every layer is a
+    clone of the template ``rbm`` with its ``n_components`` set to the layer's size,
+    so all the template's settings (learning strategy, learning rate, epochs, ...)
+    apply to every layer.
+
+    ``transform`` passes data up through all layers; ``sample`` draws from the
+    generative model (Gibbs sampling in the top RBM, then a down pass through the
+    lower layers' P(v | h)).
+
+    A deep stack has no tractable likelihood (the prior over the first hidden layer is
+    the marginal of everything above it), so the DBN offers no ``score_samples`` or
+    ``score``: use each layer's (``layers_[0].score_samples`` is the first RBM's own
+    likelihood, not the DBN's) or score a downstream classifier instead.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int, default=(256, 128)
+        Number of hidden units of each layer, from the bottom up.
+    rbm : RBM or None, default=None
+        Template of the layers' settings; it is cloned, never fitted. None means
+        ``RBM()`` with its defaults.
+    random_state : int, RandomState instance or None, default=None
+        None leaves each layer with the template's ``random_state``; otherwise a
+        different seed for each layer is drawn from it.
+
+    Attributes
+    ----------
+    layers_ : list of RBM
+        The fitted layers, bottom first; ``layers_[k].n_components`` is
+        ``hidden_layer_sizes[k]``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when they are all strings.
+
+    See Also
+    --------
+    RBM : a single layer.
+
+    References
+    ----------
+    G. Hinton, S. Osindero, Y.-W. Teh, "A fast learning algorithm for deep belief
+    nets", Neural Computation 18, 2006.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from skboltz import DBN, RBM
+    >>> X = load_digits().data / 16
+    >>> dbn = DBN(hidden_layer_sizes=(32, 8), rbm=RBM(n_iter=3), random_state=0).fit(X)
+    >>> [layer.components_.shape for layer in dbn.layers_]
+    [(32, 64), (8, 32)]
+    >>> dbn.transform(X).shape
+    (1797, 8)
+    >>> dbn.sample(2, n_steps=10).shape
+    (2, 64)
+    """
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like"],
+        "rbm": [None, RBM],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, hidden_layer_sizes=(256, 128), rbm=None, random_state=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.rbm = rbm
+        self.random_state = random_state
+
+    # -- construction --------------------------------------------------------------
+    def _layer_sizes(self):
+        sizes = np.asarray(self.hidden_layer_sizes)
+        if (
+            sizes.ndim != 1
+            or sizes.size == 0
+            or not all(isinstance(s, Integral) and s >= 1 for s in sizes.tolist())
+        ):
+            raise ValueError(
+                "hidden_layer_sizes must be a non-empty sequence of positive integers, "
+                f"got {self.hidden_layer_sizes!r}."
+            )
+        return [int(s) for s in sizes.tolist()]
+
+    def _new_layers(self):
+        template = RBM() if self.rbm is None else self.rbm
+        sizes = self._layer_sizes()
+        seeds = [None] * len(sizes)
+        if self.random_state is not None:
+            random_state = check_random_state(self.random_state)
+            seeds = random_state.randint(np.iinfo(np.int32).max, size=len(sizes)).tolist()
+        layers = []
+        for size, seed in zip(sizes, seeds):
+            layer = clone(template).set_params(n_components=size)
+            if seed is not None:
+                layer.set_params(random_state=seed)
+            layers.append(layer)
+        return layers
+
+    def _validate_X(self, X, *, reset):
+        return validate_data(
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+        )
+
+    # -- training ------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Train the layers greedily, bottom up, each for the template's ``n_iter``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data with values in [0, 1].
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X = self._validate_X(X, reset=True)
+        layers = self._new_layers()
+        H = X
+        for layer in layers:
+            H = layer.fit(H).transform(H)
+        self.layers_ = layers
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def partial_fit(self, X, y=None):
+        """One epoch for every layer, bottom up, on the current representation of ``X``.
+
+        Each layer is trained with ``RBM.partial_fit`` on the hidden probabilities of
+        the layer below *as it is now*. Unlike :meth:`fit`, the lower layers keep
+        changing while the upper ones learn, so the upper layers chase a moving input;
+        this suits streaming data, and is not the same as greedy training.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data with values in [0, 1].
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        first_call = not hasattr(self, "layers_")
+        X = self._validate_X(X, reset=first_call)
+        layers = self._new_layers() if first_call else self.layers_
+        H = X
+        for layer in layers:
+            H = layer.partial_fit(H).transform(H)
+        self.layers_ = layers
+        return self
+
+    # -- inference -----------------------------------------------------------------
+    def transform(self, X):
+        """Hidden probabilities of the top layer, passing ``X`` up through every layer.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, hidden_layer_sizes[-1])
+            P(h = 1 | input) of the top layer, in the dtype of ``X``.
+        """
+        check_is_fitted(self)
+        H = self._validate_X(X, reset=False)
+        for layer in self.layers_:
+            H = layer.transform(H)
+        return H
+
+    def sample(self, n_samples=1, random_state=None, n_steps=1000, down_pass="sample"):
+        """Draw visible samples from the deep belief net.
+
+        The top RBM is sampled by ``n_steps`` steps of block Gibbs sampling (chains
+        started from its training data's rates); its visible states are then passed
+        down through the lower layers' conditionals P(v | h).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of samples (independent chains).
+        random_state : int, RandomState, Generator or None, default=None
+            None uses the estimator's ``random_state`` (so an int seed gives the same
+            samples on every call).
+        n_steps : int, default=1000
+            Gibbs steps in the top RBM.
+        down_pass : {"sample", "mean"}, default="sample"
+            "sample" draws binary states at every layer, so the result is a true
+            sample of the generative model; "mean" propagates the probabilities
+            P(v = 1 | h) down from the top layer's sample, giving smoother images
+            (the expected visible state given the top sample, for one layer).
+
+        Returns
+        -------
+        samples : ndarray of shape (n_samples, n_features_in_)
+            Binary visible states ("sample") or probabilities ("mean").
+        """
+        check_is_fitted(self)
+        if down_pass not in ("sample", "mean"):
+            raise ValueError(f"down_pass must be 'sample' or 'mean', got {down_pass!r}.")
+        rng = make_generator(self.random_state if random_state is None else random_state)
+        H = self.layers_[-1].sample(n_samples, random_state=rng, n_steps=n_steps)
+        for layer in reversed(self.layers_[:-1]):
+            P = layer._model_view().astype(H.dtype).visible_probability(H)
+            H = bernoulli_sample(P, rng) if down_pass == "sample" else P
+        return H
+
+    # -- sklearn plumbing ----------------------------------------------------------
+    @property
+    def _n_features_out(self):
+        return self.layers_[-1].n_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+__all__ = ["DBN"]

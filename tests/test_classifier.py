@@ -1,0 +1,120 @@
+"""BoltzmannClassifier: Bayes' rule over class-wise densities, checked by enumeration."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from sklearn.datasets import load_digits
+from sklearn.neighbors import KernelDensity
+
+from skboltz import RBM, BoltzmannClassifier
+
+
+def brute_force_log_likelihood(rbm, V):
+    """log p(v) of an RBM by summing exp(-E(v, h)) over every joint state."""
+    W, b, c = rbm.components_, rbm.intercept_visible_, rbm.intercept_hidden_
+    n_hidden, n_visible = W.shape
+    H = np.array(list(itertools.product([0, 1], repeat=n_hidden)), dtype=float)
+    V_all = np.array(list(itertools.product([0, 1], repeat=n_visible)), dtype=float)
+
+    def log_unnormalized(V):
+        neg_energy = (V @ W.T) @ H.T + (V @ b)[:, None] + (H @ c)[None, :]
+        return logsumexp(neg_energy, axis=1)
+
+    return log_unnormalized(V) - logsumexp(log_unnormalized(V_all))
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    rng = np.random.default_rng(0)
+    # Two classes over 4 binary units with different correlation structure.
+    a = (rng.random((60, 4)) < [0.8, 0.8, 0.2, 0.2]).astype(float)
+    base = (rng.random((40, 1)) < 0.5).astype(float)
+    b = np.hstack([base, base, 1 - base, rng.random((40, 1)) < 0.5])
+    X = np.vstack([a, b])
+    y = np.array(["a"] * 60 + ["b"] * 40)
+    return X, y
+
+
+def test_probabilities_match_hand_computation(tiny):
+    X, y = tiny
+    clf = BoltzmannClassifier(RBM(n_components=3, n_iter=20, random_state=0)).fit(X, y)
+    V = np.array(list(itertools.product([0, 1], repeat=4)), dtype=float)
+    log_joint = np.column_stack(
+        [brute_force_log_likelihood(est, V) for est in clf.estimators_]
+    ) + np.log([0.6, 0.4])
+    expected = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    proba = clf.predict_proba(V)
+    np.testing.assert_allclose(proba, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(clf.predict(V), clf.classes_[expected.argmax(axis=1)])
+    np.testing.assert_allclose(np.log(proba), clf.predict_log_proba(V), rtol=1e-9)
+
+    # The test can tell whether each class's log Z is used: free energies alone differ.
+    unnormalized = np.column_stack(
+        [-est.free_energy(V) for est in clf.estimators_]
+    ) + np.log([0.6, 0.4])
+    wrong = np.exp(unnormalized - logsumexp(unnormalized, axis=1, keepdims=True))
+    assert np.max(np.abs(wrong - expected)) > 1e-2
+
+
+def test_attributes_and_exact_log_partitions(tiny):
+    X, y = tiny
+    clf = BoltzmannClassifier(RBM(n_components=3, n_iter=5, random_state=0)).fit(X, y)
+    np.testing.assert_array_equal(clf.classes_, ["a", "b"])
+    np.testing.assert_array_equal(clf.class_count_, [60, 40])
+    np.testing.assert_allclose(clf.class_prior_, [0.6, 0.4])
+    for est, log_z, label in zip(clf.estimators_, clf.log_partitions_, clf.classes_):
+        assert log_z.is_exact
+        assert log_z.value == est.estimate_log_partition().value
+        # Each model saw only its class's rows.
+        assert est.n_features_in_ == 4
+        expected_rates = X[y == label].mean(axis=0)
+        np.testing.assert_allclose(est._training_state["data_rates"], expected_rates)
+
+
+def test_priors_shift_the_log_odds_by_the_prior_ratio(tiny):
+    X, y = tiny
+    rbm = RBM(n_components=3, n_iter=5, random_state=0)
+    default = BoltzmannClassifier(rbm).fit(X, y)
+    flipped = BoltzmannClassifier(rbm, priors=[0.1, 0.9]).fit(X, y)
+    log_odds_default = np.diff(default.predict_log_proba(X), axis=1)
+    log_odds_flipped = np.diff(flipped.predict_log_proba(X), axis=1)
+    shift = np.log(0.9 / 0.1) - np.log(0.4 / 0.6)
+    np.testing.assert_allclose(log_odds_flipped - log_odds_default, shift, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "priors, message",
+    [([0.5, 0.3, 0.2], "Number of priors"), ([1.5, -0.5], "non-negative"),
+     ([0.5, 0.6], "sum of the priors")],
+)
+def test_bad_priors(tiny, priors, message):
+    X, y = tiny
+    clf = BoltzmannClassifier(RBM(n_components=2, n_iter=1), priors=priors)
+    with pytest.raises(ValueError, match=message):
+        clf.fit(X, y)
+
+
+def test_any_density_estimator_works(tiny):
+    X, y = tiny
+    clf = BoltzmannClassifier(KernelDensity(bandwidth=0.3)).fit(X, y)
+    assert clf.log_partitions_ == [None, None]
+    kde_a = KernelDensity(bandwidth=0.3).fit(X[y == "a"])
+    kde_b = KernelDensity(bandwidth=0.3).fit(X[y == "b"])
+    log_joint = np.column_stack([kde_a.score_samples(X), kde_b.score_samples(X)])
+    log_joint += np.log([0.6, 0.4])
+    expected = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    np.testing.assert_allclose(clf.predict_proba(X), expected, rtol=1e-9)
+
+
+def test_default_estimator_classifies_digits():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16
+    clf = BoltzmannClassifier().fit(X[:1000], y[:1000])
+    assert clf.estimators_[0].n_components == 16
+    assert all(log_z.is_exact for log_z in clf.log_partitions_)
+    proba = clf.predict_proba(X[1000:])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    assert clf.score(X[1000:], y[1000:]) > 0.85

@@ -1,0 +1,119 @@
+"""DBN: greedy stacking, transform through all layers, sampling with a down pass."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_digits
+
+from skboltz import DBN, RBM
+from skboltz._base import make_generator
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_digits().data[:300] / 16
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def test_layer_shapes_and_template_settings(digits):
+    template = RBM(learning="cd", learning_rate=0.02, n_iter=2, random_state=0)
+    dbn = DBN(hidden_layer_sizes=(20, 7, 5), rbm=template).fit(digits)
+    assert [layer.components_.shape for layer in dbn.layers_] == [(20, 64), (7, 20), (5, 7)]
+    for layer, size in zip(dbn.layers_, (20, 7, 5)):
+        assert layer is not template
+        params = layer.get_params()
+        assert params.pop("n_components") == size
+        expected = template.get_params()
+        expected.pop("n_components")
+        assert params == expected
+    assert not hasattr(template, "components_")  # the template is never fitted
+    assert dbn.n_features_in_ == 64
+    assert list(dbn.get_feature_names_out()) == [f"dbn{i}" for i in range(5)]
+
+
+def test_greedy_stacking_trains_each_layer_on_the_hidden_probabilities_below(digits):
+    template = RBM(n_iter=2, random_state=0)
+    dbn = DBN(hidden_layer_sizes=(12, 6), rbm=template).fit(digits)
+    first = clone(template).set_params(n_components=12).fit(digits)
+    np.testing.assert_array_equal(dbn.layers_[0].components_, first.components_)
+    second = clone(template).set_params(n_components=6).fit(first.transform(digits))
+    np.testing.assert_array_equal(dbn.layers_[1].components_, second.components_)
+
+
+def test_transform_is_the_composition_of_the_layers(digits):
+    dbn = DBN(hidden_layer_sizes=(16, 8), rbm=RBM(n_iter=2), random_state=0).fit(digits)
+    H = digits
+    for layer in dbn.layers_:
+        H = sigmoid(H @ layer.components_.T + layer.intercept_hidden_)
+    np.testing.assert_allclose(dbn.transform(digits), H, rtol=1e-10)
+    assert dbn.transform(digits).shape == (300, 8)
+    H32 = dbn.transform(digits.astype(np.float32))
+    assert H32.dtype == np.float32
+    np.testing.assert_allclose(H32, H, atol=1e-5)
+
+
+def test_random_state_seeds_layers_differently_and_reproducibly(digits):
+    dbn = DBN(hidden_layer_sizes=(8, 8), rbm=RBM(n_iter=1), random_state=3).fit(digits)
+    seeds = [layer.random_state for layer in dbn.layers_]
+    assert seeds[0] != seeds[1]
+    again = DBN(hidden_layer_sizes=(8, 8), rbm=RBM(n_iter=1), random_state=3).fit(digits)
+    for a, b in zip(dbn.layers_, again.layers_):
+        np.testing.assert_array_equal(a.components_, b.components_)
+
+
+def test_sample_top_gibbs_then_down_pass(digits):
+    dbn = DBN(hidden_layer_sizes=(16, 8), rbm=RBM(n_iter=3), random_state=0).fit(digits)
+    n, steps = 2000, 20
+    mean = dbn.sample(n, random_state=5, n_steps=steps, down_pass="mean")
+    # The same top-RBM chains by hand, then P(v | h) of the bottom layer.
+    top = dbn.layers_[1].sample(n, random_state=make_generator(5), n_steps=steps)
+    bottom = dbn.layers_[0]
+    expected = sigmoid(top @ bottom.components_ + bottom.intercept_visible_)
+    np.testing.assert_allclose(mean, expected, rtol=1e-10)
+
+    binary = dbn.sample(n, random_state=5, n_steps=steps, down_pass="sample")
+    assert binary.shape == (n, 64)
+    assert set(np.unique(binary)) <= {0.0, 1.0}
+    # Same chains, Bernoulli draws from the same probabilities: the averages agree.
+    np.testing.assert_allclose(binary.mean(axis=0), mean.mean(axis=0), atol=0.05)
+    np.testing.assert_array_equal(binary, dbn.sample(n, random_state=5, n_steps=steps))
+
+
+def test_single_layer_dbn_samples_like_its_rbm(digits):
+    dbn = DBN(hidden_layer_sizes=[10], rbm=RBM(n_iter=2, random_state=0)).fit(digits)
+    np.testing.assert_array_equal(
+        dbn.sample(5, random_state=1, n_steps=7),
+        dbn.layers_[0].sample(5, random_state=make_generator(1), n_steps=7),
+    )
+
+
+def test_partial_fit_trains_every_layer_one_epoch(digits):
+    dbn = DBN(hidden_layer_sizes=(8, 4), rbm=RBM(n_iter=5), random_state=0)
+    dbn.partial_fit(digits)
+    assert [layer.n_iter_ for layer in dbn.layers_] == [1, 1]
+    first_layers = dbn.layers_
+    dbn.partial_fit(digits)
+    assert dbn.layers_ is first_layers
+    assert [layer.n_iter_ for layer in dbn.layers_] == [2, 2]
+    assert dbn.transform(digits).shape == (300, 4)
+
+
+@pytest.mark.parametrize("sizes", [(), (3, 0), (2.5,), [[2, 3]]])
+def test_bad_layer_sizes(digits, sizes):
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        DBN(hidden_layer_sizes=sizes).fit(digits)
+
+
+def test_no_likelihood_is_offered():
+    # A deep stack's log p(x) is intractable; the DBN does not pretend otherwise.
+    assert not hasattr(DBN(), "score_samples")
+    assert not hasattr(DBN(), "score")
+
+
+def test_bad_down_pass(digits):
+    dbn = DBN(hidden_layer_sizes=[4], rbm=RBM(n_iter=1), random_state=0).fit(digits)
+    with pytest.raises(ValueError, match="down_pass"):
+        dbn.sample(2, down_pass="max")
