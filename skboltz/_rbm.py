@@ -83,7 +83,7 @@ class RBM(BoltzmannBase):
 
     See Also
     --------
-    sklearn.neural_network.BernoulliRBM : scikit-learn's RBM (pseudo-likelihood score).
+    sklearn.neural_network.BernoulliRBM : The RBM of scikit-learn (pseudo-likelihood score).
 
     References
     ----------
@@ -261,6 +261,7 @@ class RBM(BoltzmannBase):
         Returns
         -------
         free_energy : ndarray of shape (n_samples,)
+            F(v) of each row.
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
@@ -323,10 +324,12 @@ class RBM(BoltzmannBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
 
         Returns
         -------
         X_reconstructed : ndarray of shape (n_samples, n_features)
+            Probabilities P(v = 1 | h) with h the hidden probabilities of each row.
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
