@@ -85,3 +85,21 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_context = {"default_mode": "light"}
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Document skboltz's own members only.
+
+    Methods inherited from scikit-learn (``get_params``, ``set_output``, metadata
+    routing, ...) are documented by scikit-learn, and their docstrings point to labels
+    that only exist in scikit-learn's docs.
+    """
+    function = getattr(obj, "fget", obj)  # properties: look at the getter
+    module = getattr(function, "__module__", None) or ""
+    if what == "class" and module and not module.startswith("skboltz"):
+        return True
+    return skip
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)

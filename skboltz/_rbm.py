@@ -78,7 +78,7 @@ class RBM(BoltzmannBase):
         Per-epoch training records (``epoch``, ``time``, ``reconstruction_error``).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when they are all strings.
 
     See Also
