@@ -32,10 +32,10 @@ from skboltz.plotting import plot_history
 X = (load_digits().data / 16).astype(np.float32)
 X_train, X_valid = train_test_split(X, train_size=100, test_size=400, random_state=0)
 
-rbm = RBM(n_components=16, learning_rate=0.05, weight_decay=0.0, random_state=0)
+rbm = RBM(n_components=16, learning_rate=0.01, weight_decay=0.0, random_state=0)
 curves = {"epoch": [], "log_likelihood_train": [], "log_likelihood_valid": [],
           "free_energy_gap": []}
-for epoch in range(1, 201):
+for epoch in range(1, 301):
     rbm.partial_fit(X_train)
     if epoch % 5 == 0:
         curves["epoch"].append(epoch)
