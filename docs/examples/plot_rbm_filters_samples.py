@@ -51,6 +51,9 @@ plot_filters(rbm, (8, 8), title="Weights of the 64 hidden units")
 # -------
 # Each sample is an independent Gibbs chain started from random pixels at the data's
 # rates and run for 1000 steps. The training digits are shown first for comparison.
+# After this short training many samples are still rough blends of several digits: the
+# samples show plainly how far the model is from the data, which the reconstruction
+# error does not.
 plot_samples(X[:36], (8, 8), n_cols=12, title="Training digits")
 samples = rbm.sample(36, n_steps=1000, random_state=0)
 plot_samples(samples, (8, 8), n_cols=12, title="Samples from the RBM (1000 Gibbs steps)")
