@@ -443,7 +443,7 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         Returns
         -------
         log_likelihood : ndarray of shape (n_samples,)
-            log p(x) per row, in float64.
+            The log-likelihood log p(x) of each row, in float64.
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)

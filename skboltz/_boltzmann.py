@@ -105,7 +105,7 @@ class BoltzmannMachine(BoltzmannBase):
     ----------
     coupling_ : ndarray of shape (n_units, n_units)
         Symmetric couplings W, zero on the diagonal and outside the mask; visible units
-        first (n_units = n_features_in_ + n_hidden).
+        first (n_units = ``n_features_in_ + n_hidden``).
     bias_ : ndarray of shape (n_units,)
         Biases b, visible units first.
     connectivity_mask_ : ndarray of bool, shape (n_units, n_units)
@@ -121,7 +121,7 @@ class BoltzmannMachine(BoltzmannBase):
         overfitting gap, log-likelihoods when monitored (see ``history_``'s docstring).
     n_features_in_ : int
         Number of features (visible units) seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when they are all strings.
 
     See Also
@@ -370,6 +370,7 @@ class BoltzmannMachine(BoltzmannBase):
         Returns
         -------
         free_energy : ndarray of shape (n_samples,)
+            F(v) / T per row, in float64.
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)

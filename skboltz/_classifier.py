@@ -63,12 +63,12 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         estimators), or None for models without ``estimate_log_partition``.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when they are all strings.
 
     See Also
     --------
-    sklearn.naive_bayes.BernoulliNB : the same rule with independent units per class.
+    sklearn.naive_bayes.BernoulliNB : The same rule with independent units per class.
 
     Examples
     --------
@@ -155,15 +155,17 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_joint_log_proba(self, X):
-        """log p(x, y) = log p(x | y) + log p(y) for each row and class.
+        """Joint log-probability log p(x, y) = log p(x | y) + log p(y) per row and class.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
 
         Returns
         -------
         joint_log_proba : ndarray of shape (n_samples, n_classes)
+            Each class model's log-likelihood of the row plus the class's log prior.
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
@@ -211,6 +213,7 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The class of highest posterior probability for each row.
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]

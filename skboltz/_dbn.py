@@ -55,12 +55,12 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``hidden_layer_sizes[k]``.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when they are all strings.
 
     See Also
     --------
-    RBM : a single layer.
+    RBM : A single layer.
 
     References
     ----------
@@ -225,7 +225,7 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        samples : ndarray of shape (n_samples, n_features_in_)
+        samples : ndarray of shape (n_samples, `n_features_in_`)
             Binary visible states ("sample") or probabilities ("mean").
         """
         check_is_fitted(self)

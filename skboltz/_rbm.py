@@ -81,12 +81,12 @@ class RBM(BoltzmannBase):
         overfitting gap, log-likelihoods when monitored (see ``history_``'s docstring).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when they are all strings.
 
     See Also
     --------
-    sklearn.neural_network.BernoulliRBM : scikit-learn's RBM (pseudo-likelihood score).
+    sklearn.neural_network.BernoulliRBM : The RBM of scikit-learn (pseudo-likelihood score).
 
     References
     ----------
@@ -266,6 +266,7 @@ class RBM(BoltzmannBase):
         Returns
         -------
         free_energy : ndarray of shape (n_samples,)
+            F(v) of each row.
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
@@ -328,10 +329,12 @@ class RBM(BoltzmannBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
 
         Returns
         -------
         X_reconstructed : ndarray of shape (n_samples, n_features)
+            Probabilities P(v = 1 | h) with h the hidden probabilities of each row.
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)

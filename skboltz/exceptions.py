@@ -6,19 +6,76 @@ class TrainingDivergedError(FloatingPointError):
 
     The estimator is left exactly as it was before the call that diverged. The usual
     cure is a smaller ``learning_rate`` (or a larger ``batch_size``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz import RBM
+    >>> from skboltz.exceptions import TrainingDivergedError
+    >>> X = np.random.default_rng(0).random((50, 6)).round()
+    >>> try:
+    ...     with np.errstate(all="ignore"):  # numpy would also warn about the overflow
+    ...         RBM(n_components=4, learning_rate=1e30, random_state=0).fit(X)
+    ... except TrainingDivergedError:
+    ...     print("diverged; lower the learning rate")
+    diverged; lower the learning rate
     """
 
 
 class TooManyStatesError(ValueError):
-    """Exact enumeration was asked for a model with too many states."""
+    """Exact enumeration was asked for a model with too many states.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz._energy import RBMView
+    >>> from skboltz.exceptions import TooManyStatesError
+    >>> from skboltz.partition import Exact
+    >>> model = RBMView(np.zeros((30, 30)), np.zeros(30), np.zeros(30))
+    >>> try:
+    ...     Exact(max_states=2**20).estimate(model)
+    ... except TooManyStatesError:
+    ...     print("too many states for exact enumeration")
+    too many states for exact enumeration
+    """
 
 
 class DataRangeWarning(UserWarning):
-    """Input values lie outside [0, 1], the range Bernoulli units model."""
+    """Input values lie outside [0, 1], the range Bernoulli units model.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skboltz import RBM
+    >>> from skboltz.exceptions import DataRangeWarning
+    >>> X = np.random.default_rng(0).random((20, 4)) * 16  # e.g. unscaled pixel values
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = RBM(n_components=2, n_iter=1, random_state=0).fit(X)
+    >>> any(issubclass(w.category, DataRangeWarning) for w in caught)
+    True
+    """
 
 
 class MeanFieldConvergenceWarning(UserWarning):
-    """A mean-field fixed-point iteration stopped before converging."""
+    """A mean-field fixed-point iteration stopped before converging.
+
+    The result may be inaccurate; check the iteration and damping settings of the
+    mean-field method that warned.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skboltz.exceptions import MeanFieldConvergenceWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", MeanFieldConvergenceWarning)  # make it fatal
+    ...     try:
+    ...         warnings.warn("stopped after 100 iterations", MeanFieldConvergenceWarning)
+    ...     except MeanFieldConvergenceWarning as caught:
+    ...         print("fatal:", caught)
+    fatal: stopped after 100 iterations
+    """
 
 
 __all__ = [

@@ -27,12 +27,38 @@ class LearningStrategy(BaseEstimator):
     A strategy holds settings only. The training state it needs between minibatches
     (persistent chains, temperatures, ...) is created by :meth:`init_state`, owned by the
     estimator and handed back on every call, together with the estimator's generator.
+
+    Examples
+    --------
+    >>> from skboltz import RBM
+    >>> from skboltz.learning import PCD, LearningStrategy
+    >>> isinstance(PCD(), LearningStrategy)
+    True
+    >>> RBM(learning=PCD(n_steps=5)).get_params()["learning__n_steps"]
+    5
     """
 
     name = ""
 
     def init_state(self, model, data, batch_size, rng):
-        """Create the sampler state for ``model`` (None when there is none)."""
+        """Create the sampler state for ``model`` (None when there is none).
+
+        Parameters
+        ----------
+        model : training-time model (e.g. ``AugmentedRBM``)
+            The model at the start of training.
+        data : {ndarray, sparse matrix}
+            The training data, e.g. to start persistent chains at data rows.
+        batch_size : int
+            The estimator's minibatch size.
+        rng : numpy.random.Generator
+            The estimator's source of randomness.
+
+        Returns
+        -------
+        state : object
+            Whatever :meth:`negative_phase` needs between minibatches, or None.
+        """
         return None
 
     def negative_phase(self, model, positive, state, rng, progress):
@@ -41,11 +67,13 @@ class LearningStrategy(BaseEstimator):
         Parameters
         ----------
         model : training-time model (e.g. ``AugmentedRBM``)
+            The model with its current parameters.
         positive : ndarray
             The minibatch's augmented visible rows (the clamped data).
         state : object
             What :meth:`init_state` returned, updated in place.
         rng : numpy.random.Generator
+            The estimator's source of randomness.
         progress : float
             Fraction of the requested training done, in [0, 1], for schedules.
 

@@ -33,7 +33,18 @@ from ._base import LearningStrategy, register
 
 
 class BMLearningStrategy(LearningStrategy):
-    """Base class of Boltzmann-machine strategies: a clamped and a free phase."""
+    """Base class of Boltzmann-machine strategies: a clamped and a free phase.
+
+    Subclasses implement :meth:`positive_phase` (visible units clamped to the data,
+    hidden units inferred) and :meth:`negative_phase` (the free-running model). Both
+    return second moments in one symmetric matrix whose diagonal holds the means.
+
+    Examples
+    --------
+    >>> from skboltz.learning import BMLearningStrategy, Gibbs, MeanField
+    >>> issubclass(Gibbs, BMLearningStrategy) and issubclass(MeanField, BMLearningStrategy)
+    True
+    """
 
     def positive_phase(self, model, batch, state, rng):
         """Clamped second moments (mean s s^T, diagonal = mean s) for ``batch``.
@@ -41,20 +52,42 @@ class BMLearningStrategy(LearningStrategy):
         Parameters
         ----------
         model : BMView
+            Read-only view of the machine's current parameters.
         batch : ndarray of shape (n_rows, n_visible)
             Visible rows (values in [0, 1]).
         state : object
             What :meth:`init_state` returned.
         rng : numpy.random.Generator
+            Source of randomness for sampling strategies.
 
         Returns
         -------
         moments : ndarray of shape (n_units, n_units)
+            Mean of s s^T with the visible units clamped to the rows.
         """
         raise NotImplementedError
 
     def negative_phase(self, model, batch, state, rng, progress):
-        """Free second moments (mean s s^T, diagonal = mean s) under the model."""
+        """Free second moments (mean s s^T, diagonal = mean s) under the model.
+
+        Parameters
+        ----------
+        model : BMView
+            Read-only view of the machine's current parameters.
+        batch : ndarray of shape (n_rows, n_visible)
+            The minibatch (used by strategies that start chains at the data).
+        state : object
+            What :meth:`init_state` returned, updated in place.
+        rng : numpy.random.Generator
+            Source of randomness for sampling strategies.
+        progress : float
+            Fraction of the requested training done, in [0, 1].
+
+        Returns
+        -------
+        moments : ndarray of shape (n_units, n_units)
+            Mean of s s^T under the model's free-running distribution.
+        """
         raise NotImplementedError
 
 

@@ -19,7 +19,7 @@ strategy           what it gives                       trust
 from ._ais import AIS, beta_schedule
 from ._base import Z_ESTIMATORS, LogZ, ZEstimator
 from ._exact import Exact, split_half_log_partition, split_half_log_weights
-from ._mean_field import TAP, MeanField
+from ._mean_field import TAP, MeanField, mean_field_fixed_point, mean_field_free_energy
 from ._visited import VisitedStates
 
 __all__ = [
@@ -32,6 +32,8 @@ __all__ = [
     "ZEstimator",
     "Z_ESTIMATORS",
     "beta_schedule",
+    "mean_field_fixed_point",
+    "mean_field_free_energy",
     "split_half_log_partition",
     "split_half_log_weights",
 ]

@@ -30,6 +30,7 @@ def beta_schedule(n_betas, schedule="three_stage"):
     Returns
     -------
     betas : ndarray of shape (n_betas,)
+        Increasing inverse temperatures from 0 to 1.
 
     Examples
     --------
@@ -178,9 +179,11 @@ class AIS(ZEstimator):
         Parameters
         ----------
         model : model view
+            Read-only parameters and conditionals of the model.
         X : ndarray of shape (n_rows, n_visible)
             Binary data rows.
         rng : numpy.random.Generator, int or None
+            Source of randomness for the reverse chains.
         data_rates : ndarray of shape (n_visible,) or None
             Visible rates of the training data, for the base model.
 

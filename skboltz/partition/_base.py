@@ -51,7 +51,18 @@ class LogZ:
         return self.lower == self.value == self.upper
 
     def interval(self, n_sigma=3.0):
-        """``value -/+ n_sigma * std_error``; the bounds when there is no standard error."""
+        """``value -/+ n_sigma * std_error``; the bounds when there is no standard error.
+
+        Parameters
+        ----------
+        n_sigma : float, default=3.0
+            Half-width of the interval in standard errors.
+
+        Returns
+        -------
+        interval : tuple of (float or None, float or None)
+            The lower and upper end.
+        """
         if self.std_error is None:
             return (self.lower, self.upper)
         half_width = n_sigma * self.std_error
@@ -64,6 +75,17 @@ class ZEstimator(BaseEstimator):
     Subclasses hold settings only (no fitted or mutable state) and implement
     :meth:`estimate`, which receives a read-only model view (see ``skboltz._energy``)
     and a numpy ``Generator``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz._energy import RBMView
+    >>> from skboltz.partition import Exact, ZEstimator
+    >>> isinstance(Exact(), ZEstimator)
+    True
+    >>> model = RBMView(np.zeros((3, 2)), np.zeros(2), np.zeros(3))
+    >>> Exact(max_states=4).is_feasible(model)
+    True
     """
 
     #: Short name used in ``LogZ.method`` and in the string registry.
@@ -85,7 +107,19 @@ class ZEstimator(BaseEstimator):
         raise NotImplementedError
 
     def is_feasible(self, model):
-        """Whether this estimator can run on ``model`` at its settings."""
+        """Whether this estimator can run on ``model`` at its settings.
+
+        Parameters
+        ----------
+        model : model view
+            Read-only parameters and conditionals of the model.
+
+        Returns
+        -------
+        feasible : bool
+            False when the estimate would be refused or impractical (e.g. too many
+            states to enumerate).
+        """
         return True
 
 

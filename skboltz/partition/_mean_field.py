@@ -24,6 +24,22 @@ def mean_field_free_energy(coupling, bias, m, order=1):
     -F_1(m) <= log Z for every m in [0, 1]^n (Gibbs' variational principle); -F_2 is
     no bound.
 
+    Parameters
+    ----------
+    coupling : ndarray of shape (n_units, n_units)
+        Symmetric couplings W with zero diagonal, divided by the temperature.
+    bias : ndarray of shape (n_units,)
+        Biases b, divided by the temperature.
+    m : ndarray of shape (n_units,)
+        Magnetisations (mean activations) in [0, 1].
+    order : {1, 2}, default=1
+        1 for naive mean field, 2 for TAP (with the Onsager term).
+
+    Returns
+    -------
+    negative_free_energy : float
+        The approximation -F(m) of log Z.
+
     Examples
     --------
     >>> import numpy as np
@@ -46,9 +62,27 @@ def mean_field_fixed_point(coupling, bias, m, *, order=1, damping=0.5, max_iter=
     Iterates ``m <- (1 - damping) m + damping sigma(b + W m [+ (1/2 - m) W^2 v])``, all
     units at once, from the starting magnetisations ``m``.
 
+    Parameters
+    ----------
+    coupling : ndarray of shape (n_units, n_units)
+        Symmetric couplings W with zero diagonal, divided by the temperature.
+    bias : ndarray of shape (n_units,)
+        Biases b, divided by the temperature.
+    m : ndarray of shape (n_units,)
+        Magnetisations (mean activations) in [0, 1]: the starting point.
+    order : {1, 2}, default=1
+        1 for naive mean field, 2 for TAP (with the Onsager term).
+    damping : float, default=0.5
+        Fraction of the step towards the new magnetisations taken per iteration.
+    max_iter : int, default=1000
+        Maximum number of iterations.
+    tol : float, default=1e-10
+        Convergence threshold on the largest change of a magnetisation.
+
     Returns
     -------
     m : ndarray of shape (n_units,)
+        The magnetisations at the last iteration.
     n_iter : int
         Iterations run.
     converged : bool

@@ -1,0 +1,163 @@
+"""Docstrings: numpydoc validation of the public API, and the doctests of every module.
+
+Policy (numpydoc validation codes, https://numpydoc.readthedocs.io/en/latest/validation.html):
+
+- Every public class and function (the names in ``__all__`` of ``skboltz`` and of its
+  public modules) passes all checks except those in ``IGNORED``; in particular it must
+  have an Examples section (EX01), and the examples are run below.
+- Public methods and properties pass the same checks except EX01 (their usage is shown
+  in the class example). A method with no docstring of its own that overrides a
+  documented one inherits that documentation (Sphinx shows it) and is checked through
+  the base class instead.
+
+Ignored everywhere:
+
+- ES01 (no extended summary): a one-paragraph summary is often all a name needs.
+- SA01 (no See Also section): optional.
+- RT02 (return value named, as in ``self : object``): scikit-learn's convention.
+"""
+
+import doctest
+import importlib
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+
+import skboltz
+
+numpydoc_validate = pytest.importorskip("numpydoc.validate")
+
+IGNORED = {"ES01", "SA01", "RT02"}
+IGNORED_FOR_MEMBERS = IGNORED | {"EX01"}
+
+#: Public modules whose ``__all__`` is the public API (besides ``skboltz`` itself).
+PUBLIC_MODULES = sorted(
+    {
+        f"skboltz.{name}"
+        for name in skboltz.__all__
+        if inspect.ismodule(getattr(skboltz, name))
+    }
+    | {"skboltz.plotting"}
+)
+
+
+def _public_objects():
+    """(qualified name, object) of every public class and function."""
+    found = {}
+    for module_name in ["skboltz", *PUBLIC_MODULES]:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                # One entry per object, under the shortest public path.
+                found.setdefault(obj, f"{module_name}.{name}")
+    return sorted((name, obj) for obj, name in found.items())
+
+
+PUBLIC_OBJECTS = _public_objects()
+
+
+def _public_members():
+    """Qualified names of public methods and properties defined in skboltz classes."""
+    names = []
+    for qualified, cls in PUBLIC_OBJECTS:
+        if not inspect.isclass(cls) or issubclass(cls, BaseException):
+            continue
+        for attr in sorted(dir(cls)):
+            if attr.startswith("_"):
+                continue
+            owner = next(klass for klass in cls.__mro__ if attr in vars(klass))
+            if not owner.__module__.startswith("skboltz"):
+                continue  # inherited from scikit-learn or object: documented there
+            member = vars(owner)[attr]
+            if not (inspect.isfunction(member) or isinstance(member, property)):
+                continue  # plain class attributes and dataclass fields
+            if getattr(member, "__doc__", None) is None:
+                # Overrides a documented method of a base class without a docstring.
+                base = next(
+                    (k for k in owner.__mro__[1:] if attr in vars(k)), None
+                )
+                if base is not None and vars(base)[attr].__doc__:
+                    continue
+            names.append(f"{qualified}.{attr}")
+    return names
+
+
+def _errors(name, ignored):
+    result = numpydoc_validate.validate(name)
+    return [f"{code}: {message}" for code, message in result["errors"] if code not in ignored]
+
+
+def test_public_api_is_found():
+    # The collection must see the API, or every check below would pass vacuously.
+    names = {name for name, _ in PUBLIC_OBJECTS}
+    assert {"skboltz.RBM", "skboltz.learning.PCD", "skboltz.partition.Exact",
+            "skboltz.partition.LogZ", "skboltz.plotting.plot_filters"} <= names
+    assert "skboltz.RBM.score_samples" in _public_members()
+
+
+@pytest.mark.parametrize("name", [name for name, _ in PUBLIC_OBJECTS])
+def test_public_docstring(name):
+    errors = _errors(name, IGNORED)
+    assert not errors, f"{name}:\n" + "\n".join(errors)
+
+
+@pytest.mark.parametrize("name", _public_members())
+def test_member_docstring(name):
+    errors = _errors(name, IGNORED_FOR_MEMBERS)
+    assert not errors, f"{name}:\n" + "\n".join(errors)
+
+
+def _lacks_examples(x):
+    """Return x.
+
+    Parameters
+    ----------
+    x : object
+        Anything.
+
+    Returns
+    -------
+    object
+        The same object.
+    """
+    return x
+
+
+def test_validator_catches_a_missing_example():
+    # Guard against a set-up in which validation accepts anything.
+    errors = _errors(f"{__name__}._lacks_examples", IGNORED)
+    assert [error[:4] for error in errors] == ["EX01"]
+    assert _errors(f"{__name__}._lacks_examples", IGNORED_FOR_MEMBERS) == []
+
+
+# -- doctests --------------------------------------------------------------------------
+ALL_MODULES = sorted(
+    info.name
+    for info in pkgutil.walk_packages(skboltz.__path__, prefix="skboltz.")
+    if info.name != "skboltz.__main__"
+) + ["skboltz"]
+
+
+@pytest.mark.parametrize("module_name", ALL_MODULES)
+def test_doctests(module_name):
+    if module_name == "skboltz.plotting":
+        matplotlib = pytest.importorskip("matplotlib")
+        matplotlib.use("Agg")
+    module = importlib.import_module(module_name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    state = np.random.get_state()
+    try:
+        for test in finder.find(module, module_name):
+            runner.run(test)
+    finally:
+        np.random.set_state(state)
+        if module_name == "skboltz.plotting":
+            import matplotlib.pyplot as plt
+
+            plt.close("all")
+    results = runner.summarize(verbose=False)
+    assert results.failed == 0, f"{results.failed} doctest(s) failed in {module_name}"
