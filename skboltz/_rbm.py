@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BoltzmannBase, as_dense, make_generator
-from ._energy import AugmentedRBM, RBMView, bernoulli_sample
+from ._energy import AugmentedRBM, LogisticNoise, RBMView, bernoulli_sample
 from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
 from .partition._base import ZEstimator
@@ -16,6 +16,8 @@ from .partition._base import ZEstimator
 MOMENTUM_WARMUP_EPOCHS = 5
 #: Rows used for the per-epoch reconstruction error.
 MONITOR_ROWS = 1000
+#: Minibatch updates whose weight-decay terms are added to the velocity together.
+DECAY_INTERVAL = 16
 #: Data rates are clipped to this margin before log(p / (1 - p)) visible-bias starts.
 RATE_CLIP = 1e-3
 
@@ -168,6 +170,7 @@ class RBM(BoltzmannBase):
             "velocity": np.zeros_like(params),
             "sampler": learning.init_state(model, X, self.batch_size, rng),
             "rng": rng,
+            "noise": LogisticNoise(rng, dtype),
             "n_iter": 0,
             "history": self._new_history(),
             "monitor": as_dense(X[np.sort(monitor_rows)]),
@@ -186,27 +189,57 @@ class RBM(BoltzmannBase):
         params[-1, :-1] = self.intercept_visible_
         return params
 
+    def _minibatches(self, X):
+        # Augment X and allocate the loop's buffers once per fit / partial_fit call, not
+        # once per epoch; _publish drops them (and the reference to X) at the end.
+        data = getattr(self, "_minibatch_cache", None)
+        if data is None or data.source is not X or data.batch_size != self.batch_size:
+            data = self._minibatch_cache = _Minibatches(X, self.batch_size)
+        return data
+
     def _train_epoch(self, X, state, learning):
-        params, velocity, rng = state["params"], state["velocity"], state["rng"]
+        data = self._minibatches(X)
+        params, velocity = state["params"], state["velocity"]
+        sampler, noise = state["sampler"], state["noise"]
         model = AugmentedRBM(params)
         momentum = self._momentum_at(state["n_iter"])
         progress = self._progress(state)
-        step, decay = self.learning_rate, self.learning_rate * self.weight_decay
+        decay = self.learning_rate * self.weight_decay
         weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
-        if sp.issparse(X):
-            X = sp.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)], format="csr")
-        else:
-            X = AugmentedRBM.augment(X)
-        order = rng.permutation(X.shape[0])
-        for start in range(0, X.shape[0], self.batch_size):
-            batch = as_dense(X[order[start : start + self.batch_size]])
-            positive = model.statistics(model.hidden_probability(batch), batch)
-            positive /= batch.shape[0]
-            negative = learning.negative_phase(model, batch, state["sampler"], rng, progress)
+        pending_decay = 0
+        for positive, stacked, hidden, half_weights, gradient in data.epoch(
+            state["rng"], learning, sampler, model, self.learning_rate
+        ):
+            n_positive = positive.shape[0]
+            # Rows [:n_positive] of `stacked` hold the minibatch, the rest the negative
+            # phase's visible states: one product gives every hidden input, transposed
+            # so that the elementwise work below runs on a contiguous block ...
+            learning.sample_negative(
+                model, positive, sampler, noise, progress, stacked[n_positive:]
+            )
+            x = np.matmul(params[:-1, :], stacked.T, out=hidden[:-1])
+            learning.observe(sampler, x[:, n_positive:].T, noise)
+            # ... then r * sigmoid(x) = (r/2) tanh(x/2) + r/2 with the row weight r =
+            # +learning_rate / n_positive for data and -learning_rate / n_negative for
+            # negative rows (the constant hidden unit's row holds r), so that one more
+            # product gives learning_rate * (positive - negative) for W, b and c at once.
+            x *= 0.5
+            np.tanh(x, out=x)
+            x *= half_weights
+            x += half_weights
+            np.matmul(hidden, stacked, out=gradient)
             velocity *= momentum
-            velocity += step * (positive - negative)
-            weight_velocity -= decay * weights
+            velocity += gradient
             params += velocity
+            # The weight-decay gradient changes slowly: add it in batches of
+            # DECAY_INTERVAL updates (two strided calls per update would cost more than
+            # the rest of the update's bookkeeping).
+            pending_decay += 1
+            if pending_decay == DECAY_INTERVAL:
+                weight_velocity -= (pending_decay * decay) * weights
+                pending_decay = 0
+        if pending_decay and decay:
+            weight_velocity -= (pending_decay * decay) * weights
 
     def _reconstruction_error(self, state, monitor):
         view = self._model_view_of(state)
@@ -215,6 +248,7 @@ class RBM(BoltzmannBase):
         return float(np.mean((monitor - reconstruction) ** 2))
 
     def _publish(self, state):
+        self._minibatch_cache = None
         params = state["params"]
         self.components_ = params[:-1, :-1].copy()
         self.intercept_hidden_ = params[:-1, -1].copy()
@@ -332,3 +366,61 @@ class RBM(BoltzmannBase):
         X = self._validate_X(X, reset=False)
         view = self._view_as(X.dtype)
         return view.visible_probability(view.hidden_probability(X))
+
+
+class _Minibatches:
+    """The training rows of one fit / partial_fit call, augmented once, and the buffers
+    of the training loop (allocated once, reused by every minibatch)."""
+
+    def __init__(self, X, batch_size):
+        self.source = X
+        self.batch_size = batch_size
+        ones = np.ones((X.shape[0], 1), dtype=X.dtype)
+        if sp.issparse(X):
+            self.X = sp.hstack([X, ones], format="csr")
+        else:
+            self.X = AugmentedRBM.augment(X)
+        self.n_samples = X.shape[0]
+        self._buffers = {}
+
+    def _buffers_for(self, model, n_positive, n_negative, learning_rate):
+        key = (n_positive, n_negative, model.params.dtype, learning_rate)
+        if key not in self._buffers:
+            n_rows = n_positive + n_negative
+            # hidden units x rows (transposed); the last row is the constant unit,
+            # holding each row's weight in the gradient
+            hidden = np.empty((model.n_hidden + 1, n_rows), dtype=model.params.dtype)
+            hidden[-1, :n_positive] = learning_rate / n_positive
+            hidden[-1, n_positive:] = -learning_rate / n_negative
+            self._buffers[key] = (
+                model.empty_visible(n_rows),
+                hidden,
+                hidden[-1:] / 2,
+                np.empty_like(model.params),
+            )
+        return self._buffers[key]
+
+    def epoch(self, rng, learning, sampler, model, learning_rate):
+        """Yield (minibatch, stacked rows, hidden columns, r / 2, gradient) per minibatch.
+
+        The rows are shuffled once per epoch; each minibatch is copied into the top of
+        its stacked buffer, which the caller fills below with the negative phase.
+        """
+        order = rng.permutation(self.n_samples)
+        if sp.issparse(self.X):
+            shuffled = self.X[order]
+        else:
+            shuffled = np.take(self.X, order, axis=0)
+        for start in range(0, self.n_samples, self.batch_size):
+            stop = min(start + self.batch_size, self.n_samples)
+            n_positive = stop - start
+            n_negative = learning.n_negative(sampler, n_positive)
+            stacked, hidden, half_weights, gradient = self._buffers_for(
+                model, n_positive, n_negative, learning_rate
+            )
+            positive = stacked[:n_positive]
+            if sp.issparse(shuffled):
+                shuffled[start:stop].toarray(out=positive)
+            else:
+                np.copyto(positive, shuffled[start:stop])
+            yield positive, stacked, hidden, half_weights, gradient

@@ -5,6 +5,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._energy import LogisticNoise, sigmoid
+
 #: model kind ("rbm", "bm") -> {string name -> strategy class}. Filled on import.
 LEARNING_STRATEGIES = {"rbm": {}, "bm": {}}
 
@@ -26,7 +28,16 @@ class LearningStrategy(BaseEstimator):
 
     A strategy holds settings only. The training state it needs between minibatches
     (persistent chains, temperatures, ...) is created by :meth:`init_state`, owned by the
-    estimator and handed back on every call, together with the estimator's generator.
+    estimator and handed back on every call, together with the estimator's random
+    stream.
+
+    The training loop calls three methods per minibatch, so that the estimator can
+    compute the positive and negative statistics in one matrix product over stacked
+    rows: :meth:`n_negative` (how many negative rows), :meth:`sample_negative` (write
+    them) and :meth:`observe` (the hidden inputs of those rows, which persistent chains
+    reuse to draw their next hidden state without another product).
+    :meth:`negative_phase` is the same computation for one minibatch on its own,
+    returning the mean statistics; it is the reference the fast loop must agree with.
     """
 
     name = ""
@@ -35,8 +46,40 @@ class LearningStrategy(BaseEstimator):
         """Create the sampler state for ``model`` (None when there is none)."""
         return None
 
+    def n_negative(self, state, n_positive):
+        """Number of negative-phase rows for a minibatch of ``n_positive`` rows."""
+        raise NotImplementedError
+
+    def sample_negative(self, model, positive, state, noise, progress, out):
+        """Write the negative-phase visible states into ``out``.
+
+        Parameters
+        ----------
+        model : training-time model (e.g. ``AugmentedRBM``)
+        positive : ndarray
+            The minibatch's augmented visible rows (the clamped data).
+        state : object
+            What :meth:`init_state` returned, updated in place.
+        noise : skboltz._energy.LogisticNoise
+            The estimator's random stream (``noise.rng`` is its generator).
+        progress : float
+            Fraction of the requested training done, in [0, 1], for schedules.
+        out : ndarray of shape (n_negative, n_visible + 1)
+            Augmented rows (constant unit already 1) to fill with binary visible
+            states; the negative statistics are the mean over these rows of
+            P(h | v) v^T, which the caller computes.
+        """
+        raise NotImplementedError
+
+    def observe(self, state, hidden_input, noise):
+        """Receive the hidden inputs W v + c of the rows just written to ``out``.
+
+        ``hidden_input`` has shape (n_negative, n_hidden) and may be a transposed view;
+        it is computed with the parameters of the coming update, before it.
+        """
+
     def negative_phase(self, model, positive, state, rng, progress):
-        """Negative-phase statistics for one minibatch.
+        """Negative-phase statistics for one minibatch (the reference computation).
 
         Parameters
         ----------
@@ -55,7 +98,14 @@ class LearningStrategy(BaseEstimator):
             Mean of the sufficient statistics under the model's estimate, the same
             shape as ``model.statistics(...)`` divided by its number of rows.
         """
-        raise NotImplementedError
+        noise = LogisticNoise(rng, model.params.dtype, block_size=0)
+        out = model.empty_visible(self.n_negative(state, positive.shape[0]))
+        self.sample_negative(model, positive, state, noise, progress, out)
+        H = model.empty_hidden(out.shape[0])
+        x = model.hidden_input(out, out=H[:, :-1])
+        self.observe(state, x, noise)
+        sigmoid(x, out=x)
+        return model.statistics(H, out) / out.shape[0]
 
 
 def validate_steps(n_steps):
@@ -77,5 +127,7 @@ def steps_at(n_steps, progress):
     ``n_steps=(start, stop)`` grows k linearly from ``start`` at the first epoch to
     ``stop`` at the last one (CD-k with k growing, as the seed suggests).
     """
+    if type(n_steps) is int:  # the common case, called once per minibatch: keep it cheap
+        return n_steps
     start, stop = validate_steps(n_steps)
     return int(round(start + (stop - start) * float(np.clip(progress, 0.0, 1.0))))
