@@ -25,7 +25,8 @@ def main():
     raw = LogisticRegression(max_iter=2000).fit(X_train, y_train)
     features = make_pipeline(
         RBM(n_components=256, n_iter=20, random_state=0),
-        LogisticRegression(max_iter=2000, C=10.0),
+        # weak regularisation, as in scikit-learn's RBM example (C=6000)
+        LogisticRegression(max_iter=2000, C=6000.0),
     ).fit(X_train, y_train)
     density = RBM(n_components=16, n_iter=20, random_state=0).fit(X_train)
     log_z = density.estimate_log_partition()
@@ -35,7 +36,7 @@ def main():
     print(f"  logistic regression on raw pixels       accuracy {raw.score(X_test, y_test):.3f}")
     print(
         "  logistic regression on RBM(256) features accuracy "
-        f"{features.score(X_test, y_test):.3f}"
+        f"{features.score(X_test, y_test):.3f}  (RBM: 20 epochs, default settings)"
     )
     print(
         f"\n  RBM(16) exact log Z = {log_z.value:.3f} "

@@ -52,11 +52,14 @@ class RBM(BoltzmannBase):
         Rows per minibatch; the minibatches are reshuffled every epoch.
     n_iter : int, default=10
         Number of epochs (passes over the data) for ``fit``.
-    momentum : float or (float, float), default=(0.5, 0.9)
+    momentum : float or (float, float), default=0.5
         Momentum of the parameter updates; a pair means the first value for the first
-        5 epochs and the second afterwards, as in Hinton's practical guide.
+        5 epochs and the second afterwards, as in Hinton's practical guide. (On the
+        digits, PCD with ``batch_size`` chains reached a better held-out likelihood with
+        a constant 0.5 than with Hinton's 0.5 then 0.9.)
     weight_decay : float, default=1e-4
-        L2 penalty on the weights (not the biases).
+        L2 penalty on the weights (not the biases). Its gradient is added to the
+        velocity every 16 updates, 16 updates' worth at a time.
     verbose : int, default=0
         Print a progress line per epoch when positive.
     random_state : int, RandomState instance or None, default=None
@@ -129,7 +132,7 @@ class RBM(BoltzmannBase):
         learning_rate=0.05,
         batch_size=10,
         n_iter=10,
-        momentum=(0.5, 0.9),
+        momentum=0.5,
         weight_decay=1e-4,
         verbose=0,
         random_state=None,
@@ -171,6 +174,7 @@ class RBM(BoltzmannBase):
             "sampler": learning.init_state(model, X, self.batch_size, rng),
             "rng": rng,
             "noise": LogisticNoise(rng, dtype),
+            "pending_decay": 0,
             "n_iter": 0,
             "history": self._new_history(),
             "monitor": as_dense(X[np.sort(monitor_rows)]),
@@ -206,7 +210,6 @@ class RBM(BoltzmannBase):
         progress = self._progress(state)
         decay = self.learning_rate * self.weight_decay
         weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
-        pending_decay = 0
         for positive, stacked, hidden, half_weights, gradient in data.epoch(
             state["rng"], learning, sampler, model, self.learning_rate
         ):
@@ -230,16 +233,13 @@ class RBM(BoltzmannBase):
             np.matmul(hidden, stacked, out=gradient)
             velocity *= momentum
             velocity += gradient
+            # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
+            # at once (two strided calls per update would cost a tenth of the update).
+            state["pending_decay"] += 1
+            if state["pending_decay"] == DECAY_INTERVAL:
+                weight_velocity -= (DECAY_INTERVAL * decay) * weights
+                state["pending_decay"] = 0
             params += velocity
-            # The weight-decay gradient changes slowly: add it in batches of
-            # DECAY_INTERVAL updates (two strided calls per update would cost more than
-            # the rest of the update's bookkeeping).
-            pending_decay += 1
-            if pending_decay == DECAY_INTERVAL:
-                weight_velocity -= (pending_decay * decay) * weights
-                pending_decay = 0
-        if pending_decay and decay:
-            weight_velocity -= (pending_decay * decay) * weights
 
     def _reconstruction_error(self, state, monitor):
         view = self._model_view_of(state)
