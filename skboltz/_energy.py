@@ -93,12 +93,12 @@ class LogisticNoise:
     def take(self, shape):
         """The next ``prod(shape)`` numbers as an array of ``shape`` (a view into the block)."""
         n = shape[0] * shape[1]
-        if self._position + n > self._buffer.size:
+        end = self._position + n
+        if end > self._buffer.size:
             self._buffer = logistic_noise(self.rng, max(n, self.block_size), self.dtype)
-            self._position = 0
-        block = self._buffer[self._position : self._position + n]
-        self._position += n
-        return block.reshape(shape)
+            end = n
+        start, self._position = end - n, end
+        return self._buffer[start:end].reshape(shape)
 
 
 def binary_states(n_units, start=0, stop=None, dtype=np.float64):
@@ -230,17 +230,28 @@ class RBMView:
 class AugmentedRBM:
     """Training form of an RBM: all parameters in one (n_hidden + 1, n_visible + 1) array.
 
-    ``params[:-1, :-1]`` is W, ``params[:-1, -1]`` the hidden bias c, ``params[-1, :-1]``
-    the visible bias b and ``params[-1, -1]`` stays 0. States carry a trailing constant
-    unit equal to 1. Then a single matrix product gives W v + c, one gives W^T h + b and
-    one gives every gradient statistic at once (sum h v^T, sum h, sum v): few, large
-    numpy calls, which is what makes small minibatches fast.
+    ``params[:-1, :-1]`` is W, ``params[:-1, -1]`` the hidden bias c and ``params[-1, :-1]``
+    the visible bias b. States carry a trailing constant unit, so a single matrix
+    product gives W v + c, one gives W^T h + b and one gives every gradient statistic at
+    once (sum h v^T, sum h, sum v): few, large numpy calls, which is what makes small
+    minibatches fast.
+
+    The two constant units are ordinary units coupled by the corner weight
+    ``params[-1, -1] = ALWAYS_ON``: given each other they are on with probability
+    sigmoid(ALWAYS_ON + ...) = 1, so products over whole rows (constant column
+    included) sample and transform them like any unit. Every array stays contiguous,
+    which matters as much as the number of calls. The constructor sets the corner; it
+    is not part of the model (``view`` and ``energy`` leave it out).
 
     ``beta`` arguments are per-row inverse temperatures, shape (n_rows, 1), used by
     parallel tempering (p_beta(v, h) proportional to exp(-beta E(v, h))).
     """
 
+    #: Coupling of the two constant units: far beyond any input the other weights give.
+    ALWAYS_ON = 1e6
+
     def __init__(self, params):
+        params[-1, -1] = self.ALWAYS_ON
         self.params = params
         self.n_hidden = params.shape[0] - 1
         self.n_visible = params.shape[1] - 1
@@ -258,79 +269,43 @@ class AugmentedRBM:
         p = self.params
         return RBMView(p[:-1, :-1], p[-1, :-1], p[:-1, -1])
 
-    def _with_constant(self, n_rows, n_units):
-        out = np.empty((n_rows, n_units + 1), dtype=self.params.dtype)
-        out[:, -1] = 1
-        return out
-
-    def hidden_probability(self, V, beta=None):
-        """P(h = 1 | v) with the constant unit appended, for augmented rows ``V``."""
-        H = self._with_constant(V.shape[0], self.n_hidden)
-        h = np.matmul(V, self.params[:-1].T, out=H[:, :-1])
-        if beta is not None:
-            h *= beta
-        sigmoid(h, out=h)
-        return H
-
-    def sample_hidden(self, V, rng, beta=None):
-        """Binary hidden states drawn given augmented visible rows ``V``."""
-        H = self.hidden_probability(V, beta)
-        h = H[:, :-1]
-        np.less(rng.random(h.shape, dtype=h.dtype), h, out=h)
-        return H
-
-    def visible_probability(self, H, beta=None):
-        """P(v = 1 | h) with the constant unit appended, for augmented rows ``H``."""
-        V = self._with_constant(H.shape[0], self.n_visible)
-        v = np.matmul(H, self.params[:, :-1], out=V[:, :-1])
-        if beta is not None:
-            v *= beta
-        sigmoid(v, out=v)
-        return V
-
-    def sample_visible(self, H, rng, beta=None):
-        """Binary visible states drawn given augmented hidden rows ``H``."""
-        V = self.visible_probability(H, beta)
-        v = V[:, :-1]
-        np.less(rng.random(v.shape, dtype=v.dtype), v, out=v)
-        return V
-
-    # -- in-place forms for the training loop (few, large numpy calls) -------------
     def empty_visible(self, n_rows):
-        """Augmented visible rows (constant unit set to 1) to be filled in."""
-        return self._with_constant(n_rows, self.n_visible)
+        """Uninitialised augmented visible rows."""
+        return np.empty((n_rows, self.n_visible + 1), dtype=self.params.dtype)
 
     def empty_hidden(self, n_rows):
-        """Augmented hidden rows (constant unit set to 1) to be filled in."""
-        return self._with_constant(n_rows, self.n_hidden)
+        """Uninitialised augmented hidden rows."""
+        return np.empty((n_rows, self.n_hidden + 1), dtype=self.params.dtype)
 
     def hidden_input(self, V, out=None):
-        """Total input W v + c of each hidden unit, for augmented rows ``V``."""
-        return np.matmul(V, self.params[:-1].T, out=out)
+        """Inputs W v + c of the hidden units (and a huge one of the constant unit)."""
+        return np.matmul(V, self.params.T, out=out)
 
     def visible_input(self, H, out=None):
-        """Total input W^T h + b of each visible unit, for augmented rows ``H``."""
-        return np.matmul(H, self.params[:, :-1], out=out)
+        """Inputs W^T h + b of the visible units (and a huge one of the constant unit)."""
+        return np.matmul(H, self.params, out=out)
 
     def draw_hidden(self, V, noise, out, beta=None):
-        """Fill the augmented hidden rows ``out`` with a draw from P(h | v) (at ``beta``)."""
-        x = self.hidden_input(V, out=out[:, :-1])
-        if beta is not None:
-            x *= beta
-        np.greater(x, noise.take(x.shape), out=x)
-        return out
+        """Fill augmented hidden rows ``out`` with a draw from P(h | v) (at ``beta``)."""
+        return self._draw(self.hidden_input(V, out=out), noise, beta)
 
     def draw_visible(self, H, noise, out, beta=None):
-        """Fill the augmented visible rows ``out`` with a draw from P(v | h) (at ``beta``)."""
-        x = self.visible_input(H, out=out[:, :-1])
+        """Fill augmented visible rows ``out`` with a draw from P(v | h) (at ``beta``)."""
+        return self._draw(self.visible_input(H, out=out), noise, beta)
+
+    @staticmethod
+    def _draw(x, noise, beta):
         if beta is not None:
             x *= beta
         np.greater(x, noise.take(x.shape), out=x)
-        return out
+        if beta is not None:
+            x[:, -1] = 1  # at beta = 0 the constant unit would be a coin flip
+        return x
 
     def energy(self, V, H):
-        """E(v, h) of paired augmented rows (the constant units add nothing)."""
-        return -np.einsum("nj,nj->n", H @ self.params, V)
+        """E(v, h) of paired augmented rows (the constant units' coupling left out)."""
+        p = self.params
+        return -np.einsum("nj,nj->n", H @ p[:, :-1], V[:, :-1]) - H[:, :-1] @ p[:-1, -1]
 
     @staticmethod
     def statistics(H, V):

@@ -193,46 +193,49 @@ class RBM(BoltzmannBase):
         params[-1, :-1] = self.intercept_visible_
         return params
 
-    def _minibatches(self, X):
-        # Augment X and allocate the loop's buffers once per fit / partial_fit call, not
-        # once per epoch; _publish drops them (and the reference to X) at the end.
+    def _minibatches(self, X, learning, sampler, model):
+        # Buffers and views are made once per fit / partial_fit call, not per epoch;
+        # _publish drops them (and the reference to X) at the end.
         data = getattr(self, "_minibatch_cache", None)
-        if data is None or data.source is not X or data.batch_size != self.batch_size:
-            data = self._minibatch_cache = _Minibatches(X, self.batch_size)
+        if data is None or data.source is not X:
+            data = self._minibatch_cache = _Minibatches(
+                X, self.batch_size, lambda n: learning.n_negative(sampler, n), model,
+                self.learning_rate,
+            )
         return data
 
     def _train_epoch(self, X, state, learning):
-        data = self._minibatches(X)
         params, velocity = state["params"], state["velocity"]
         sampler, noise = state["sampler"], state["noise"]
         model = AugmentedRBM(params)
+        data = self._minibatches(X, learning, sampler, model)
         momentum = self._momentum_at(state["n_iter"])
         progress = self._progress(state)
         decay = self.learning_rate * self.weight_decay
         weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
-        for positive, stacked, hidden, half_weights, gradient in data.epoch(
-            state["rng"], learning, sampler, model, self.learning_rate
-        ):
-            n_positive = positive.shape[0]
+        velocity[-1, -1] = 0  # the constant units' coupling is not learnt
+        gradient = data.gradient
+        for n_positive, stacked, hidden, half_weights in data.epoch(state["rng"]):
             # Rows [:n_positive] of `stacked` hold the minibatch, the rest the negative
-            # phase's visible states: one product gives every hidden input, transposed
-            # so that the elementwise work below runs on a contiguous block ...
+            # phase's visible states: one product gives every hidden input ...
             learning.sample_negative(
-                model, positive, sampler, noise, progress, stacked[n_positive:]
+                model, stacked[:n_positive], sampler, noise, progress, stacked[n_positive:]
             )
-            x = np.matmul(params[:-1, :], stacked.T, out=hidden[:-1])
-            learning.observe(sampler, x[:, n_positive:].T, noise)
-            # ... then r * sigmoid(x) = (r/2) tanh(x/2) + r/2 with the row weight r =
-            # +learning_rate / n_positive for data and -learning_rate / n_negative for
-            # negative rows (the constant hidden unit's row holds r), so that one more
-            # product gives learning_rate * (positive - negative) for W, b and c at once.
+            x = model.hidden_input(stacked, out=hidden)
+            learning.observe(sampler, x[n_positive:], noise)
+            # ... then the row-weighted sigmoid r * sigmoid(x) = (r/2) tanh(x/2) + r/2,
+            # with r = +learning_rate / n_positive for data and -learning_rate /
+            # n_negative for negative rows, so that one more product gives
+            # learning_rate * (positive - negative) for W, b and c at once. The product
+            # is taken with (r/2) tanh(x/2) only; the missing sum_rows (r/2) v is the
+            # constant unit's row of that product (its tanh is 1), added to every row.
             x *= 0.5
             np.tanh(x, out=x)
             x *= half_weights
-            x += half_weights
-            np.matmul(hidden, stacked, out=gradient)
+            np.matmul(hidden.T, stacked, out=gradient)
             velocity *= momentum
             velocity += gradient
+            velocity += gradient[-1]
             # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
             # at once (two strided calls per update would cost a tenth of the update).
             state["pending_decay"] += 1
@@ -369,58 +372,58 @@ class RBM(BoltzmannBase):
 
 
 class _Minibatches:
-    """The training rows of one fit / partial_fit call, augmented once, and the buffers
-    of the training loop (allocated once, reused by every minibatch)."""
+    """Shuffled minibatches of one fit / partial_fit call, laid out for the training loop.
 
-    def __init__(self, X, batch_size):
+    Each minibatch lives in the top rows of its own "stacked" block of augmented rows,
+    the negative phase writing the rows below, so no minibatch is ever copied: an epoch
+    shuffles X into the blocks (a chunk of blocks at a time, bounding memory) with a
+    couple of large calls. Sparse X is densified chunk by chunk the same way.
+    """
+
+    #: Minibatches shuffled into place per chunk.
+    CHUNK_BATCHES = 256
+
+    def __init__(self, X, batch_size, n_negative, model, learning_rate):
+        """``n_negative(n_positive)`` is the number of negative rows of a minibatch."""
         self.source = X
+        n_samples, n_visible = X.shape
+        dtype = model.params.dtype
         self.batch_size = batch_size
-        ones = np.ones((X.shape[0], 1), dtype=X.dtype)
-        if sp.issparse(X):
-            self.X = sp.hstack([X, ones], format="csr")
-        else:
-            self.X = AugmentedRBM.augment(X)
-        self.n_samples = X.shape[0]
-        self._buffers = {}
+        self.n_full, self.n_rest = divmod(n_samples, batch_size)
+        self.gradient = np.empty_like(model.params)
 
-    def _buffers_for(self, model, n_positive, n_negative, learning_rate):
-        key = (n_positive, n_negative, model.params.dtype, learning_rate)
-        if key not in self._buffers:
-            n_rows = n_positive + n_negative
-            # hidden units x rows (transposed); the last row is the constant unit,
-            # holding each row's weight in the gradient
-            hidden = np.empty((model.n_hidden + 1, n_rows), dtype=model.params.dtype)
-            hidden[-1, :n_positive] = learning_rate / n_positive
-            hidden[-1, n_positive:] = -learning_rate / n_negative
-            self._buffers[key] = (
-                model.empty_visible(n_rows),
-                hidden,
-                hidden[-1:] / 2,
-                np.empty_like(model.params),
-            )
-        return self._buffers[key]
+        def buffers(n_positive, n_blocks=None):
+            n_rows = n_positive + n_negative(n_positive)
+            shape = (n_rows, n_visible + 1) if n_blocks is None else (n_blocks, n_rows, n_visible + 1)
+            stacked = np.empty(shape, dtype)
+            stacked[..., -1] = 1
+            # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch)
+            half_weights = np.empty((n_rows, 1), dtype)
+            half_weights[:n_positive] = learning_rate / n_positive / 2
+            half_weights[n_positive:] = -learning_rate / (n_rows - n_positive) / 2
+            return stacked, model.empty_hidden(n_rows), half_weights
 
-    def epoch(self, rng, learning, sampler, model, learning_rate):
-        """Yield (minibatch, stacked rows, hidden columns, r / 2, gradient) per minibatch.
+        self.blocks, hidden, half = buffers(
+            batch_size, max(1, min(self.n_full, self.CHUNK_BATCHES))
+        )
+        self.block_batches = [(batch_size, block, hidden, half) for block in self.blocks]
+        self.rest_batch = (self.n_rest, *buffers(max(self.n_rest, 1)))
 
-        The rows are shuffled once per epoch; each minibatch is copied into the top of
-        its stacked buffer, which the caller fills below with the negative phase.
-        """
-        order = rng.permutation(self.n_samples)
-        if sp.issparse(self.X):
-            shuffled = self.X[order]
-        else:
-            shuffled = np.take(self.X, order, axis=0)
-        for start in range(0, self.n_samples, self.batch_size):
-            stop = min(start + self.batch_size, self.n_samples)
-            n_positive = stop - start
-            n_negative = learning.n_negative(sampler, n_positive)
-            stacked, hidden, half_weights, gradient = self._buffers_for(
-                model, n_positive, n_negative, learning_rate
-            )
-            positive = stacked[:n_positive]
-            if sp.issparse(shuffled):
-                shuffled[start:stop].toarray(out=positive)
-            else:
-                np.copyto(positive, shuffled[start:stop])
-            yield positive, stacked, hidden, half_weights, gradient
+    def _fill(self, destination, rows):
+        rows = self.source[rows]
+        if sp.issparse(rows):
+            rows = rows.toarray()
+        destination[...] = rows.reshape(destination.shape)
+
+    def epoch(self, rng):
+        """Yield (n_positive, stacked rows, hidden buffer, r / 2) per minibatch."""
+        order = rng.permutation(self.source.shape[0])
+        b = self.batch_size
+        for first in range(0, self.n_full, len(self.blocks)):
+            n_blocks = min(len(self.blocks), self.n_full - first)
+            rows = order[first * b : (first + n_blocks) * b]
+            self._fill(self.blocks[:n_blocks, :b, :-1], rows)
+            yield from self.block_batches[:n_blocks]
+        if self.n_rest:
+            self._fill(self.rest_batch[1][: self.n_rest, :-1], order[self.n_full * b :])
+            yield self.rest_batch

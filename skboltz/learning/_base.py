@@ -65,17 +65,16 @@ class LearningStrategy(BaseEstimator):
         progress : float
             Fraction of the requested training done, in [0, 1], for schedules.
         out : ndarray of shape (n_negative, n_visible + 1)
-            Augmented rows (constant unit already 1) to fill with binary visible
-            states; the negative statistics are the mean over these rows of
+            Augmented rows to fill with binary visible states (constant unit 1); the negative statistics are the mean over these rows of
             P(h | v) v^T, which the caller computes.
         """
         raise NotImplementedError
 
     def observe(self, state, hidden_input, noise):
-        """Receive the hidden inputs W v + c of the rows just written to ``out``.
+        """Receive ``model.hidden_input`` of the rows just written to ``out``.
 
-        ``hidden_input`` has shape (n_negative, n_hidden) and may be a transposed view;
-        it is computed with the parameters of the coming update, before it.
+        Shape (n_negative, n_hidden + 1), computed with the parameters of the coming
+        update, before it; persistent chains draw their next hidden state from it.
         """
 
     def negative_phase(self, model, positive, state, rng, progress):
@@ -101,11 +100,9 @@ class LearningStrategy(BaseEstimator):
         noise = LogisticNoise(rng, model.params.dtype, block_size=0)
         out = model.empty_visible(self.n_negative(state, positive.shape[0]))
         self.sample_negative(model, positive, state, noise, progress, out)
-        H = model.empty_hidden(out.shape[0])
-        x = model.hidden_input(out, out=H[:, :-1])
+        x = model.hidden_input(out)
         self.observe(state, x, noise)
-        sigmoid(x, out=x)
-        return model.statistics(H, out) / out.shape[0]
+        return model.statistics(sigmoid(x, out=x), out) / out.shape[0]
 
 
 def validate_steps(n_steps):

@@ -103,8 +103,7 @@ class PCD(LearningStrategy):
         # update then starts with h -> v, and the caller's product over the new
         # visible rows (needed for the statistics anyway) gives the next h.
         hidden = model.draw_hidden(chains, noise, model.empty_hidden(chains.shape[0]))
-        # Column-major, because the training loop hands `observe` transposed inputs.
-        return {"chains": chains, "hidden": np.asfortranarray(hidden)}
+        return {"chains": chains, "hidden": hidden}
 
     def n_negative(self, state, n_positive):
         return state["hidden"].shape[0]
@@ -116,8 +115,7 @@ class PCD(LearningStrategy):
         state["chains"] = model.draw_visible(H, noise, out)
 
     def observe(self, state, hidden_input, noise):
-        hidden = state["hidden"][:, :-1]
-        np.greater(hidden_input, noise.take(hidden.shape[::-1]).T, out=hidden)
+        np.greater(hidden_input, noise.take(hidden_input.shape), out=state["hidden"])
 
 
 @register("pt", "rbm")
@@ -183,7 +181,7 @@ class ParallelTempering(LearningStrategy):
             model.draw_visible(H, noise, V, row_betas)
         model.draw_hidden(V, noise, H, row_betas)
         self._swap(model, V, H, state, noise.rng)
-        out[:, :-1] = V[:n_chains, :-1]
+        out[...] = V[:n_chains]
 
     @staticmethod
     def _swap(model, V, H, state, rng):
