@@ -90,6 +90,11 @@ class LogisticNoise:
         self._buffer = np.empty(0, dtype=self.dtype)
         self._position = 0
 
+    def set_dtype(self, dtype):
+        """Continue the stream in another dtype."""
+        self.dtype = np.dtype(dtype)
+        self._buffer = self._buffer.astype(self.dtype)
+
     def take(self, shape):
         """The next ``prod(shape)`` numbers as an array of ``shape`` (a view into the block)."""
         n = shape[0] * shape[1]
@@ -277,21 +282,23 @@ class AugmentedRBM:
         """Uninitialised augmented hidden rows."""
         return np.empty((n_rows, self.n_hidden + 1), dtype=self.params.dtype)
 
+    # np.dot rather than matmul: same BLAS call, ~0.6 us less overhead at batch 10.
+    # ``out`` must be C-contiguous (np.dot refuses anything else).
     def hidden_input(self, V, out=None):
         """Inputs W v + c of the hidden units (and a huge one of the constant unit)."""
-        return np.matmul(V, self.params.T, out=out)
+        return np.dot(V, self.params.T, out=out)
 
     def visible_input(self, H, out=None):
         """Inputs W^T h + b of the visible units (and a huge one of the constant unit)."""
-        return np.matmul(H, self.params, out=out)
+        return np.dot(H, self.params, out=out)
 
     def draw_hidden(self, V, noise, out, beta=None):
         """Fill augmented hidden rows ``out`` with a draw from P(h | v) (at ``beta``)."""
-        return self._draw(self.hidden_input(V, out=out), noise, beta)
+        return self._draw(np.dot(V, self.params.T, out=out), noise, beta)
 
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from P(v | h) (at ``beta``)."""
-        return self._draw(self.visible_input(H, out=out), noise, beta)
+        return self._draw(np.dot(H, self.params, out=out), noise, beta)
 
     @staticmethod
     def _draw(x, noise, beta):

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BoltzmannBase, as_dense, make_generator
-from ._energy import AugmentedRBM, LogisticNoise, RBMView, bernoulli_sample
+from ._energy import AugmentedRBM, LogisticNoise, RBMView, bernoulli_sample, sigmoid
 from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
 from .partition._base import ZEstimator
@@ -204,7 +204,20 @@ class RBM(BoltzmannBase):
             )
         return data
 
+    @staticmethod
+    def _match_dtype(state):
+        """Cast the training state to the parameters' dtype (partial_fit may switch it)."""
+        dtype = state["params"].dtype
+        if state["velocity"].dtype != dtype:
+            state["velocity"] = state["velocity"].astype(dtype)
+            state["noise"].set_dtype(dtype)
+            sampler = state["sampler"]
+            for key, value in (sampler or {}).items():
+                if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                    sampler[key] = value.astype(dtype)
+
     def _train_epoch(self, X, state, learning):
+        self._match_dtype(state)
         params, velocity = state["params"], state["velocity"]
         sampler, noise = state["sampler"], state["noise"]
         model = AugmentedRBM(params)
@@ -232,7 +245,7 @@ class RBM(BoltzmannBase):
             x *= 0.5
             np.tanh(x, out=x)
             x *= half_weights
-            np.matmul(hidden.T, stacked, out=gradient)
+            np.dot(hidden.T, stacked, out=gradient)
             velocity *= momentum
             velocity += gradient
             velocity += gradient[-1]
@@ -245,10 +258,14 @@ class RBM(BoltzmannBase):
             params += velocity
 
     def _reconstruction_error(self, state, monitor):
-        view = self._model_view_of(state)
-        monitor = monitor.astype(view.dtype, copy=False)
-        reconstruction = view.visible_probability(view.hidden_probability(monitor))
-        return float(np.mean((monitor - reconstruction) ** 2))
+        # Augmented rows and contiguous parameters: about twice as fast as the view's
+        # strided weights, and this runs every epoch.
+        model = AugmentedRBM(state["params"])
+        monitor = AugmentedRBM.augment(monitor.astype(model.params.dtype, copy=False))
+        hidden = sigmoid(model.hidden_input(monitor))
+        reconstruction = sigmoid(model.visible_input(hidden))
+        reconstruction -= monitor
+        return float(np.mean(np.square(reconstruction[:, :-1], out=reconstruction[:, :-1])))
 
     def _publish(self, state):
         self._minibatch_cache = None
