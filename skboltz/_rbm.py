@@ -269,6 +269,12 @@ class RBM(BoltzmannBase):
 
     def _publish(self, state):
         self._minibatch_cache = None
+        # Sampler entries may be views into the loop's buffers (PCD's last chains):
+        # own them, so the fitted model does not keep those buffers alive.
+        sampler = state["sampler"]
+        for key, value in (sampler or {}).items():
+            if isinstance(value, np.ndarray) and value.base is not None:
+                sampler[key] = value.copy()
         params = state["params"]
         self.components_ = params[:-1, :-1].copy()
         self.intercept_hidden_ = params[:-1, -1].copy()

@@ -65,8 +65,10 @@ class LearningStrategy(BaseEstimator):
         progress : float
             Fraction of the requested training done, in [0, 1], for schedules.
         out : ndarray of shape (n_negative, n_visible + 1)
-            Augmented rows to fill with binary visible states (constant unit 1); the negative statistics are the mean over these rows of
-            P(h | v) v^T, which the caller computes.
+            Augmented rows to fill with binary visible states (constant unit 1). The
+            negative statistics are the mean over these rows of P(h | v) v^T, which
+            the caller computes. A strategy may keep a reference to ``out`` (it stays
+            valid until the caller's next call).
         """
         raise NotImplementedError
 
