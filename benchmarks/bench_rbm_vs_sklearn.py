@@ -35,8 +35,8 @@ from skboltz import RBM
 from skboltz._energy import RBMView
 from skboltz.partition import Exact
 
-N_EPOCHS = 5
-REPEATS = 5
+N_EPOCHS = 10  # BernoulliRBM's default n_iter
+REPEATS = 3
 SEEDS = 5
 QUALITY_EPOCHS = (5, 10, 20)
 
@@ -57,7 +57,8 @@ def fit_seconds(model, X):
 
 def speed_table():
     print(f"Per-epoch time (ms; fit of {N_EPOCHS} epochs, median of {REPEATS}, alternating)")
-    header = f"{'data':10s} {'dtype':8s} {'hidden':>6s} {'batch':>5s} {'sklearn':>9s} {'skboltz':>9s} {'speed-up':>9s}"
+    header = (f"{'data':10s} {'dtype':8s} {'hidden':>6s} {'batch':>5s} {'sklearn':>9s} "
+              f"{'skboltz':>9s} {'speed-up':>9s}")
     print(header)
     print("-" * len(header))
     ratios = {}
@@ -97,8 +98,8 @@ def log_likelihood_of(model, X):
 
 
 def quality_table(dtype=np.float32):
-    print(f"Exact held-out log-likelihood, nats per image (16 hidden units, {np.dtype(dtype).name}; "
-          f"mean +- sd over {SEEDS} seeds; higher is better)")
+    print(f"Exact held-out log-likelihood, nats per image (16 hidden units, "
+          f"{np.dtype(dtype).name}; mean +- sd over {SEEDS} seeds; higher is better)")
     print("BernoulliRBM(n_components=16) and skboltz.RBM(n_components=16), other "
           "settings at their defaults (n_iter varied for equal epochs)")
     header = (f"{'data':10s} {'comparison':22s} {'sklearn':>15s} {'skboltz':>15s} "
@@ -145,6 +146,9 @@ def quality_table(dtype=np.float32):
 if __name__ == "__main__":
     warnings.simplefilter("ignore", category=UserWarning)
     start = time.perf_counter()
+    print("load average before: %.2f %.2f %.2f (2 cores; other jobs skew the timings)\n"
+          % os.getloadavg())
     speed_table()
     quality_table()
-    print(f"\ntotal {time.perf_counter() - start:.0f} s")
+    print(f"\ntotal {time.perf_counter() - start:.0f} s; load average after: "
+          "%.2f %.2f %.2f" % os.getloadavg())

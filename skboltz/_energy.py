@@ -252,8 +252,10 @@ class AugmentedRBM:
     parallel tempering (p_beta(v, h) proportional to exp(-beta E(v, h))).
     """
 
-    #: Coupling of the two constant units: far beyond any input the other weights give.
-    ALWAYS_ON = 1e6
+    #: Coupling of the two constant units: far beyond any input the other weights give
+    #: (sigmoid is 1 in float64 above ~40), yet well below where training is declared
+    #: diverged (1e6).
+    ALWAYS_ON = 1e5
 
     def __init__(self, params):
         params[-1, -1] = self.ALWAYS_ON
@@ -313,6 +315,13 @@ class AugmentedRBM:
         """E(v, h) of paired augmented rows (the constant units' coupling left out)."""
         p = self.params
         return -np.einsum("nj,nj->n", H @ p[:, :-1], V[:, :-1]) - H[:, :-1] @ p[:-1, -1]
+
+    def reconstruction_error(self, X):
+        """Mean squared error of the mean-field reconstruction P(v | P(h | x)) of rows X."""
+        X = self.augment(X.astype(self.params.dtype, copy=False))
+        reconstruction = sigmoid(self.visible_input(sigmoid(self.hidden_input(X))))
+        reconstruction -= X
+        return float(np.mean(np.square(reconstruction[:, :-1])))
 
     @staticmethod
     def statistics(H, V):

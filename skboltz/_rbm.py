@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BoltzmannBase, as_dense, make_generator
-from ._energy import AugmentedRBM, LogisticNoise, RBMView, bernoulli_sample, sigmoid
+from ._energy import AugmentedRBM, LogisticNoise, RBMView, bernoulli_sample
 from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
 from .partition._base import ZEstimator
@@ -258,14 +258,8 @@ class RBM(BoltzmannBase):
             params += velocity
 
     def _reconstruction_error(self, state, monitor):
-        # Augmented rows and contiguous parameters: about twice as fast as the view's
-        # strided weights, and this runs every epoch.
-        model = AugmentedRBM(state["params"])
-        monitor = AugmentedRBM.augment(monitor.astype(model.params.dtype, copy=False))
-        hidden = sigmoid(model.hidden_input(monitor))
-        reconstruction = sigmoid(model.visible_input(hidden))
-        reconstruction -= monitor
-        return float(np.mean(np.square(reconstruction[:, :-1], out=reconstruction[:, :-1])))
+        # the augmented form's contiguous products: ~2x faster than RBMView's, every epoch
+        return AugmentedRBM(state["params"]).reconstruction_error(monitor)
 
     def _publish(self, state):
         self._minibatch_cache = None
@@ -417,7 +411,9 @@ class _Minibatches:
 
         def buffers(n_positive, n_blocks=None):
             n_rows = n_positive + n_negative(n_positive)
-            shape = (n_rows, n_visible + 1) if n_blocks is None else (n_blocks, n_rows, n_visible + 1)
+            shape = (n_rows, n_visible + 1)
+            if n_blocks is not None:
+                shape = (n_blocks, *shape)
             stacked = np.empty(shape, dtype)
             stacked[..., -1] = 1
             # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch)
