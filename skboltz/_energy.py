@@ -40,24 +40,29 @@ def bernoulli_sample(probability, rng, out=None):
     return np.less(uniform, probability, out=out if out is not None else uniform)
 
 
+#: Per float type: (unsigned int of the same size, random mantissa bits used, the bit
+#: pattern of 1.0).
+_FLOAT_BITS = {
+    np.dtype(np.float32): (np.uint32, 23, 0x3F800000),
+    np.dtype(np.float64): (np.uint64, 52, 0x3FF0000000000000),
+}
+
+
 def uniform_open(rng, n, dtype):
     """``n`` uniform numbers strictly inside (0, 1), in ``dtype``.
 
-    Made from the generator's raw 64-bit output (about 2x cheaper here than
-    ``Generator.random``): float32 gets 23 random bits, float64 32 bits, each value
-    centred in its bin so that neither 0 nor 1 occurs (1 - 2**-24 is the largest
-    float32 below 1, so 23 bits is what float32 can centre).
+    Random mantissa bits under the exponent of 1.0 give a float in [1, 2) with no
+    int-to-float conversion; subtracting 1 - 2**-(bits + 1) (exactly) centres each value
+    in its bin, so neither 0 nor 1 occurs. Built on the generator's raw 64-bit output:
+    about 3x cheaper here than ``Generator.random``.
     """
-    raw = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
-    if np.dtype(dtype) == np.float32:
-        raw >>= 9
-        u = raw.astype(np.float32)
-        u += 0.5
-        u *= np.float32(2.0**-23)
-    else:
-        u = raw.astype(np.float64)
-        u += 0.5
-        u *= 2.0**-32
+    uint, bits, one = _FLOAT_BITS[np.dtype(dtype)]
+    n_words = -(-n * np.dtype(uint).itemsize // 8)
+    raw = rng.bit_generator.random_raw(n_words).view(uint)[:n]
+    raw >>= raw.itemsize * 8 - bits
+    raw |= uint(one)
+    u = raw.view(dtype)
+    u -= 1 - 2.0 ** -(bits + 1)
     return u
 
 
@@ -69,9 +74,8 @@ def logistic_noise(rng, n, dtype):
     """
     u = uniform_open(rng, n, dtype)
     complement = np.subtract(1, u, dtype=u.dtype)
-    np.log(u, out=u)
-    u -= np.log(complement, out=complement)
-    return u
+    u /= complement
+    return np.log(u, out=u)
 
 
 class LogisticNoise:
