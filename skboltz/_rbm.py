@@ -222,12 +222,16 @@ class RBM(BoltzmannBase):
         sampler, noise = state["sampler"], state["noise"]
         model = AugmentedRBM(params)
         data = self._minibatches(X, learning, sampler, model)
-        momentum = self._momentum_at(state["n_iter"])
         progress = self._progress(state)
         decay = self.learning_rate * self.weight_decay
         weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
         velocity[-1, -1] = 0  # the constant units' coupling is not learnt
+        # Same-shape operands and 0-d arrays: numpy's cheapest calls (a Python float or
+        # a broadcast operand costs about twice as much at minibatch sizes).
+        momentum = np.asarray(self._momentum_at(state["n_iter"]), dtype=params.dtype)
+        half, one = data.half, data.one
         gradient = data.gradient
+        pending_decay = state["pending_decay"]
         for n_positive, stacked, hidden, half_weights in data.epoch(state["rng"]):
             # Rows [:n_positive] of `stacked` hold the minibatch, the rest the negative
             # phase's visible states: one product gives every hidden input ...
@@ -236,26 +240,25 @@ class RBM(BoltzmannBase):
             )
             x = model.hidden_input(stacked, out=hidden)
             learning.observe(sampler, x[n_positive:], noise)
-            # ... then the row-weighted sigmoid r * sigmoid(x) = (r/2) tanh(x/2) + r/2,
+            # ... then the row-weighted sigmoid r * sigmoid(x) = (tanh(x/2) + 1) * r/2,
             # with r = +learning_rate / n_positive for data and -learning_rate /
             # n_negative for negative rows, so that one more product gives
-            # learning_rate * (positive - negative) for W, b and c at once. The product
-            # is taken with (r/2) tanh(x/2) only; the missing sum_rows (r/2) v is the
-            # constant unit's row of that product (its tanh is 1), added to every row.
-            x *= 0.5
+            # learning_rate * (positive - negative) for W, b and c at once.
+            x *= half
             np.tanh(x, out=x)
+            x += one
             x *= half_weights
             np.dot(hidden.T, stacked, out=gradient)
             velocity *= momentum
             velocity += gradient
-            velocity += gradient[-1]
             # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
             # at once (two strided calls per update would cost a tenth of the update).
-            state["pending_decay"] += 1
-            if state["pending_decay"] == DECAY_INTERVAL:
+            pending_decay += 1
+            if pending_decay == DECAY_INTERVAL:
                 weight_velocity -= (DECAY_INTERVAL * decay) * weights
-                state["pending_decay"] = 0
+                pending_decay = 0
             params += velocity
+        state["pending_decay"] = pending_decay
 
     def _reconstruction_error(self, state, monitor):
         # the augmented form's contiguous products: ~2x faster than RBMView's, every epoch
@@ -408,6 +411,7 @@ class _Minibatches:
         self.batch_size = batch_size
         self.n_full, self.n_rest = divmod(n_samples, batch_size)
         self.gradient = np.empty_like(model.params)
+        self.half, self.one = np.asarray(0.5, dtype), np.asarray(1.0, dtype)
 
         def buffers(n_positive, n_blocks=None):
             n_rows = n_positive + n_negative(n_positive)
@@ -416,8 +420,9 @@ class _Minibatches:
                 shape = (n_blocks, *shape)
             stacked = np.empty(shape, dtype)
             stacked[..., -1] = 1
-            # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch)
-            half_weights = np.empty((n_rows, 1), dtype)
+            # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch), full
+            # shape: a same-shape operand is cheaper than a broadcast column
+            half_weights = np.empty((n_rows, model.n_hidden + 1), dtype)
             half_weights[:n_positive] = learning_rate / n_positive / 2
             half_weights[n_positive:] = -learning_rate / (n_rows - n_positive) / 2
             return stacked, model.empty_hidden(n_rows), half_weights
