@@ -325,7 +325,7 @@ class AugmentedRBM:
         X = self.augment(X.astype(self.params.dtype, copy=False))
         reconstruction = sigmoid(self.visible_input(sigmoid(self.hidden_input(X))))
         reconstruction -= X
-        return float(np.mean(np.square(reconstruction[:, :-1])))
+        return float(np.mean(np.square(reconstruction[:, :-1]), dtype=np.float64))
 
     @staticmethod
     def statistics(H, V):

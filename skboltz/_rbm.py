@@ -261,8 +261,11 @@ class RBM(BoltzmannBase):
         state["pending_decay"] = pending_decay
 
     def _reconstruction_error(self, state, monitor):
-        # the augmented form's contiguous products: ~2x faster than RBMView's, every epoch
-        return AugmentedRBM(state["params"]).reconstruction_error(monitor)
+        # A monitor, run every epoch: float32 and the augmented form's contiguous
+        # products make it ~4x cheaper than float64 through RBMView (at 1000 rows it
+        # would otherwise cost up to a fifth of a digits epoch).
+        model = AugmentedRBM(state["params"].astype(np.float32))
+        return model.reconstruction_error(monitor)
 
     def _publish(self, state):
         self._minibatch_cache = None
