@@ -1,8 +1,7 @@
 """The skboltz demo: ``python -m skboltz``.
 
 Trains an RBM on the digits, compares logistic regression (C chosen by cross-validation)
-on RBM features with raw
-pixels, and prints the RBM's exact held-out log-likelihood.
+on RBM features with raw pixels, and prints the RBM's exact held-out log-likelihood.
 """
 
 import time
