@@ -78,36 +78,60 @@ def logistic_noise(rng, n, dtype):
     return np.log(u, out=u)
 
 
-class LogisticNoise:
-    """A buffered stream of logistic noise drawn from a generator in large blocks.
+def signed_uniform_noise(rng, n, dtype):
+    """``n`` numbers uniform on (-1, 1).
+
+    ``t > U`` is a Bernoulli draw with probability (1 + t) / 2, so ``tanh(x / 2) > U``
+    samples sigmoid(x): cheaper than logistic noise (no logarithm) where tanh(x / 2) is
+    computed anyway.
+    """
+    u = uniform_open(rng, n, dtype)
+    u *= 2  # exact, and 2u - 1 stays strictly inside (-1, 1)
+    u -= 1
+    return u
+
+
+class Noise:
+    """Buffered streams of logistic and of signed uniform noise, drawn in large blocks.
 
     Drawing per minibatch costs a few microseconds of call overhead each time, so
-    numbers are drawn ``block_size`` at a time and handed out as views. The stream is
-    a deterministic function of the generator, so it can be saved (pickled, deep-copied)
-    with the training state and continued.
+    numbers are drawn ``block_size`` at a time and handed out as views. The streams are
+    a deterministic function of the generator, so they can be saved (pickled,
+    deep-copied) with the training state and continued.
     """
+
+    _MAKERS = {"logistic": logistic_noise, "signed_uniform": signed_uniform_noise}
 
     def __init__(self, rng, dtype, block_size=2**16):
         self.rng = rng
         self.dtype = np.dtype(dtype)
         self.block_size = block_size
-        self._buffer = np.empty(0, dtype=self.dtype)
-        self._position = 0
+        self._buffers = {kind: np.empty(0, dtype=self.dtype) for kind in self._MAKERS}
+        self._positions = dict.fromkeys(self._MAKERS, 0)
 
     def set_dtype(self, dtype):
-        """Continue the stream in another dtype."""
+        """Continue the streams in another dtype."""
         self.dtype = np.dtype(dtype)
-        self._buffer = self._buffer.astype(self.dtype)
+        for kind, buffer in self._buffers.items():
+            self._buffers[kind] = buffer.astype(self.dtype)
 
-    def take(self, shape):
-        """The next ``prod(shape)`` numbers as an array of ``shape`` (a view into the block)."""
+    def logistic(self, shape):
+        """The next logistic numbers, as an array of ``shape`` (a view into a block)."""
+        return self._take("logistic", shape)
+
+    def signed_uniform(self, shape):
+        """The next numbers uniform on (-1, 1), as an array of ``shape``."""
+        return self._take("signed_uniform", shape)
+
+    def _take(self, kind, shape):
         n = shape[0] * shape[1]
-        end = self._position + n
-        if end > self._buffer.size:
-            self._buffer = logistic_noise(self.rng, max(n, self.block_size), self.dtype)
+        end = self._positions[kind] + n
+        if end > self._buffers[kind].size:
+            size = max(n, self.block_size)
+            self._buffers[kind] = self._MAKERS[kind](self.rng, size, self.dtype)
             end = n
-        start, self._position = end - n, end
-        return self._buffer[start:end].reshape(shape)
+        self._positions[kind] = end
+        return self._buffers[kind][end - n : end].reshape(shape)
 
 
 def binary_states(n_units, start=0, stop=None, dtype=np.float64):
@@ -310,7 +334,7 @@ class AugmentedRBM:
     def _draw(x, noise, beta):
         if beta is not None:
             x *= beta
-        np.greater(x, noise.take(x.shape), out=x)
+        np.greater(x, noise.logistic(x.shape), out=x)
         if beta is not None:
             x[:, -1] = 1  # at beta = 0 the constant unit would be a coin flip
         return x

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BoltzmannBase, as_dense, make_generator
-from ._energy import AugmentedRBM, LogisticNoise, RBMView, bernoulli_sample
+from ._energy import AugmentedRBM, Noise, RBMView, bernoulli_sample
 from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
 from .partition._base import ZEstimator
@@ -173,7 +173,7 @@ class RBM(BoltzmannBase):
             "velocity": np.zeros_like(params),
             "sampler": learning.init_state(model, X, self.batch_size, rng),
             "rng": rng,
-            "noise": LogisticNoise(rng, dtype),
+            "noise": Noise(rng, dtype),
             "pending_decay": 0,
             "n_iter": 0,
             "history": self._new_history(),
@@ -239,13 +239,13 @@ class RBM(BoltzmannBase):
                 model, stacked[:n_positive], sampler, noise, progress, stacked[n_positive:]
             )
             x = model.hidden_input(stacked, out=hidden)
-            learning.observe(sampler, x[n_positive:], noise)
             # ... then the row-weighted sigmoid r * sigmoid(x) = (tanh(x/2) + 1) * r/2,
             # with r = +learning_rate / n_positive for data and -learning_rate /
             # n_negative for negative rows, so that one more product gives
             # learning_rate * (positive - negative) for W, b and c at once.
             x *= half
             np.tanh(x, out=x)
+            learning.observe(sampler, x[n_positive:], noise)
             x += one
             x *= half_weights
             np.dot(hidden.T, stacked, out=gradient)

@@ -5,7 +5,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._energy import LogisticNoise, sigmoid
+from .._energy import Noise
 
 #: model kind ("rbm", "bm") -> {string name -> strategy class}. Filled on import.
 LEARNING_STRATEGIES = {"rbm": {}, "bm": {}}
@@ -34,8 +34,8 @@ class LearningStrategy(BaseEstimator):
     The training loop calls three methods per minibatch, so that the estimator can
     compute the positive and negative statistics in one matrix product over stacked
     rows: :meth:`n_negative` (how many negative rows), :meth:`sample_negative` (write
-    them) and :meth:`observe` (the hidden inputs of those rows, which persistent chains
-    reuse to draw their next hidden state without another product).
+    them) and :meth:`observe` (the hidden conditionals of those rows, which persistent
+    chains reuse to draw their next hidden state without another product).
     :meth:`negative_phase` is the same computation for one minibatch on its own,
     returning the mean statistics; it is the reference the fast loop must agree with.
     """
@@ -60,7 +60,7 @@ class LearningStrategy(BaseEstimator):
             The minibatch's augmented visible rows (the clamped data).
         state : object
             What :meth:`init_state` returned, updated in place.
-        noise : skboltz._energy.LogisticNoise
+        noise : skboltz._energy.Noise
             The estimator's random stream (``noise.rng`` is its generator).
         progress : float
             Fraction of the requested training done, in [0, 1], for schedules.
@@ -72,11 +72,13 @@ class LearningStrategy(BaseEstimator):
         """
         raise NotImplementedError
 
-    def observe(self, state, hidden_input, noise):
-        """Receive ``model.hidden_input`` of the rows just written to ``out``.
+    def observe(self, state, hidden_tanh, noise):
+        """Receive tanh(x / 2) = 2 P(h = 1 | v) - 1 of the rows just written to ``out``.
 
-        Shape (n_negative, n_hidden + 1), computed with the parameters of the coming
-        update, before it; persistent chains draw their next hidden state from it.
+        ``x`` is ``model.hidden_input`` (shape (n_negative, n_hidden + 1)) under the
+        parameters of the coming update, before it. Persistent chains draw their next
+        hidden state from it (``hidden_tanh > noise.signed_uniform(...)``) without
+        another product.
         """
 
     def negative_phase(self, model, positive, state, rng, progress):
@@ -99,12 +101,16 @@ class LearningStrategy(BaseEstimator):
             Mean of the sufficient statistics under the model's estimate, the same
             shape as ``model.statistics(...)`` divided by its number of rows.
         """
-        noise = LogisticNoise(rng, model.params.dtype, block_size=0)
+        noise = Noise(rng, model.params.dtype, block_size=0)
         out = model.empty_visible(self.n_negative(state, positive.shape[0]))
         self.sample_negative(model, positive, state, noise, progress, out)
         x = model.hidden_input(out)
+        x *= 0.5
+        np.tanh(x, out=x)
         self.observe(state, x, noise)
-        return model.statistics(sigmoid(x, out=x), out) / out.shape[0]
+        x += 1  # (tanh(x/2) + 1) / 2 = sigmoid(x)
+        x *= 0.5
+        return model.statistics(x, out) / out.shape[0]
 
 
 def validate_steps(n_steps):

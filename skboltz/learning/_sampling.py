@@ -5,7 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._sklearn import Interval
-from .._energy import LogisticNoise
+from .._energy import Noise
 from ._base import LearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1
@@ -98,10 +98,10 @@ class PCD(LearningStrategy):
     def init_state(self, model, data, batch_size, rng):
         validate_steps(self.n_steps)
         chains = _initial_chains(model, data, self.n_chains or batch_size, rng)
-        noise = LogisticNoise(rng, chains.dtype, block_size=0)
+        noise = Noise(rng, chains.dtype, block_size=0)
         # The chains' state is the hidden draw given their last visible rows: each
-        # update then starts with h -> v, and the caller's product over the new
-        # visible rows (needed for the statistics anyway) gives the next h.
+        # update then starts with h -> v, and the caller's P(h | v) of the new visible
+        # rows (needed for the statistics anyway) gives the next h.
         hidden = model.draw_hidden(chains, noise, model.empty_hidden(chains.shape[0]))
         return {"chains": chains, "hidden": hidden}
 
@@ -114,8 +114,9 @@ class PCD(LearningStrategy):
             model.draw_hidden(model.draw_visible(H, noise, out), noise, H)
         state["chains"] = model.draw_visible(H, noise, out)
 
-    def observe(self, state, hidden_input, noise):
-        np.greater(hidden_input, noise.take(hidden_input.shape), out=state["hidden"])
+    def observe(self, state, hidden_tanh, noise):
+        hidden = state["hidden"]
+        np.greater(hidden_tanh, noise.signed_uniform(hidden.shape), out=hidden)
 
 
 @register("pt", "rbm")
