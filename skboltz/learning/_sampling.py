@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._sklearn import Interval
+from .._energy import Noise
 from ._base import LearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1
@@ -20,13 +21,6 @@ def _initial_chains(model, data, n_chains, rng):
     chains = model.augment(rows.astype(model.params.dtype, copy=False))
     np.less(rng.random(rows.shape, dtype=chains.dtype), chains[:, :-1], out=chains[:, :-1])
     return chains
-
-
-def _run_chains(model, V, n_steps, rng):
-    """k block-Gibbs steps from augmented visible rows; returns (P(h|v_k), v_k)."""
-    for _ in range(n_steps):
-        V = model.sample_visible(model.sample_hidden(V, rng), rng)
-    return model.hidden_probability(V), V
 
 
 @register("cd", "rbm")
@@ -58,9 +52,15 @@ class CD(LearningStrategy):
         validate_steps(self.n_steps)
         return None
 
-    def negative_phase(self, model, positive, state, rng, progress):
-        H, V = _run_chains(model, positive, steps_at(self.n_steps, progress), rng)
-        return model.statistics(H, V) / V.shape[0]
+    def n_negative(self, state, n_positive):
+        return n_positive
+
+    def sample_negative(self, model, positive, state, noise, progress, out):
+        H = model.empty_hidden(positive.shape[0])
+        V = positive
+        for _ in range(steps_at(self.n_steps, progress)):
+            model.draw_hidden(V, noise, H)
+            V = model.draw_visible(H, noise, out)
 
 
 @register("pcd", "rbm")
@@ -97,13 +97,26 @@ class PCD(LearningStrategy):
 
     def init_state(self, model, data, batch_size, rng):
         validate_steps(self.n_steps)
-        n_chains = self.n_chains or batch_size
-        return {"chains": _initial_chains(model, data, n_chains, rng)}
+        chains = _initial_chains(model, data, self.n_chains or batch_size, rng)
+        noise = Noise(rng, chains.dtype, block_size=0)
+        # The chains' state is the hidden draw given their last visible rows: each
+        # update then starts with h -> v, and the caller's P(h | v) of the new visible
+        # rows (needed for the statistics anyway) gives the next h.
+        hidden = model.draw_hidden(chains, noise, model.empty_hidden(chains.shape[0]))
+        return {"chains": chains, "hidden": hidden}
 
-    def negative_phase(self, model, positive, state, rng, progress):
-        H, V = _run_chains(model, state["chains"], steps_at(self.n_steps, progress), rng)
-        state["chains"] = V
-        return model.statistics(H, V) / V.shape[0]
+    def n_negative(self, state, n_positive):
+        return state["hidden"].shape[0]
+
+    def sample_negative(self, model, positive, state, noise, progress, out):
+        H = state["hidden"]
+        for _ in range(steps_at(self.n_steps, progress) - 1):
+            model.draw_hidden(model.draw_visible(H, noise, out), noise, H)
+        state["chains"] = model.draw_visible(H, noise, out)
+
+    def observe(self, state, hidden_tanh, noise):
+        hidden = state["hidden"]
+        np.greater(hidden_tanh, noise.signed_uniform(hidden.shape), out=hidden)
 
 
 @register("pt", "rbm")
@@ -158,16 +171,18 @@ class ParallelTempering(LearningStrategy):
                 "n_chains": n_chains, "n_rounds": 0, "n_swaps_accepted": 0,
                 "n_swaps_proposed": 0}
 
-    def negative_phase(self, model, positive, state, rng, progress):
+    def n_negative(self, state, n_positive):
+        return state["n_chains"]
+
+    def sample_negative(self, model, positive, state, noise, progress, out):
         V, row_betas, n_chains = state["chains"], state["row_betas"], state["n_chains"]
+        H = model.empty_hidden(V.shape[0])
         for _ in range(steps_at(self.n_steps, progress)):
-            H = model.sample_hidden(V, rng, row_betas)
-            V = model.sample_visible(H, rng, row_betas)
-        H = model.sample_hidden(V, rng, row_betas)
-        V, H = self._swap(model, V, H, state, rng)
-        state["chains"] = V
-        cold = V[:n_chains]
-        return model.statistics(model.hidden_probability(cold), cold) / n_chains
+            model.draw_hidden(V, noise, H, row_betas)
+            model.draw_visible(H, noise, V, row_betas)
+        model.draw_hidden(V, noise, H, row_betas)
+        self._swap(model, V, H, state, noise.rng)
+        out[...] = V[:n_chains]
 
     @staticmethod
     def _swap(model, V, H, state, rng):
