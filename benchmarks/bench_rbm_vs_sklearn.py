@@ -10,7 +10,10 @@ by enumerating 2**16 hidden states) of skboltz.RBM(n_components=16) with its def
 against BernoulliRBM(n_components=16) with its defaults, on a 75/25 split, mean and
 standard deviation over SEEDS seeds: at equal epochs, and at equal wall time (skboltz
 trains epoch by epoch with partial_fit, its overhead included, until it has used the
-time BernoulliRBM took for its epochs).
+time BernoulliRBM took for its epochs). skboltz's defaults include iterate averaging
+(average_window=100): its fitted parameters are a moving average of the PCD updates,
+where BernoulliRBM keeps the last update; without it, skboltz's likelihood swings by
+2-3 nats from epoch to epoch after ~15 epochs on the binarized digits.
 
 Run from the repository root:  python benchmarks/bench_rbm_vs_sklearn.py
 """

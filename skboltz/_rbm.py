@@ -30,9 +30,9 @@ class RBM(BoltzmannBase):
 
     A drop-in replacement for :class:`sklearn.neural_network.BernoulliRBM` (same
     parameter and attribute names where they exist) that trains with momentum, weight
-    decay and pluggable negative phases, keeps float32 data in float32, and scores with
-    the exact (or estimated, with error bars) log-likelihood instead of a
-    pseudo-likelihood.
+    decay, iterate averaging and pluggable negative phases, keeps float32 data in
+    float32, and scores with the exact (or estimated, with error bars) log-likelihood
+    instead of a pseudo-likelihood.
 
     The model is p(v, h) proportional to exp(h^T W v + b^T v + c^T h) over binary
     visible v and hidden h units; ``transform`` returns P(h = 1 | v).
@@ -64,17 +64,18 @@ class RBM(BoltzmannBase):
         L2 penalty on the weights (not the biases). Its gradient is added to the
         velocity every 16 updates, 16 updates' worth at a time.
     average_window : int or None, default=100
-        Iterate averaging (Polyak averaging): the fitted parameters are an exponential
-        moving average, over about this many minibatch updates, of the parameters
-        that training updates, which themselves follow the plain momentum updates.
-        Updates are noisy (few persistent chains, constant learning rate), so the
-        average is a markedly better and steadier model: on the binarized digits it
-        raised the held-out log-likelihood of 16 hidden units after 20-40 epochs by
-        about 2 nats and removed epoch-to-epoch swings of 2-3 nats. The average is
-        updated every 16 updates (across ``partial_fit`` calls, so streaming one
-        minibatch per call works the same) and, while fewer than ``average_window``
-        updates have been made, is the plain mean of all iterates so far. None
-        publishes the last iterate, like ``BernoulliRBM``.
+        Iterate averaging (Polyak averaging). Training updates its parameters as
+        usual, but the fitted attributes are an exponential moving average of them
+        over about this many minibatch updates. The updates are noisy (few persistent
+        chains, a constant learning rate), and their average is a better and much
+        steadier model: on the digits (16 hidden units, 20-40 epochs) it raised the
+        exact held-out log-likelihood by 0.7 nats (scaled) to 2 nats (binarized) and
+        removed epoch-to-epoch swings of 2-3 nats. While fewer than
+        ``average_window`` updates have been made, the average is the plain mean of
+        the parameters so far. It is updated every 16 updates, counted across
+        ``partial_fit`` calls, so streaming one minibatch per call averages the same
+        way; parameters edited by hand restart it. None publishes the last update's
+        parameters, as ``BernoulliRBM`` does.
     {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
@@ -112,6 +113,11 @@ class RBM(BoltzmannBase):
     G. Hinton, "A Practical Guide to Training Restricted Boltzmann Machines", 2010.
     T. Tieleman, "Training restricted Boltzmann machines using approximations to the
     likelihood gradient", ICML 2008.
+    B. Polyak and A. Juditsky, "Acceleration of stochastic approximation by
+    averaging", SIAM J. Control Optim. 30(4), 1992.
+    K. Swersky, B. Chen, B. Marlin and N. de Freitas, "A tutorial on stochastic
+    approximation algorithms for training restricted Boltzmann machines and deep
+    belief nets", ITA 2010.
 
     Examples
     --------
