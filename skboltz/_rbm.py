@@ -206,7 +206,10 @@ class RBM(BoltzmannBase):
             # iterates when averaging, else the iterate itself.
             "params": params,
             "iterate": params.copy() if self._averaging() else params,
+            # updates the average stands for (the start counts as one), and the value
+            # of pending_decay when it last absorbed the iterate
             "n_averaged": 1,
+            "averaged_at": 0,
             "velocity": np.zeros_like(params),
             "sampler": learning.init_state(model, X, self.batch_size, rng),
             "rng": rng,
@@ -233,12 +236,23 @@ class RBM(BoltzmannBase):
             else:
                 state["iterate"] = params.copy()
                 state["n_averaged"] = 1
+                state["averaged_at"] = state["pending_decay"]
         return state["iterate"]
 
-    def _average(self, params, iterate, state):
-        """Move the published average towards the iterate (every DECAY_INTERVAL updates)."""
-        state["n_averaged"] += 1
-        step = min(1.0, max(1.0 / state["n_averaged"], DECAY_INTERVAL / self.average_window))
+    def _average(self, params, iterate, state, pending_decay):
+        """Move the published average ``params`` towards the iterate.
+
+        Called every DECAY_INTERVAL updates and at the end of each epoch; the iterate
+        stands for the ``n`` updates since the previous call, so it gets weight
+        ``n / n_averaged`` (the plain mean) or, once that is below ``n /
+        average_window``, that exponential weight.
+        """
+        n = pending_decay - state["averaged_at"]
+        state["averaged_at"] = pending_decay % DECAY_INTERVAL
+        if n <= 0:
+            return
+        state["n_averaged"] += n
+        step = min(1.0, n / min(state["n_averaged"], self.average_window))
         difference = np.subtract(iterate, params, out=state["scratch"])
         difference *= np.asarray(step, dtype=params.dtype)
         params += difference
@@ -288,8 +302,12 @@ class RBM(BoltzmannBase):
             self._train_epoch_on_statistics(X, state, learning, iterate, averaging)
         else:
             self._train_epoch_on_samples(X, state, learning, iterate, averaging)
-        if averaging and not np.all(np.abs(iterate) < DIVERGED_MAGNITUDE):
-            state["params"][...] = iterate  # let the divergence check see it
+        if averaging:
+            # Absorb the updates since the last averaging, so that an epoch shorter
+            # than DECAY_INTERVAL updates still shows in the fitted parameters.
+            self._average(state["params"], iterate, state, state["pending_decay"])
+            if not np.all(np.abs(iterate) < DIVERGED_MAGNITUDE):
+                state["params"][...] = iterate  # let the divergence check see it
 
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
         """The stacked-row loop of sampling strategies; ``params`` is the iterate."""
@@ -335,7 +353,7 @@ class RBM(BoltzmannBase):
                 params += velocity
                 pending_decay = 0
                 if averaging:  # the published average follows the iterate
-                    self._average(average, params, state)
+                    self._average(average, params, state, DECAY_INTERVAL)
             else:
                 params += velocity
         state["pending_decay"] = pending_decay
@@ -363,7 +381,7 @@ class RBM(BoltzmannBase):
             if state["pending_decay"] == DECAY_INTERVAL:
                 state["pending_decay"] = 0
                 if averaging:
-                    self._average(state["params"], params, state)
+                    self._average(state["params"], params, state, DECAY_INTERVAL)
 
     @staticmethod
     def _reconstruction_error(view, rows):

@@ -345,16 +345,28 @@ def test_averaging_publishes_the_moving_average_of_unchanged_iterates(digits):
     plain = RBM(n_components=5, batch_size=4, average_window=None, random_state=0)
     averaged = RBM(n_components=5, batch_size=4, average_window=window, random_state=0)
     average = _augmented(clone(plain).set_params(n_iter=0).fit(X))
-    for n_averaged in range(2, 8):
+    n_averaged = 1  # the initial parameters count as one update
+    for _ in range(6):
         plain.partial_fit(X)
         averaged.partial_fit(X)
-        step = max(1 / n_averaged, 16 / window)  # the mean first, then exponential
+        n_averaged += 16
+        step = 16 / min(n_averaged, window)  # the mean first, then exponential
         average += step * (_augmented(plain) - average)
         assert_allclose(_augmented(averaged), average, rtol=1e-12, atol=1e-12)
     # the iterates themselves are untouched by the averaging
     iterate = averaged._training_state["iterate"]
     assert_array_equal(iterate[:-1, :-1], plain.components_)
     assert not np.allclose(averaged.components_, plain.components_)
+
+
+def test_averaging_takes_in_epochs_shorter_than_the_averaging_interval(digits):
+    X = digits[:50]  # 5 updates of batch 10
+    plain = RBM(n_components=3, n_iter=1, average_window=None, random_state=0).fit(X)
+    averaged = clone(plain).set_params(average_window=100).fit(X)
+    initial = _augmented(clone(plain).set_params(n_iter=0).fit(X))
+    # the start and 5 updates: the iterate stands for 5 of the 6
+    expected = initial + 5 / 6 * (_augmented(plain) - initial)
+    assert_allclose(_augmented(averaged), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_averaging_continues_from_hand_edited_parameters(digits):
