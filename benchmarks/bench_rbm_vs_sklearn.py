@@ -100,13 +100,19 @@ def log_likelihood_of(model, X):
                                    model.intercept_hidden_, X)
 
 
+def epoch_range(epochs):
+    """Median epochs and, since each seed's budget is one timing on a noisy machine,
+    their range (a seed given few epochs widens the spread of the row)."""
+    return f"{int(np.median(epochs))} ({min(epochs)}-{max(epochs)})"
+
+
 def quality_table(dtype=np.float32):
     print(f"Exact held-out log-likelihood, nats per image (16 hidden units, "
           f"{np.dtype(dtype).name}; mean +- sd over {SEEDS} seeds; higher is better)")
     print("BernoulliRBM(n_components=16) and skboltz.RBM(n_components=16), other "
           "settings at their defaults (n_iter varied for equal epochs)")
     header = (f"{'data':10s} {'comparison':22s} {'sklearn':>15s} {'skboltz':>15s} "
-              f"{'skboltz epochs':>15s}")
+              f"{'skboltz epochs':>17s}")
     print(header)
     print("-" * len(header))
     for kind in ("scaled", "binarized"):
@@ -123,7 +129,7 @@ def quality_table(dtype=np.float32):
                 skb.append(log_likelihood_of(model, X_test))
             print(f"{kind:10s} {f'equal epochs ({n_epochs})':22s} "
                   f"{np.mean(sk):8.2f} +- {np.std(sk):4.2f} {np.mean(skb):8.2f} +- "
-                  f"{np.std(skb):4.2f} {n_epochs:15d}")
+                  f"{np.std(skb):4.2f} {n_epochs:17d}")
             # Equal wall time: skboltz gets the time BernoulliRBM just took, per seed.
             skb = []
             for seed, budget in enumerate(sk_time):
@@ -143,7 +149,7 @@ def quality_table(dtype=np.float32):
                            else np.nan)
             print(f"{kind:10s} {f'equal time ({np.median(sk_time) * 1e3:.0f} ms)':22s} "
                   f"{np.mean(sk):8.2f} +- {np.std(sk):4.2f} {np.mean(skb):8.2f} +- "
-                  f"{np.std(skb):4.2f} {int(np.median(skb_epochs)):15d}", flush=True)
+                  f"{np.std(skb):4.2f} {epoch_range(skb_epochs):>17s}", flush=True)
 
 
 if __name__ == "__main__":
