@@ -324,3 +324,76 @@ def test_same_random_state_gives_identical_models_and_samples(digits):
     assert_array_equal(first.sample(20, n_steps=5), second.sample(20, n_steps=5))
     other = RBM(n_components=5, learning="pt", n_iter=2, random_state=4).fit(digits[:150])
     assert not np.array_equal(first.components_, other.components_)
+
+
+# -- iterate averaging --------------------------------------------------------------
+def _augmented(rbm):
+    return np.vstack([
+        np.column_stack([rbm.components_, rbm.intercept_hidden_]),
+        np.append(rbm.intercept_visible_, 0.0),
+    ])
+
+
+def test_averaging_publishes_the_moving_average_of_unchanged_iterates(digits):
+    """The published parameters are the documented average of the plain iterates.
+
+    With batch_size 4, a partial_fit call on 64 rows is 16 updates: one averaging
+    step, taken after the call's last update.
+    """
+    X = digits[:64]
+    window = 48
+    plain = RBM(n_components=5, batch_size=4, average_window=None, random_state=0)
+    averaged = RBM(n_components=5, batch_size=4, average_window=window, random_state=0)
+    average = _augmented(clone(plain).set_params(n_iter=0).fit(X))
+    n_averaged = 1  # the initial parameters count as one update
+    for _ in range(6):
+        plain.partial_fit(X)
+        averaged.partial_fit(X)
+        n_averaged += 16
+        step = 16 / min(n_averaged, window)  # the mean first, then exponential
+        average += step * (_augmented(plain) - average)
+        assert_allclose(_augmented(averaged), average, rtol=1e-12, atol=1e-12)
+    # the iterates themselves are untouched by the averaging
+    iterate = averaged._training_state["iterate"]
+    assert_array_equal(iterate[:-1, :-1], plain.components_)
+    assert not np.allclose(averaged.components_, plain.components_)
+
+
+def test_averaging_takes_in_epochs_shorter_than_the_averaging_interval(digits):
+    X = digits[:50]  # 5 updates of batch 10
+    plain = RBM(n_components=3, n_iter=1, average_window=None, random_state=0).fit(X)
+    averaged = clone(plain).set_params(average_window=100).fit(X)
+    initial = _augmented(clone(plain).set_params(n_iter=0).fit(X))
+    # the start and 5 updates: the iterate stands for 5 of the 6
+    expected = initial + 5 / 6 * (_augmented(plain) - initial)
+    assert_allclose(_augmented(averaged), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_averaging_continues_from_hand_edited_parameters(digits):
+    rbm = RBM(n_components=4, n_iter=3, random_state=0).fit(digits[:200])
+    edited = rbm.components_ + 5.0
+    rbm.components_ = edited.copy()
+    rbm.set_params(learning_rate=1e-9).partial_fit(digits[:200])  # 20 updates
+    # Training restarted from the edit (only the old momentum still moves it a
+    # little); averaging towards the old iterate would have moved it by >= 0.8.
+    assert_allclose(rbm.components_, edited, atol=0.05)
+
+
+def test_averaging_gives_a_better_steadier_model():
+    """Held-out exact log-likelihood over epochs 15-20 on the binarized digits.
+
+    Plain PCD iterates swing by 1-2 nats from epoch to epoch (seed 0: mean -21.1, drops
+    summing to 2.3 nats); their average improves steadily (mean -19.7, drops 0.03).
+    """
+    X = (load_digits().data / 16 > 0.5).astype(float)
+    train, test = X[:1200], X[1200:]
+    curves = {}
+    for window in (None, 100):
+        rbm = RBM(n_components=12, n_iter=15, average_window=window, random_state=0)
+        curve = [rbm.fit(train).score(test)]
+        for _ in range(5):
+            curve.append(rbm.partial_fit(train).score(test))
+        curves[window] = np.array(curve)
+    drops = {w: -np.minimum(np.diff(c), 0).sum() for w, c in curves.items()}
+    assert curves[100].mean() > curves[None].mean() + 0.5
+    assert drops[100] < drops[None] / 4
