@@ -210,6 +210,31 @@ def test_fully_visible_exact_learning_matches_data_moments():
     assert np.all(np.diff(bm.history_["epoch"]) == 1)
 
 
+@pytest.mark.parametrize("centering", [True, False])
+def test_update_is_the_gradient_step_in_centred_or_plain_coordinates(centering):
+    from skboltz.learning._boltzmann import exact_clamped_moments, exact_free_moments
+
+    X = correlated_data(12, 3)
+    lr = 0.3
+    bm = BoltzmannMachine(n_hidden=2, learning="exact", batch_size=12, learning_rate=lr,
+                          momentum=0.0, weight_decay=0.0, centering=centering,
+                          max_iter=0, random_state=0).fit(X)
+    W0, b0 = bm.coupling_.copy(), bm.bias_.copy()
+    bm.partial_fit(X)  # one epoch of one minibatch: one update
+    view = BMView(W0, b0, 3, 1.0)
+    difference = (exact_clamped_moments(view, X)
+                  - exact_free_moments(view, binary_states(5)))
+    means = np.diagonal(difference).copy()
+    mu = np.r_[X.mean(axis=0), 0.5, 0.5]  # offsets: data rates, hidden 1/2
+    if centering:
+        # d log p / d(W, c) with b = c - W mu held through c: covariances about mu
+        difference -= np.outer(mu, means) + np.outer(means, mu)
+    np.fill_diagonal(difference, 0.0)
+    expected_bias = means - (difference @ mu if centering else 0.0)
+    np.testing.assert_allclose(bm.coupling_, W0 + lr * difference, atol=1e-12)
+    np.testing.assert_allclose(bm.bias_, b0 + lr * expected_bias, atol=1e-12)
+
+
 def test_fully_visible_gibbs_learning_matches_data_moments():
     X = correlated_data()
     bm = BoltzmannMachine(n_hidden=0, learning=Gibbs(n_chains=1000, n_sweeps=1),
