@@ -372,12 +372,24 @@ def _contiguous_blocks(units, size):
 
 
 def logistic_noise(rng, shape, dtype=np.float64):
-    """Standard logistic noise logit(u), u uniform: ``x < logistic`` has probability sigmoid(x).
+    """Standard logistic noise logit(u), u uniform: ``x > noise`` has probability sigmoid(x).
 
     So a unit with local field f turns on with probability sigmoid(f / T) exactly when
     f > T * noise; drawing the noise for a whole sweep in one call leaves one comparison
-    per unit. u = 0 gives -inf (the unit turns on, as u < sigmoid(f) always holds).
+    per unit. float64: u from ``rng.random`` (u = 0 gives -inf, and the unit turns on,
+    as u < sigmoid(f) always holds). float32: u = (k + 1/2) / 2**23 with k made of 23
+    raw random bits (about twice as fast as ``rng.random``; every u and 1 - u is exact
+    in float32, and P(noise < x) differs from sigmoid(x) by at most 2**-24).
     """
+    if np.dtype(dtype) == np.float32:
+        n = int(np.prod(shape))
+        bits = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+        u = np.right_shift(bits, 9, out=bits).astype(np.float32)
+        u += np.float32(0.5)
+        one_minus_u = np.subtract(np.float32(2**23), u)
+        noise = np.log(u, out=u)
+        noise -= np.log(one_minus_u, out=one_minus_u)
+        return noise.reshape(shape)
     u = rng.random(shape, dtype=dtype)
     with np.errstate(divide="ignore"):
         noise = np.log(u)

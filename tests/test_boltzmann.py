@@ -118,6 +118,19 @@ def test_gibbs_sampler_matches_exact_distribution(temperature, dtype, block, mon
     assert total_variation(S, p) < 2 * noise_floor + 0.005
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logistic_noise_has_the_logistic_distribution(dtype):
+    from scipy.special import expit
+
+    noise = energy_module.logistic_noise(np.random.default_rng(0), (100, 4000), dtype)
+    assert noise.dtype == dtype and noise.shape == (100, 4000)
+    assert np.all(np.isfinite(noise) | (noise == -np.inf))
+    x = np.array([-4.0, -1.5, -0.3, 0.0, 0.7, 2.0, 5.0])
+    cdf = (noise.ravel()[:, None] < x).mean(axis=0)
+    # 400000 draws: standard error <= 0.0008; a wrong scale or sign misses by > 0.02.
+    np.testing.assert_allclose(cdf, expit(x), atol=0.004)
+
+
 @pytest.mark.parametrize("block", [2, 16])
 def test_clamped_sweep_samples_the_conditional_and_keeps_clamped_units(block, monkeypatch):
     monkeypatch.setattr(energy_module, "SWEEP_BLOCK", block)
