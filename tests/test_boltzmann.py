@@ -295,10 +295,17 @@ def test_gibbs_phases_match_exact_phases_with_hidden_couplings():
     rng = np.random.default_rng(0)
     exact = ExactGradient()
     exact_state = exact.init_state(view, X, 3, rng)
-    gibbs = Gibbs(n_sweeps=3000, n_chains=200, annealing=[(3.0, 5)])
+    # enumerate_hidden=0: the clamped phase samples (the default would enumerate).
+    gibbs = Gibbs(n_sweeps=3000, n_chains=200, annealing=[(3.0, 5)], enumerate_hidden=0)
     gibbs_state = gibbs.init_state(view, X, 3, rng)
     np.testing.assert_allclose(gibbs.positive_phase(view, X, gibbs_state, rng),
                                exact.positive_phase(view, X, exact_state, rng), atol=0.03)
+    default = Gibbs(n_sweeps=1)
+    np.testing.assert_allclose(
+        default.positive_phase(view, X, default.init_state(view, X, 3, rng), rng),
+        exact.positive_phase(view, X, exact_state, rng), rtol=0, atol=1e-12)
+    assert not np.allclose(gibbs.positive_phase(view, X, gibbs_state, rng),
+                           default.positive_phase(view, X, gibbs_state, rng), atol=1e-6)
     np.testing.assert_allclose(gibbs.negative_phase(view, X, gibbs_state, rng, 0.0),
                                exact.negative_phase(view, X, exact_state, rng, 0.0),
                                atol=0.015)
