@@ -16,7 +16,8 @@
    (field = S @ W[:, i] + b_i, sigmoid, compare), alternating; medians of repeats.
    Target: >= 1000 sweeps/s at 64 units.
 
-Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_boltzmann.py [--quick]
+Run from the repository root (PYTHONPATH=. so the working copy is imported):
+PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python benchmarks/bench_boltzmann.py [--quick]
 """
 
 import os
@@ -33,10 +34,13 @@ N_SEEDS = 20
 PATTERNS = np.hstack([np.eye(4), np.eye(4)])  # one-hot patterns copied to both groups
 
 
-def encoder_mask():
-    """Full connectivity except between the two visible groups (units 0-3 and 4-7)."""
+def encoder_mask(hidden_coupled=True):
+    """Full connectivity except between the two visible groups (units 0-3 and 4-7), and
+    between the two hidden units (8, 9) when ``hidden_coupled`` is False."""
     mask = np.ones((10, 10), dtype=bool)
     mask[:4, 4:8] = mask[4:8, :4] = False
+    if not hidden_coupled:
+        mask[8:, 8:] = False
     return mask
 
 
@@ -76,13 +80,13 @@ METHODS = {
 ENCODER_SETTINGS = dict(learning_rate=0.3, momentum=0.9, batch_size=4, weight_decay=1e-4)
 
 
-def bench_encoder(n_seeds, max_iter):
+def bench_encoder(n_seeds, max_iter, hidden_coupled=True):
     X = PATTERNS
     results = {name: {"success": [], "time": [], "ll": []} for name in METHODS}
     for seed in range(n_seeds):
         for name, (learning, centering) in METHODS.items():  # alternate seed by seed
             bm = BoltzmannMachine(
-                n_hidden=2, connectivity=encoder_mask(), learning=learning(),
+                n_hidden=2, connectivity=encoder_mask(hidden_coupled), learning=learning(),
                 centering=centering, max_iter=max_iter, random_state=seed,
                 **ENCODER_SETTINGS,
             )
@@ -91,7 +95,8 @@ def bench_encoder(n_seeds, max_iter):
             results[name]["time"].append(time.perf_counter() - start)
             results[name]["success"].append(encoder_success(bm))
             results[name]["ll"].append(bm.score(X))  # exact mean log-likelihood
-    print(f"\n4-2-4 encoder: {n_seeds} seeds, {max_iter} updates on the 4 patterns (full "
+    coupled = "hidden units coupled" if hidden_coupled else "hidden units NOT coupled"
+    print(f"\n4-2-4 encoder ({coupled}; groups fully connected inside): {n_seeds} seeds, {max_iter} updates on the 4 patterns (full "
           f"batch), lr {ENCODER_SETTINGS['learning_rate']}, momentum "
           f"{ENCODER_SETTINGS['momentum']}, weight decay {ENCODER_SETTINGS['weight_decay']}")
     print("success: p(group 2 = k | group 1 = k) > 1/2 for all 4 patterns (exact); "
@@ -149,4 +154,6 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     bench_sweeps([16, 32, 64, 128], n_repeats=3 if quick else 7)
-    bench_encoder(n_seeds=3 if quick else N_SEEDS, max_iter=30 if quick else 300)
+    for hidden_coupled in (True, False):
+        bench_encoder(n_seeds=3 if quick else N_SEEDS, max_iter=30 if quick else 600,
+                      hidden_coupled=hidden_coupled)
