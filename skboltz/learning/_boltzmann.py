@@ -196,9 +196,9 @@ class Gibbs(BMLearningStrategy):
         from hot to the model's temperature.
     enumerate_hidden : int, default=8
         Up to this many coupled hidden units, the clamped phase sums P(h | v) exactly
-        instead of sampling it; 0 always samples. (On the 4-2-4 encoder, sampling
-        the clamped phase from the 4 rows of each update reached the optimum for 1 of
-        10 seeds, enumerating it for 9 of 20.)
+        instead of sampling it; 0 always samples. On the 4-2-4 encoder, sampling the
+        clamped phase from the 4 rows of each update reached the optimum for 1 of 10
+        seeds, enumerating it for 9 of 20.
 
     Examples
     --------
