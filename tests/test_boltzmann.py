@@ -118,6 +118,19 @@ def test_gibbs_sampler_matches_exact_distribution(temperature, dtype, block, mon
     assert total_variation(S, p) < 2 * noise_floor + 0.005
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logistic_noise_has_the_logistic_distribution(dtype):
+    from scipy.special import expit
+
+    noise = energy_module.logistic_noise(np.random.default_rng(0), (100, 4000), dtype)
+    assert noise.dtype == dtype and noise.shape == (100, 4000)
+    assert np.all(np.isfinite(noise) | (noise == -np.inf))
+    x = np.array([-4.0, -1.5, -0.3, 0.0, 0.7, 2.0, 5.0])
+    cdf = (noise.ravel()[:, None] < x).mean(axis=0)
+    # 400000 draws: standard error <= 0.0008; a wrong scale or sign misses by > 0.02.
+    np.testing.assert_allclose(cdf, expit(x), atol=0.004)
+
+
 @pytest.mark.parametrize("block", [2, 16])
 def test_clamped_sweep_samples_the_conditional_and_keeps_clamped_units(block, monkeypatch):
     monkeypatch.setattr(energy_module, "SWEEP_BLOCK", block)
@@ -210,6 +223,31 @@ def test_fully_visible_exact_learning_matches_data_moments():
     assert np.all(np.diff(bm.history_["epoch"]) == 1)
 
 
+@pytest.mark.parametrize("centering", [True, False])
+def test_update_is_the_gradient_step_in_centred_or_plain_coordinates(centering):
+    from skboltz.learning._boltzmann import exact_clamped_moments, exact_free_moments
+
+    X = correlated_data(12, 3)
+    lr = 0.3
+    bm = BoltzmannMachine(n_hidden=2, learning="exact", batch_size=12, learning_rate=lr,
+                          momentum=0.0, weight_decay=0.0, centering=centering,
+                          max_iter=0, random_state=0).fit(X)
+    W0, b0 = bm.coupling_.copy(), bm.bias_.copy()
+    bm.partial_fit(X)  # one epoch of one minibatch: one update
+    view = BMView(W0, b0, 3, 1.0)
+    difference = (exact_clamped_moments(view, X)
+                  - exact_free_moments(view, binary_states(5)))
+    means = np.diagonal(difference).copy()
+    mu = np.r_[X.mean(axis=0), 0.5, 0.5]  # offsets: data rates, hidden 1/2
+    if centering:
+        # d log p / d(W, c) with b = c - W mu held through c: covariances about mu
+        difference -= np.outer(mu, means) + np.outer(means, mu)
+    np.fill_diagonal(difference, 0.0)
+    expected_bias = means - (difference @ mu if centering else 0.0)
+    np.testing.assert_allclose(bm.coupling_, W0 + lr * difference, atol=1e-12)
+    np.testing.assert_allclose(bm.bias_, b0 + lr * expected_bias, atol=1e-12)
+
+
 def test_fully_visible_gibbs_learning_matches_data_moments():
     X = correlated_data()
     bm = BoltzmannMachine(n_hidden=0, learning=Gibbs(n_chains=1000, n_sweeps=1),
@@ -257,10 +295,17 @@ def test_gibbs_phases_match_exact_phases_with_hidden_couplings():
     rng = np.random.default_rng(0)
     exact = ExactGradient()
     exact_state = exact.init_state(view, X, 3, rng)
-    gibbs = Gibbs(n_sweeps=3000, n_chains=200, annealing=[(3.0, 5)])
+    # enumerate_hidden=0: the clamped phase samples (the default would enumerate).
+    gibbs = Gibbs(n_sweeps=3000, n_chains=200, annealing=[(3.0, 5)], enumerate_hidden=0)
     gibbs_state = gibbs.init_state(view, X, 3, rng)
     np.testing.assert_allclose(gibbs.positive_phase(view, X, gibbs_state, rng),
                                exact.positive_phase(view, X, exact_state, rng), atol=0.03)
+    default = Gibbs(n_sweeps=1)
+    np.testing.assert_allclose(
+        default.positive_phase(view, X, default.init_state(view, X, 3, rng), rng),
+        exact.positive_phase(view, X, exact_state, rng), rtol=0, atol=1e-12)
+    assert not np.allclose(gibbs.positive_phase(view, X, gibbs_state, rng),
+                           default.positive_phase(view, X, gibbs_state, rng), atol=1e-6)
     np.testing.assert_allclose(gibbs.negative_phase(view, X, gibbs_state, rng, 0.0),
                                exact.negative_phase(view, X, exact_state, rng, 0.0),
                                atol=0.015)

