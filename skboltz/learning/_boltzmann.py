@@ -28,7 +28,6 @@ from .._energy import (
     sigmoid,
 )
 from .._sklearn import Interval
-from ..exceptions import TooManyStatesError
 from ._base import LearningStrategy, register
 
 
