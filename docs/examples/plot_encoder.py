@@ -1,7 +1,7 @@
 """
-=======================================================
+========================================================
 The 4-2-4 encoder: a Boltzmann machine with a bottleneck
-=======================================================
+========================================================
 
 The classic test of hidden units (Ackley, Hinton and Sejnowski 1985). Two groups of four
 visible units, V1 and V2, always show the same one-hot pattern (four patterns in all).
