@@ -55,8 +55,9 @@ print(f"best held-out log-likelihood {history['log_likelihood_valid'][best]:.2f}
 # %%
 # Log-likelihood and the gap
 # --------------------------
-# The training likelihood keeps rising; the held-out one rises much more slowly and
-# jitters (the persistent chains make the updates noisy). The distance between them is
+# The training likelihood keeps rising; the held-out one rises much more slowly. Both
+# jitter together from epoch to epoch: that is log Z, shared by both, moving with the
+# noisy persistent-chain updates; the gap does not involve log Z and is much smoother. The distance between them is
 # the free-energy gap in the middle panel, and it grows steadily: the model is
 # memorising its 50 training rows. The cures are more weight decay, fewer epochs or
 # more data. The reconstruction error (bottom) falls on both sets and says nothing of
