@@ -29,9 +29,11 @@ import numpy as np
 from skboltz import BoltzmannMachine
 
 patterns = np.eye(4)
-X = np.tile(np.hstack([patterns, patterns]), (5, 1))  # 20 rows: each pattern 5 times
+# 20 rows: each pattern 5 times, on both groups.
+X = np.tile(np.hstack([patterns, patterns]), (5, 1))
 
-# Units: V1 = 0-3, V2 = 4-7, hidden = 8-9. No V1-V2 couplings; everything else allowed.
+# Units: V1 = 0-3, V2 = 4-7, hidden = 8-9.
+# No V1-V2 couplings; everything else allowed.
 mask = np.ones((10, 10), dtype=bool)
 mask[:4, 4:8] = mask[4:8, :4] = False
 
@@ -73,16 +75,18 @@ def conditional_v2(bm):
     return probabilities
 
 
-one_hot_columns = [2**k for k in range(4)]  # column j holds V2 state with bits of j
+# Column j of p holds the V2 state whose bits are those of j.
+one_hot_columns = [2**k for k in range(4)]
 for name, bm in machines.items():
     p = conditional_v2(bm)
     correct = p[np.arange(4), one_hot_columns]
     success = np.all(p.argmax(axis=1) == one_hot_columns)
-    print(f"{name}: p(V2 = V1 | V1) per pattern = {np.round(correct, 3)}, "
-          f"success = {success}, mean log-likelihood = {bm.score(X):.3f} nats "
-          f"(best possible: log(1/4) = {np.log(0.25):.3f})")
     codes = bm.transform(np.hstack([patterns, patterns]))
-    print("   P(h = 1 | pattern), one row per pattern:", np.round(codes, 2).tolist())
+    print(f"{name}: success = {success}")
+    print(f"  p(V2 = V1 | V1) per pattern: {np.round(correct, 3)}")
+    print(f"  mean log-likelihood {bm.score(X):.3f} nats "
+          f"(best possible: log(1/4) = {np.log(0.25):.3f})")
+    print(f"  hidden code P(h = 1 | pattern): {np.round(codes, 2).tolist()}")
 
 # %%
 # The learnt couplings and the copies
