@@ -4,9 +4,11 @@ Build (from the repository root; warnings are errors):
 
     python -m sphinx -W -b html docs docs/_build/html
 
-The build is offline: no intersphinx, no remote images or fonts at build time.
+The build is offline: no intersphinx, no remote images or fonts at build time. With
+sphinx-mathjax-offline installed, the pages render their formulas offline too.
 """
 
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -35,6 +37,17 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
+
+# Formulas: MathJax renders them in the reader's browser, by default from a CDN, so
+# pages read without a network show raw LaTeX. The sphinx-mathjax-offline package ships
+# MathJax 3 and copies it into _static/ (it should be in the docs extra); without it
+# the build still works and the pages use the CDN.
+try:
+    importlib.import_module("sphinx-mathjax-offline")
+except ImportError:
+    pass
+else:
+    extensions.append("sphinx-mathjax-offline")
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "auto_examples/*.ipynb",

@@ -5,7 +5,9 @@ RBM features + logistic regression, tuned with GridSearchCV (digits)
 
 An :class:`skboltz.RBM` learns binary features of the 8x8 digits without labels; a
 logistic regression classifies from them. ``GridSearchCV`` tunes both steps of the
-pipeline at once (``rbm__...`` and ``logistic__...`` parameters).
+pipeline at once (``rbm__...`` and ``logistic__...`` parameters). Then, with no
+classifier at all, a second search compares the **learning strategies** (CD-k, PCD,
+parallel tempering) and their settings by the model's exact held-out log-likelihood.
 
 The same search runs unchanged on a dask cluster: see the last section and
 :doc:`../distributed`.
@@ -75,6 +77,53 @@ for n, score in zip(
     likelihood_search.cv_results_["mean_test_score"],
 ):
     print(f"n_components={n:>2}: held-out log-likelihood {score:.2f} nats per digit")
+
+# %%
+# Searching over learning strategies
+# ----------------------------------
+# The strategy is a parameter like any other: pass strategy objects in the grid, and
+# reach their own settings with a double underscore (``learning__n_steps``). Every
+# strategy here takes ``n_steps`` (Gibbs steps per update), so the grid is a full
+# product: 3 strategies x 2 settings x 3 folds = 18 fits, each scored by the exact
+# held-out log-likelihood (16 hidden units).
+
+from skboltz.learning import CD, PCD, ParallelTempering
+
+strategy_search = GridSearchCV(
+    RBM(n_components=16, n_iter=10, random_state=0),
+    {"learning": [CD(), PCD(), ParallelTempering(n_temperatures=5)],
+     "learning__n_steps": [1, 3]},
+    cv=3,
+).fit(X_train)
+results = strategy_search.cv_results_
+for params, score, std, seconds in zip(results["params"], results["mean_test_score"],
+                                        results["std_test_score"],
+                                        results["mean_fit_time"]):
+    print(f"{type(params['learning']).__name__:>17}(n_steps={params['learning__n_steps']}):"
+          f" {score:7.2f} +- {std:.2f} nats per digit, fit {seconds:.2f} s")
+print("best:", strategy_search.best_params_)
+
+fig, ax = plt.subplots(figsize=(6.4, 3.2))
+names = [f"{type(p['learning']).__name__}\nk={p['learning__n_steps']}"
+         for p in results["params"]]
+ax.bar(range(len(names)), results["mean_test_score"], yerr=results["std_test_score"],
+       color="tab:blue", alpha=0.8)
+ax.set_xticks(range(len(names)), names, fontsize=8)
+low = min(results["mean_test_score"]) - 1.0
+ax.set_ylim(low, max(results["mean_test_score"]) + 0.5)
+ax.set_ylabel("held-out log-likelihood\n(nats per digit)")
+ax.set_title("Learning strategies, 10 epochs, 16 hidden units")
+fig.tight_layout()
+plt.show()
+
+# %%
+# When this example was written, CD-3 scored best (-25.37 nats) and PCD-1 worst
+# (-25.71): after only 10 epochs, short chains started at the data do as well as
+# persistent ones, and the whole spread, about 0.3 nats, is a few fold-to-fold standard
+# deviations. Three Gibbs steps helped every strategy. PCD's advantage, a gradient that
+# is not biased towards the data, is expected to matter more for longer training and
+# for models with more modes; parallel tempering costs about ``n_temperatures`` times
+# as much sampling per update (see the fit times above and :ref:`rbm`).
 
 # %%
 # On a dask cluster
