@@ -8,7 +8,7 @@ from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose
 from scipy.special import expit, logsumexp
 
-from skboltz._energy import AugmentedRBM, RBMView, sigmoid, softplus
+from skboltz._energy import AugmentedRBM, BMView, RBMView, sigmoid, softplus
 from skboltz.partition import Exact
 
 finite = st.floats(-30, 30, allow_nan=False, width=64)
@@ -93,3 +93,56 @@ def test_augmented_form_is_the_same_model(model, seed):
     assert_allclose(statistics[:-1, :-1], H.T @ V)
     assert_allclose(statistics[-1, :-1], V.sum(axis=0))
     assert_allclose(statistics[:-1, -1], H.sum(axis=0))
+
+
+@st.composite
+def small_bms(draw, max_units=6, scale=3.0):
+    """A general Boltzmann machine with random symmetric couplings (zero diagonal)."""
+    n_units = draw(st.integers(1, max_units))
+    n_visible = draw(st.integers(1, n_units))
+    values = st.floats(-scale, scale, allow_nan=False)
+    upper = np.triu(draw(arrays(np.float64, (n_units, n_units), elements=values)), 1)
+    bias = draw(arrays(np.float64, n_units, elements=values))
+    temperature = draw(st.floats(0.3, 3.0))
+    return BMView(upper + upper.T, bias, n_visible, temperature)
+
+
+def bm_brute_force(model):
+    """log exp(-E(s)/T) of every joint state, as an (n_visible states, n_hidden states) grid."""
+    n_visible, n_hidden = model.n_visible, model.n_units - model.n_visible
+    V, H = all_states(n_visible), all_states(n_hidden)
+    S = np.hstack([np.repeat(V, len(H), axis=0), np.tile(H, (len(V), 1))])
+    log_w = (0.5 * np.einsum("ni,ij,nj->n", S, model.coupling, S) + S @ model.bias)
+    return (log_w / model.temperature).reshape(len(V), len(H)), V, S
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_bms())
+def test_bm_free_energy_and_log_partition_match_brute_force(model):
+    log_w, V, _ = bm_brute_force(model)
+    assert_allclose(model.free_energy(V), -logsumexp(log_w, axis=1), rtol=1e-9, atol=1e-9)
+    assert_allclose(Exact().estimate(model).value, logsumexp(log_w), rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_bms(), st.integers(0, 2**32 - 1))
+def test_bm_unit_conditionals_agree_with_energy_differences(model, seed):
+    rng = np.random.default_rng(seed)
+    S = (rng.random((6, model.n_units)) < 0.5).astype(float)
+    p = model.unit_probability(S)
+    assert np.all((p >= 0) & (p <= 1))
+    for i in range(model.n_units):
+        on, off = S.copy(), S.copy()
+        on[:, i], off[:, i] = 1, 0
+        delta = (model.energy(off) - model.energy(on)) / model.temperature
+        assert_allclose(p[:, i], expit(delta), atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_bms(scale=1.5), st.integers(0, 2**32 - 1))
+def test_bm_float32_agrees_with_float64(model, seed):
+    rng = np.random.default_rng(seed)
+    V = (rng.random((8, model.n_visible)) < 0.5).astype(float)
+    single = model.astype(np.float32)
+    assert_allclose(single.free_energy(V.astype(np.float32)), model.free_energy(V),
+                    rtol=1e-5, atol=1e-4)
