@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._sklearn import Interval
+from ._sklearn import Interval, StrOptions
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import Z_ESTIMATORS, ZEstimator, as_generator
@@ -104,6 +104,20 @@ def resolve_strategy(spec, registry, base_class, what):
     strategy._validate_params()
     return strategy
 
+
+#: Constraints of the training parameters every model shares.
+TRAINING_CONSTRAINTS = {
+    "z_estimator": [
+        StrOptions({"auto", "exact", "ais", "mean_field", "tap"}),
+        ZEstimator,
+    ],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "momentum": [Interval(Real, 0, 1, closed="left"), tuple],
+    "weight_decay": [Interval(Real, 0, None, closed="left")],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+}
 
 #: Constraints of the monitoring and early-stopping parameters every model shares.
 MONITORING_CONSTRAINTS = {

@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     AUTO_EXACT_MAX_STATES,
     MONITORING_CONSTRAINTS,
+    TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
     RATE_CLIP,
     BoltzmannBase,
@@ -18,7 +19,7 @@ from ._base import (
 from ._energy import BMView, bm_gibbs_sweep, bm_mean_field, sigmoid
 from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
-from .partition._base import Z_ESTIMATORS, ZEstimator
+from .partition._base import Z_ESTIMATORS
 
 #: Hidden units coupled to each other are summed out exactly up to this many.
 MAX_ENUMERATED_HIDDEN = 16
@@ -190,16 +191,10 @@ class BoltzmannMachine(BoltzmannBase):
         "connectivity": [StrOptions({"full", "no_hidden_hidden", "bipartite"}), "array-like"],
         "temperature": [Interval(Real, 0, None, closed="neither")],
         "learning": [StrOptions({"exact", "gibbs", "mean_field"}), LearningStrategy],
-        "z_estimator": [StrOptions({"auto", "exact", "ais", "mean_field", "tap"}), ZEstimator],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "momentum": [Interval(Real, 0, 1, closed="left"), tuple],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
         "centering": ["boolean"],
+        **TRAINING_CONSTRAINTS,
         **MONITORING_CONSTRAINTS,
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
     }
 
     def __init__(

@@ -1,6 +1,6 @@
 """Bernoulli restricted Boltzmann machine."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     DIVERGED_MAGNITUDE,
     MONITORING_CONSTRAINTS,
+    TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
     RATE_CLIP,
     BoltzmannBase,
@@ -18,7 +19,6 @@ from ._base import (
 from ._energy import AugmentedRBM, Noise, RBMView, bernoulli_sample, sigmoid
 from ._sklearn import Interval, StrOptions
 from .learning._base import LearningStrategy
-from .partition._base import ZEstimator
 
 #: Minibatch updates whose weight-decay terms are added to the velocity together; the
 #: parameter average is updated at the same interval.
@@ -136,16 +136,10 @@ class RBM(BoltzmannBase):
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "learning": [StrOptions({"cd", "pcd", "pt", "exact", "tap"}), LearningStrategy],
-        "z_estimator": [StrOptions({"auto", "exact", "ais", "mean_field", "tap"}), ZEstimator],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_iter": [Interval(Integral, 0, None, closed="left")],
-        "momentum": [Interval(Real, 0, 1, closed="left"), tuple],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
+        **TRAINING_CONSTRAINTS,
         **MONITORING_CONSTRAINTS,
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
     }
 
     def __init__(
