@@ -17,10 +17,12 @@ enumeration and the gradient has no sampling noise. That does not make the probl
 easy: gradient ascent on the likelihood often settles in a **local optimum** where two
 patterns share a code.
 
-**Success rate, honestly.** With the settings below, 5 of the seeds 0-19 succeed (1, 7,
-10, 15 and 19; checked when this example was written). We show seed 1, a success, next
-to seed 0, a failure. A run counts as a success when, for every pattern on V1, the
-most probable state of V2 given V1 is the same pattern (computed exactly).
+**Success rate, honestly.** With the settings below, 8 of the seeds 0-19 succeed (0, 7,
+8, 12, 13, 15, 16 and 18; checked against the current code when this page was last
+revised). We show seed 0, a success, next to seed 1, a failure. A run counts as a
+success when, for every pattern on V1, the same pattern on V2 has probability greater
+than 1/2 given V1 (computed exactly), so it is the unique most probable state of V2:
+the strict criterion of ``benchmarks/bench_boltzmann.py``.
 """
 
 import matplotlib.pyplot as plt
@@ -40,9 +42,13 @@ mask[:4, 4:8] = mask[4:8, :4] = False
 # %%
 # Train the same machine from two seeds
 # -------------------------------------
-# The settings are those of ``benchmarks/bench_boltzmann.py`` except the temperature:
-# at ``temperature=2`` the learning-rule step is halved and the learnt energies are
-# twice as large, which here helped more seeds escape the local optimum than T = 1.
+# The learning rate, momentum and weight decay are those of
+# ``benchmarks/bench_boltzmann.py``, which instead trains on the 4 patterns as one full
+# batch for 600 updates at T = 1; here 20 rows in batches of 4 for 300 epochs (1500
+# updates) at ``temperature=2``, which halves the learning-rule step and makes the
+# learnt energies twice as large. With these settings T = 1 gives the same 8 successes
+# among seeds 0-19 (checked), so the temperature changes the scale of the fitted
+# couplings here, not the outcome.
 
 
 def train(seed):
@@ -53,7 +59,7 @@ def train(seed):
     ).fit(X)
 
 
-machines = {"seed 1 (success)": train(1), "seed 0 (failure)": train(0)}
+machines = {"seed 0 (success)": train(0), "seed 1 (failure)": train(1)}
 
 # %%
 # What V2 does when V1 is clamped
@@ -80,7 +86,7 @@ one_hot_columns = [2**k for k in range(4)]
 for name, bm in machines.items():
     p = conditional_v2(bm)
     correct = p[np.arange(4), one_hot_columns]
-    success = np.all(p.argmax(axis=1) == one_hot_columns)
+    success = np.all(correct > 0.5)
     codes = bm.transform(np.hstack([patterns, patterns]))
     print(f"{name}: success = {success}")
     print(f"  p(V2 = V1 | V1) per pattern: {np.round(correct, 3)}")
