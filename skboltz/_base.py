@@ -77,6 +77,28 @@ def make_generator(random_state):
     return np.random.default_rng(seed)
 
 
+#: What validate_data(reset=True) sets on an estimator before any training happens.
+_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
+
+
+@contextlib.contextmanager
+def all_or_nothing(estimator):
+    """Undo validate_data's input bookkeeping if the training in the block fails.
+
+    Fitting publishes its results only at the end, but ``validate_data(reset=True)``
+    records ``n_features_in_`` (and ``feature_names_in_``) first; restoring them keeps
+    a failed ``fit`` from leaving them out of step with the kept parameters.
+    """
+    saved = {k: estimator.__dict__[k] for k in _INPUT_ATTRIBUTES if k in estimator.__dict__}
+    try:
+        yield
+    except BaseException:
+        for key in _INPUT_ATTRIBUTES:
+            estimator.__dict__.pop(key, None)
+        estimator.__dict__.update(saved)
+        raise
+
+
 def warn_if_outside_unit_interval(X):
     """Bernoulli units model values in [0, 1]; say how to fix other inputs."""
     values = X.data if sp.issparse(X) else X
@@ -221,6 +243,10 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return self._fit(X, partial=True)
 
     def _fit(self, X, *, partial):
+        with all_or_nothing(self):
+            return self._fit_unguarded(X, partial=partial)
+
+    def _fit_unguarded(self, X, *, partial):
         self._validate_params()
         first_call = not (partial and hasattr(self, "_training_state"))
         X = self._validate_X(X, reset=first_call, check_range=True)

@@ -32,6 +32,14 @@ OFFSET_RATE = 0.01
 AUTO_Z_ESTIMATOR = {"exact": "exact", "gibbs": "ais", "mean_field": "mean_field"}
 
 
+def _hidden_sum_is_exact(view):
+    """Whether the hidden units can be summed out exactly: uncoupled, or few enough."""
+    n_visible = view.n_visible
+    return view.n_hidden <= MAX_ENUMERATED_HIDDEN or not np.any(
+        view.coupling[n_visible:, n_visible:]
+    )
+
+
 def connectivity_mask(connectivity, n_visible, n_hidden):
     """The boolean (n_units, n_units) coupling mask: symmetric, False on the diagonal."""
     n_units = n_visible + n_hidden
@@ -357,9 +365,7 @@ class BoltzmannMachine(BoltzmannBase):
         n_visible = view.n_visible
         if view.n_hidden == 0:
             return np.zeros((V.shape[0], 0))
-        if view.n_hidden <= MAX_ENUMERATED_HIDDEN or not np.any(
-            view.coupling[n_visible:, n_visible:]
-        ):
+        if _hidden_sum_is_exact(view):
             return view.hidden_probability(V)
         J, c = view.coupling_matrix(), view.bias_vector()
         start = np.empty((V.shape[0], view.n_units))
@@ -415,10 +421,7 @@ class BoltzmannMachine(BoltzmannBase):
     def _free_energy_of(self, view, V):
         view = view.astype(np.float64)
         V = V.astype(np.float64)
-        n_visible = view.n_visible
-        if view.n_hidden <= MAX_ENUMERATED_HIDDEN or not np.any(
-            view.coupling[n_visible:, n_visible:]
-        ):
+        if _hidden_sum_is_exact(view):
             return view.free_energy(V)
         return -self._estimated_hidden_log_sums(view, V)
 

@@ -7,6 +7,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._base import all_or_nothing
 from ._rbm import RBM
 from ._sklearn import HasMethods, _fit_context
 
@@ -134,24 +135,27 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The fitted classifier.
         """
-        X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
-        )
-        check_classification_targets(y)
-        classes, y_index, class_count = np.unique(
-            y, return_inverse=True, return_counts=True
-        )
-        class_prior = self._class_prior(class_count.astype(np.float64))
-        template = self._template()
-        estimators = [clone(template).fit(X[y_index == k]) for k in range(len(classes))]
+        with all_or_nothing(self):
+            X, y = validate_data(
+                self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
+            )
+            check_classification_targets(y)
+            classes, y_index, class_count = np.unique(
+                y, return_inverse=True, return_counts=True
+            )
+            class_prior = self._class_prior(class_count.astype(np.float64))
+            template = self._template()
+            estimators = [clone(template).fit(X[y_index == k]) for k in range(len(classes))]
+            log_partitions = [
+                est.estimate_log_partition() if hasattr(est, "estimate_log_partition")
+                else None
+                for est in estimators
+            ]
         self.classes_ = classes
         self.class_count_ = class_count
         self.class_prior_ = class_prior
         self.estimators_ = estimators
-        self.log_partitions_ = [
-            est.estimate_log_partition() if hasattr(est, "estimate_log_partition") else None
-            for est in estimators
-        ]
+        self.log_partitions_ = log_partitions
         return self
 
     def predict_joint_log_proba(self, X):

@@ -1,5 +1,6 @@
 """Deep belief net: a greedy stack of RBMs."""
 
+import copy
 from numbers import Integral
 
 import numpy as np
@@ -12,7 +13,7 @@ from sklearn.base import (
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import make_generator
+from ._base import all_or_nothing, make_generator
 from ._energy import bernoulli_sample
 from ._rbm import RBM
 from ._sklearn import _fit_context
@@ -143,11 +144,12 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        X = self._validate_X(X, reset=True)
-        layers = self._new_layers()
-        H = X
-        for layer in layers:
-            H = layer.fit(H).transform(H)
+        with all_or_nothing(self):
+            X = self._validate_X(X, reset=True)
+            layers = self._new_layers()
+            H = X
+            for layer in layers:
+                H = layer.fit(H).transform(H)
         self.layers_ = layers
         return self
 
@@ -173,11 +175,13 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             The updated estimator.
         """
         first_call = not hasattr(self, "layers_")
-        X = self._validate_X(X, reset=first_call)
-        layers = self._new_layers() if first_call else self.layers_
-        H = X
-        for layer in layers:
-            H = layer.partial_fit(H).transform(H)
+        with all_or_nothing(self):
+            X = self._validate_X(X, reset=first_call)
+            # Train copies: if an upper layer fails, the lower ones stay as they were.
+            layers = self._new_layers() if first_call else copy.deepcopy(self.layers_)
+            H = X
+            for layer in layers:
+                H = layer.partial_fit(H).transform(H)
         self.layers_ = layers
         return self
 

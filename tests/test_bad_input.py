@@ -7,10 +7,10 @@ what is wrong, a warning that says how to fix the data, or acceptance.
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 
 from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
-from skboltz.exceptions import DataRangeWarning, TooManyStatesError
+from skboltz.exceptions import DataRangeWarning, TooManyStatesError, TrainingDivergedError
 from skboltz.learning import CD, PCD
 
 # Factories of small unfitted estimators, with the methods each one offers after fit.
@@ -186,3 +186,34 @@ def test_unknown_strategy_names_are_rejected_with_choices(estimator_name):
 def test_invalid_parameters_are_named(params, message):
     with pytest.raises(ValueError, match=message):
         RBM(**params).fit(GOOD)
+
+
+def test_failed_refit_keeps_the_input_bookkeeping_with_the_kept_model():
+    """validate_data records n_features_in_ before training; a failure must undo it."""
+    rbm = RBM(n_components=3, n_iter=2, random_state=0).fit(GOOD)
+    wider = (RNG.random((30, 8)) > 0.5).astype(float)
+    with pytest.raises(TrainingDivergedError):
+        rbm.set_params(learning_rate=1e30).fit(wider)
+    assert rbm.n_features_in_ == GOOD.shape[1] == rbm.components_.shape[1]
+    assert rbm.transform(GOOD).shape == (30, 3)
+
+
+def test_dbn_partial_fit_failing_in_an_upper_layer_leaves_every_layer_untouched():
+    dbn = DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=2), random_state=0).fit(GOOD)
+    before = [layer.components_.copy() for layer in dbn.layers_]
+    dbn.layers_[1].set_params(learning_rate=1e30)  # only the top layer will diverge
+    with pytest.raises(TrainingDivergedError):
+        dbn.partial_fit(GOOD)
+    for layer, weights in zip(dbn.layers_, before):
+        assert_array_equal(layer.components_, weights)
+    assert dbn.layers_[0].n_iter_ == 2
+
+
+def test_classifier_failing_to_estimate_log_z_publishes_nothing():
+    X = (RNG.random((40, 30)) > 0.5).astype(float)
+    y = np.arange(40) % 2
+    model = BoltzmannClassifier(RBM(n_components=30, n_iter=1, z_estimator="exact",
+                                    random_state=0))
+    with pytest.raises(TooManyStatesError):
+        model.fit(X, y)
+    assert not hasattr(model, "estimators_") and not hasattr(model, "n_features_in_")
