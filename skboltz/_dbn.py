@@ -182,7 +182,10 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             H = X
             for layer in layers:
                 H = layer.partial_fit(H).transform(H)
-        self.layers_ = layers
+        if first_call:
+            self.layers_ = layers
+        else:
+            self.layers_[:] = layers  # the same list, now holding the trained layers
         return self
 
     # -- inference -----------------------------------------------------------------
