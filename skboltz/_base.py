@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._sklearn import Interval, StrOptions
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
-from .partition._base import Z_ESTIMATORS, ZEstimator, as_generator
+from .partition._base import Z_ESTIMATORS, ZEstimator
 
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
@@ -524,10 +524,6 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
-    @property
-    def _n_features_out(self):
-        return self.components_.shape[0]
-
     def _model_view(self):
         return self._model_view_of(None)
 
@@ -547,4 +543,4 @@ def as_dense(X):
     return X.toarray() if sp.issparse(X) else X
 
 
-__all__ = ["BoltzmannBase", "as_generator", "make_generator"]
+__all__ = ["BoltzmannBase", "all_or_nothing", "make_generator"]

@@ -407,6 +407,10 @@ class RBM(BoltzmannBase):
             return AugmentedRBM(state["params"]).view()
         return RBMView(self.components_, self.intercept_visible_, self.intercept_hidden_)
 
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
     # -- inference -----------------------------------------------------------------
     def _view_as(self, dtype):
         return self._model_view().astype(dtype)
