@@ -7,6 +7,9 @@ median over REPEATS fits); the table shows milliseconds per epoch and the speed-
 and, to show what limits it, each time as a multiple of the bare matrix products of a
 PCD-1 epoch (the same BLAS work both must do).
 
+Also: streaming, the time of one partial_fit call on one minibatch (every call
+validates its input and records a history_ entry, as fit does per epoch).
+
 Part 2, quality: the exact held-out log-likelihood (16 hidden units, so log Z is exact
 by enumerating 2**16 hidden states) of skboltz.RBM(n_components=16) with its defaults
 against BernoulliRBM(n_components=16) with its defaults, on a 75/25 split, mean and
@@ -118,6 +121,34 @@ def speed_table():
           f"smallest speed-up over all settings: {min(ratios.values()):.2f}x (target >= 2x)\n")
 
 
+def partial_fit_table(n_calls=200, rounds=7):
+    """Streaming: microseconds per partial_fit call on one minibatch, alternating."""
+    print(f"partial_fit on one minibatch (us per call; median of {rounds} rounds of "
+          f"{n_calls} calls, alternating)")
+    header = (f"{'dtype':8s} {'hidden':>6s} {'batch':>5s} {'sklearn':>9s} {'skboltz':>9s} "
+              f"{'speed-up':>9s}")
+    print(header)
+    print("-" * len(header))
+    for dtype in (np.float32, np.float64):
+        X, _ = digits("scaled", dtype)
+        for n_components, batch_size in ((64, 10), (256, 100)):
+            times = {"sklearn": [], "skboltz": []}
+            for _ in range(rounds):
+                for name, cls in (("sklearn", BernoulliRBM), ("skboltz", RBM)):
+                    model = cls(n_components=n_components, batch_size=batch_size,
+                                random_state=0)
+                    model.partial_fit(X[:batch_size])  # BernoulliRBM's returns None
+                    start = time.perf_counter()
+                    for call in range(n_calls):
+                        first = call * batch_size % (X.shape[0] - batch_size)
+                        model.partial_fit(X[first : first + batch_size])
+                    times[name].append((time.perf_counter() - start) / n_calls * 1e6)
+            sk, skb = np.median(times["sklearn"]), np.median(times["skboltz"])
+            print(f"{np.dtype(dtype).name:8s} {n_components:6d} {batch_size:5d} "
+                  f"{sk:9.0f} {skb:9.0f} {sk / skb:8.2f}x", flush=True)
+    print()
+
+
 def held_out_log_likelihood(weights, visible_bias, hidden_bias, X):
     """Mean exact log p(x) of the rows of X, log Z by enumeration (float64)."""
     view = RBMView(*(np.asarray(a, dtype=np.float64)
@@ -189,6 +220,7 @@ if __name__ == "__main__":
     print("load average before: %.2f %.2f %.2f (2 cores; other jobs skew the timings)\n"
           % os.getloadavg())
     speed_table()
+    partial_fit_table()
     quality_table()
     print(f"\ntotal {time.perf_counter() - start:.0f} s; load average after: "
           "%.2f %.2f %.2f" % os.getloadavg())

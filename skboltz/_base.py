@@ -77,6 +77,36 @@ def make_generator(random_state):
     return np.random.default_rng(seed)
 
 
+def copy_training_state(state):
+    """A copy of a training state that training can change without touching ``state``.
+
+    Arrays are copied; a Generator is rebuilt from its bit generator's state (a quarter
+    of what ``copy.deepcopy`` costs, which pickles it); other objects are deep-copied
+    with one memo, so objects sharing the generator (the noise streams) share the copy.
+    """
+    memo = {}
+    copied = {}
+    for key, value in state.items():
+        if isinstance(value, np.ndarray):
+            copied[key] = value.copy()
+        elif isinstance(value, np.random.Generator):
+            copied[key] = memo[id(value)] = _copy_generator(value)
+    for key, value in state.items():
+        if key not in copied:
+            copied[key] = copy.deepcopy(value, memo)
+    return copied
+
+
+def _copy_generator(rng):
+    bit_generator = type(rng.bit_generator)(_COPY_SEED)
+    bit_generator.state = rng.bit_generator.state
+    return np.random.Generator(bit_generator)
+
+
+#: Seeds a bit generator that is then overwritten (cheaper than seeding from entropy).
+_COPY_SEED = np.random.SeedSequence(0)
+
+
 #: What validate_data(reset=True) sets on an estimator before any training happens.
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
@@ -269,13 +299,19 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             # its lists are copied shallowly: deep-copying it made every call slower
             # than the last in long partial_fit streams.
             previous = self._training_state
-            state = copy.deepcopy({k: v for k, v in previous.items() if k != "history"})
+            state = copy_training_state(
+                {k: v for k, v in previous.items() if k != "history"}
+            )
             state["history"] = {key: list(values) for key, values in previous["history"].items()}
             state["params"] = self._training_params(X.dtype)
         # Evenly spaced rows: deterministic, and no draw from the training stream, so
         # repeated partial_fit calls follow exactly the path of one fit.
-        rows = np.unique(np.linspace(0, X.shape[0] - 1, MONITOR_ROWS).astype(int))
-        monitor = {"train": as_dense(X[rows])}
+        n_samples = X.shape[0]
+        if n_samples <= MONITOR_ROWS:
+            monitor = {"train": as_dense(X)}
+        else:  # at least one row apart: the truncated positions are distinct
+            rows = np.linspace(0, n_samples - 1, MONITOR_ROWS).astype(np.intp)
+            monitor = {"train": as_dense(X[rows])}
         if validation is not None:
             monitor["valid"] = as_dense(validation)
         n_epochs = 1 if partial else self._n_epochs()
