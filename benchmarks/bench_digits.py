@@ -3,15 +3,30 @@ BoltzmannClassifier, on one fixed train/test split.
 
 Target: skboltz RBM features at least as accurate as BernoulliRBM features with the same
 settings (n_components, learning_rate, n_iter, batch_size); skboltz's own extras
-(momentum, weight decay, PCD) stay at their defaults. The learning rate is swept over a
-few shared values, because skboltz's momentum (0.9 after 5 epochs) makes its effective
-step about ten times the nominal one: the two RBMs peak at different nominal rates.
+(momentum, weight decay, iterate averaging, data-rate visible-bias initialisation) stay
+at their defaults. The learning rate is swept over a few shared values, because
+skboltz's constant momentum of 0.5 makes its effective step about twice the nominal
+one: the two RBMs peak at different nominal rates.
+
+skboltz's defaults are chosen for the held-out log-likelihood, not for features. Fitted
+in BernoulliRBM's configuration (momentum=0, weight_decay=0, average_window=None and
+visible biases started at 0 instead of the logit of the data rates), skboltz's RBM
+matches BernoulliRBM's feature accuracy within the seed-to-seed noise; at the defaults
+its hidden units are sparser and more often saturated, which costs about a point at the
+larger learning rates (more with C chosen by cross-validation: about 1.1 points at a
+learning rate of 0.06 and 1.6 at 0.1, over 10 seeds). The
+feature-friendlier defaults were measured to lower the held-out log-likelihood of
+``bench_rbm_vs_sklearn.py`` (e.g. zero visible-bias initialisation by 0.2-0.3 nats per
+image), so they were not adopted.
+
+Test accuracies differ by single test rows (1/450) between seeds: use at least 10 seeds
+(the default) before reading a difference of a few thousandths.
 
 Every model is fitted once per seed, the models alternating within each seed, all in
 this one process; the table gives the median test accuracy and fit time over the seeds
 and the ratio of the accuracy to BernoulliRBM features'.
 
-Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_digits.py [--seeds 5]
+Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_digits.py [--seeds 10]
 """
 
 import argparse
@@ -63,7 +78,7 @@ def models(seed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=10)
     args = parser.parse_args()
 
     X, y = load_digits(return_X_y=True)
@@ -86,8 +101,8 @@ def main():
 
     print(
         f"digits: {len(y_train)} train / {len(y_test)} test rows (fixed split), "
-        f"{args.seeds} seeds; RBM settings {RBM_SETTINGS}, momentum/weight decay/PCD "
-        f"at skboltz defaults; LogisticRegression {LOGISTIC}"
+        f"{args.seeds} seeds; RBM settings {RBM_SETTINGS}, skboltz's other parameters "
+        f"at their defaults; LogisticRegression {LOGISTIC}"
     )
     header = (
         f"{'model':<40} {'accuracy':>9} {'min':>7} {'max':>7} "

@@ -397,3 +397,53 @@ def test_averaging_gives_a_better_steadier_model():
     drops = {w: -np.minimum(np.diff(c), 0).sum() for w, c in curves.items()}
     assert curves[100].mean() > curves[None].mean() + 0.5
     assert drops[100] < drops[None] / 4
+
+
+class _RecordingPCD(PCD):
+    """PCD that records, per update, the parameters, minibatch and negative rows."""
+
+    records = []
+
+    def sample_negative(self, model, positive, state, noise, progress, out):
+        super().sample_negative(model, positive, state, noise, progress, out)
+        self.records.append((model.params.copy(), positive[:, :-1].copy(), out[:, :-1].copy()))
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.5])
+def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum):
+    # The stacked-row loop folds learning_rate, the row counts and both phases into
+    # one product; check each update against the textbook formula written out here:
+    # dW = lr (<h v^T>_data - <h v^T>_negative), likewise b and c, with h = P(h | v),
+    # velocity = momentum * velocity + step (as in BernoulliRBM when momentum is 0).
+    _RecordingPCD.records = []
+    rng = np.random.default_rng(3)
+    X = rng.random((13, 5))  # 2 minibatches of 5 and one of 3 per epoch
+    lr = 0.4
+    rbm = RBM(n_components=4, learning=_RecordingPCD(n_chains=6), batch_size=5, n_iter=2,
+              learning_rate=lr, momentum=momentum, weight_decay=0.0, average_window=None,
+              random_state=0).fit(X)
+    records = _RecordingPCD.records
+    assert len(records) == 6
+    velocity = np.zeros_like(records[0][0])
+    for t, (params, positive, negative) in enumerate(records):
+        W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
+        assert negative.shape == (6, 5) and set(np.unique(negative)) <= {0.0, 1.0}
+
+        def hidden(v):
+            return 1 / (1 + np.exp(-(v @ W.T + c)))
+
+        hp, hn = hidden(positive), hidden(negative)
+        step = np.zeros_like(params)
+        step[:-1, :-1] = hp.T @ positive / len(positive) - hn.T @ negative / len(negative)
+        step[-1, :-1] = positive.mean(axis=0) - negative.mean(axis=0)
+        step[:-1, -1] = hp.mean(axis=0) - hn.mean(axis=0)
+        velocity = momentum * velocity + lr * step
+        expected = params + velocity
+        following = records[t + 1][0] if t + 1 < len(records) else None
+        if following is None:
+            following = np.zeros_like(params)
+            following[:-1, :-1] = rbm.components_
+            following[-1, :-1] = rbm.intercept_visible_
+            following[:-1, -1] = rbm.intercept_hidden_
+            following[-1, -1] = params[-1, -1]
+        assert_allclose(following, expected, rtol=1e-12, atol=1e-12)
