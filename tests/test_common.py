@@ -13,6 +13,7 @@ from skboltz.partition import AIS, MeanField, VisitedStates
 ESTIMATORS = [
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
+    RBM(n_components=3, visible_bias_init="zero", momentum=0.0, n_iter=3, random_state=0),
     RBM(n_components=3, learning="pt", n_iter=3, random_state=0),
     RBM(n_components=3, learning=CD(n_steps=(1, 3)), n_iter=3, random_state=0),
     RBM(n_components=3, learning=PCD(n_chains=7), n_iter=3, random_state=0),

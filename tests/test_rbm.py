@@ -21,6 +21,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBM
+from skboltz._base import RATE_CLIP
 from skboltz._energy import AugmentedRBM
 from skboltz.exceptions import DataRangeWarning, TooManyStatesError, TrainingDivergedError
 from skboltz.learning import CD, PCD, ParallelTempering
@@ -447,3 +448,21 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum):
             following[:-1, -1] = rbm.intercept_hidden_
             following[-1, -1] = params[-1, -1]
         assert_allclose(following, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("visible_bias_init", ["data_rates", "zero"])
+def test_visible_bias_init(visible_bias_init):
+    # n_iter=0 publishes the starting parameters.
+    X = np.random.default_rng(0).random((50, 6)) * np.linspace(0.1, 0.9, 6)
+    X[:, 0] = 0  # a feature that is never on: its logit is clipped, not -inf
+    rbm = RBM(n_components=3, n_iter=0, visible_bias_init=visible_bias_init,
+              random_state=0).fit(X)
+    if visible_bias_init == "zero":
+        expected = np.zeros(6)
+    else:
+        rates = np.clip(X.mean(axis=0), RATE_CLIP, 1 - RATE_CLIP)
+        expected = np.log(rates) - np.log1p(-rates)
+        assert np.all(np.diff(expected[1:]) > 0)  # the logit follows the rates
+    assert_allclose(rbm.intercept_visible_, expected, rtol=1e-12)
+    assert_array_equal(rbm.intercept_hidden_, np.zeros(3))
+    assert 0.005 < rbm.components_.std() < 0.015  # N(0, 0.01)
