@@ -175,14 +175,15 @@ def make_boltzmann_samples(n_samples=100, *, n_visible=8, n_hidden=4, coupling_s
                            dtype=np.float64):
     """Draw exact samples from the visible units of a random RBM with known parameters.
 
-    The RBM has weights drawn from N(0, ``coupling_scale``\\ :sup:`2`) and visible and
-    hidden biases from N(0, ``bias_scale``\\ :sup:`2`) (see :class:`~skboltz.RBM` for
-    the model). Its visible distribution p(v) is computed exactly, by listing all
-    ``2**n_visible`` visible states with the hidden units summed out and log Z from
-    :class:`skboltz.partition.Exact`, and the samples are independent draws from it:
-    no Markov chain, no burn-in, no correlation between rows. With
-    ``return_model=True`` the generating RBM is returned too, so a learnt model's
-    held-out log-likelihood can be compared with the best achievable one.
+    The RBM's weights are drawn from a normal distribution with mean 0 and standard
+    deviation ``coupling_scale``, its visible and hidden biases likewise with
+    ``bias_scale`` (see :class:`~skboltz.RBM` for the model). Its visible distribution
+    p(v) is computed exactly, by listing all ``2**n_visible`` visible states with the
+    hidden units summed out and log Z from :class:`skboltz.partition.Exact`, and the
+    samples are independent draws from it: no Markov chain, no burn-in, no correlation
+    between rows. With ``return_model=True`` the generating RBM is returned too, so a
+    learnt model's held-out log-likelihood can be compared with the best achievable
+    one.
 
     Parameters
     ----------

@@ -105,7 +105,7 @@ def test_bars_and_stripes_reproducible_and_dtype():
     first = make_bars_and_stripes(50, random_state=3)
     assert_array_equal(first[0], make_bars_and_stripes(50, random_state=3)[0])
     assert not np.array_equal(first[0], make_bars_and_stripes(50, random_state=4)[0])
-    X, y = make_bars_and_stripes(shape=(3, 3), dtype=np.float32)
+    X, _ = make_bars_and_stripes(shape=(3, 3), dtype=np.float32)
     assert X.dtype == np.float32
     assert_array_equal(X, make_bars_and_stripes(shape=(3, 3))[0])
 
@@ -173,7 +173,7 @@ def test_samples_follow_the_exact_distribution_of_the_model():
 
 
 def test_returned_model_scores_the_true_distribution():
-    X, model = make_boltzmann_samples(50, n_visible=5, n_hidden=7, return_model=True,
+    _, model = make_boltzmann_samples(50, n_visible=5, n_hidden=7, return_model=True,
                                       random_state=2)
     assert isinstance(model, RBM)
     assert model.n_iter_ == 0 and model.n_features_in_ == 5
