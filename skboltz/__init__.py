@@ -4,7 +4,7 @@ Restricted and general Boltzmann machines with scikit-learn's API, pluggable lea
 strategies and partition-function estimators, and a true log-likelihood.
 """
 
-from . import exceptions, learning, partition
+from . import datasets, exceptions, learning, partition
 from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
 from ._dbn import DBN
@@ -17,6 +17,7 @@ __all__ = [
     "RBM",
     "BoltzmannClassifier",
     "BoltzmannMachine",
+    "datasets",
     "exceptions",
     "learning",
     "partition",

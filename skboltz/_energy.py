@@ -172,7 +172,12 @@ class Noise:
 def binary_states(n_units, start=0, stop=None, dtype=np.float64):
     """Rows ``start`` to ``stop`` of the 2**n_units binary states, unit 0 lowest bit."""
     stop = 2**n_units if stop is None else stop
-    codes = np.arange(start, stop, dtype=np.int64)
+    return states_of_codes(np.arange(start, stop, dtype=np.int64), n_units, dtype)
+
+
+def states_of_codes(codes, n_units, dtype=np.float64):
+    """The binary states with the given integer codes (row k of ``binary_states`` has code k)."""
+    codes = np.asarray(codes, dtype=np.int64)
     return ((codes[:, None] >> np.arange(n_units)) & 1).astype(dtype)
 
 
