@@ -141,13 +141,14 @@ def main():
     print("\ntarget: skboltz RBM features at least as accurate as BernoulliRBM features")
     print("(paired by seed: mean accuracy difference +- its standard error; MET when it is "
           ">= 0, within noise when above -2 SE, else MISSED)")
-    for label in ("features", *(f"{label}" for label in CONFIGURATIONS)):
-        prefix = "skboltz RBM features" if label == "features" else f"skboltz RBM, {label}"
-        print(f"  skboltz {'defaults' if label == 'features' else label}:")
+    row_prefixes = {"defaults": "skboltz RBM features",
+                    **{label: f"skboltz RBM, {label}" for label in CONFIGURATIONS}}
+    for label, prefix in row_prefixes.items():
+        print(f"  skboltz {label}:")
         for lr in LEARNING_RATES:
             difference = (np.array(accuracy[f"{prefix}, lr={lr}"])
                           - np.array(accuracy[f"BernoulliRBM features, lr={lr}"]))
-            mean = difference.mean()
+            mean = round(difference.mean(), 12)  # equal accuracies give exactly 0
             error = difference.std(ddof=1) / np.sqrt(len(difference))
             verdict = "MET" if mean >= 0 else "within noise" if mean > -2 * error else "MISSED"
             print(f"    lr={lr:<5} {mean:+.4f} +- {error:.4f}: {verdict}")

@@ -144,9 +144,7 @@ class Noise:
         """Continue the streams in another dtype."""
         self.dtype = np.dtype(dtype)
         for kind, buffer in self._buffers.items():
-            block = buffer.astype(self.dtype)
-            block.flags.writeable = False
-            self._buffers[kind] = block
+            self._store(kind, buffer.astype(self.dtype))
 
     def logistic(self, shape):
         """The next logistic numbers, as an array of ``shape`` (a view into a block)."""
@@ -156,14 +154,16 @@ class Noise:
         """The next numbers uniform on (-1, 1), as an array of ``shape``."""
         return self._take("signed_uniform", shape)
 
+    def _store(self, kind, block):
+        block.flags.writeable = False  # copies of the streams share it (__deepcopy__)
+        self._buffers[kind] = block
+
     def _take(self, kind, shape):
         n = shape[0] * shape[1]
         end = self._positions[kind] + n
         if end > self._buffers[kind].size:
             size = max(n, self.block_size)
-            block = self._MAKERS[kind](self.rng, size, self.dtype)
-            block.flags.writeable = False  # shared by copies (see __deepcopy__)
-            self._buffers[kind] = block
+            self._store(kind, self._MAKERS[kind](self.rng, size, self.dtype))
             end = n
         self._positions[kind] = end
         return self._buffers[kind][end - n : end].reshape(shape)

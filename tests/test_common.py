@@ -61,15 +61,15 @@ def _registered_strategies():
     from skboltz.learning._base import LEARNING_STRATEGIES
     from skboltz.partition import Z_ESTIMATORS
 
-    named = [(f"z_estimator {name}", cls) for name, cls in Z_ESTIMATORS.items()]
+    named = [pytest.param(cls, id=f"z_estimator {name}") for name, cls in Z_ESTIMATORS.items()]
     for kind, registry in LEARNING_STRATEGIES.items():
-        named += [(f"{kind} learning {name}", cls) for name, cls in registry.items()]
+        named += [pytest.param(cls, id=f"{kind} learning {name}")
+                  for name, cls in registry.items()]
     return named
 
 
-@pytest.mark.parametrize("name, strategy_class", _registered_strategies(),
-                         ids=[name for name, _ in _registered_strategies()])
-def test_registered_defaults_satisfy_their_constraints(name, strategy_class):
+@pytest.mark.parametrize("strategy_class", _registered_strategies())
+def test_registered_defaults_satisfy_their_constraints(strategy_class):
     # Strategies named by a string are built with their defaults and not re-validated
     # on every fit (skboltz._base.resolve_strategy), so the defaults must be valid.
     strategy_class()._validate_params()
