@@ -164,6 +164,7 @@ TRAINING_CONSTRAINTS = {
         StrOptions({"auto", "exact", "ais", "mean_field", "tap"}),
         ZEstimator,
     ],
+    "n_iter": [Interval(Integral, 0, None, closed="left")],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
     "momentum": [Interval(Real, 0, 1, closed="left"), tuple],
@@ -203,7 +204,7 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     Subclasses define ``_model_kind`` and the hooks ``_new_training_state``,
     ``_training_params``, ``_train_epoch``, ``_publish``, ``_model_view``,
-    ``free_energy``, ``transform``, ``reconstruct`` and ``_n_epochs``.
+    ``free_energy``, ``transform`` and ``reconstruct``.
     """
 
     _model_kind = "rbm"
@@ -314,7 +315,7 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             monitor = {"train": as_dense(X[rows])}
         if validation is not None:
             monitor["valid"] = as_dense(validation)
-        n_epochs = 1 if partial else self._n_epochs()
+        n_epochs = 1 if partial else self.n_iter
         with blas_threads_for(self._training_product_size(X)):
             self._train(X, state, learning, n_epochs, monitor, early_stopping=not partial)
         view = self._model_view_of(state)
@@ -453,7 +454,7 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""
-        return min(1.0, state["n_iter"] / max(self._n_epochs() - 1, 1))
+        return min(1.0, state["n_iter"] / max(self.n_iter - 1, 1))
 
     # -- fitted attributes shared by all models ------------------------------------
     @property

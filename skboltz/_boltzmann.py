@@ -90,7 +90,7 @@ class BoltzmannMachine(BoltzmannBase):
         How the clamped and free statistics are found: sequential Gibbs sampling
         (:class:`~skboltz.learning.Gibbs`, optionally with simulated annealing), exact
         enumeration (:class:`~skboltz.learning.ExactGradient`, small models only) or
-        mean field (:class:`~skboltz.learning.MeanField`, the deterministic BM); or one
+        mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic BM); or one
         of these objects, which is cloned.
     z_estimator : {"auto", "exact", "ais", "mean_field", "tap"} or ZEstimator, \
             default="auto"
@@ -101,7 +101,7 @@ class BoltzmannMachine(BoltzmannBase):
         Step size on the mean minibatch gradient.
     batch_size : int, default=10
         Rows per minibatch; reshuffled every epoch.
-    max_iter : int, default=20
+    n_iter : int, default=20
         Number of epochs (passes over the data) for ``fit``.
     momentum : float or (float, float), default=(0.5, 0.9)
         Momentum of the updates; a pair means the first value for the first 5 epochs
@@ -183,7 +183,7 @@ class BoltzmannMachine(BoltzmannBase):
     >>> import numpy as np
     >>> from skboltz import BoltzmannMachine
     >>> X = np.random.default_rng(0).integers(0, 2, size=(100, 6))
-    >>> bm = BoltzmannMachine(n_hidden=2, learning="exact", max_iter=5, random_state=0)
+    >>> bm = BoltzmannMachine(n_hidden=2, learning="exact", n_iter=5, random_state=0)
     >>> bm.fit(X).coupling_.shape
     (8, 8)
     >>> bm.transform(X).shape
@@ -199,7 +199,6 @@ class BoltzmannMachine(BoltzmannBase):
         "connectivity": [StrOptions({"full", "no_hidden_hidden", "bipartite"}), "array-like"],
         "temperature": [Interval(Real, 0, None, closed="neither")],
         "learning": [StrOptions({"exact", "gibbs", "mean_field"}), LearningStrategy],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "centering": ["boolean"],
         **TRAINING_CONSTRAINTS,
         **MONITORING_CONSTRAINTS,
@@ -215,7 +214,7 @@ class BoltzmannMachine(BoltzmannBase):
         z_estimator="auto",
         learning_rate=0.05,
         batch_size=10,
-        max_iter=20,
+        n_iter=20,
         momentum=(0.5, 0.9),
         weight_decay=1e-4,
         centering=True,
@@ -233,7 +232,7 @@ class BoltzmannMachine(BoltzmannBase):
         self.z_estimator = z_estimator
         self.learning_rate = learning_rate
         self.batch_size = batch_size
-        self.max_iter = max_iter
+        self.n_iter = n_iter
         self.momentum = momentum
         self.weight_decay = weight_decay
         self.centering = centering
@@ -258,9 +257,6 @@ class BoltzmannMachine(BoltzmannBase):
         return name if name in Z_ESTIMATORS else "exact"
 
     # -- training hooks ------------------------------------------------------------
-    def _n_epochs(self):
-        return self.max_iter
-
     def _training_product_size(self, X):
         n_units = X.shape[1] + self.n_hidden
         return max(self.batch_size, 100) * n_units * n_units
@@ -445,11 +441,11 @@ class BoltzmannMachine(BoltzmannBase):
             out[row] = estimator.estimate(conditional, rng=rng).value
         return out + visible_part
 
-    def sample(self, n_samples=1, random_state=None, n_sweeps=1000):
+    def sample(self, n_samples=1, random_state=None, n_steps=1000):
         """Draw visible samples by sequential Gibbs sampling.
 
         Chains start with the visible units drawn at the training data's rates and the
-        hidden units at 1/2, and run ``n_sweeps`` sequential sweeps at the temperature.
+        hidden units at 1/2, and run ``n_steps`` sequential sweeps at the temperature.
 
         Parameters
         ----------
@@ -458,8 +454,8 @@ class BoltzmannMachine(BoltzmannBase):
         random_state : int, RandomState, Generator or None, default=None
             None uses the estimator's ``random_state`` (an int seed gives the same
             samples on every call).
-        n_sweeps : int, default=1000
-            Sweeps per chain.
+        n_steps : int, default=1000
+            Gibbs steps per chain, each a sequential sweep over all units.
 
         Returns
         -------
@@ -472,6 +468,6 @@ class BoltzmannMachine(BoltzmannBase):
         probability = np.full((n_samples, view.n_units), 0.5)
         probability[:, : view.n_visible] = self._training_state["data_rates"]
         S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=view.dtype)
-        for _ in range(n_sweeps):
+        for _ in range(n_steps):
             bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature)
         return np.ascontiguousarray(S[:, : view.n_visible])

@@ -144,7 +144,6 @@ class RBM(BoltzmannBase):
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "learning": [StrOptions({"cd", "pcd", "pt", "exact", "tap"}), LearningStrategy],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
         "visible_bias_init": [StrOptions({"data_rates", "zero"})],
         **TRAINING_CONSTRAINTS,
@@ -191,9 +190,6 @@ class RBM(BoltzmannBase):
     __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
 
     # -- training hooks ------------------------------------------------------------
-    def _n_epochs(self):
-        return self.n_iter
-
     def _training_product_size(self, X):
         return self.batch_size * X.shape[1] * self.n_components
 

@@ -18,11 +18,11 @@ DENSITY_METHODS = ["transform", "score_samples", "score", "free_energy", "partia
 ESTIMATORS = {
     "RBM": (lambda: RBM(n_components=3, n_iter=2, random_state=0), DENSITY_METHODS),
     "BoltzmannMachine": (
-        lambda: BoltzmannMachine(n_hidden=2, learning="exact", max_iter=2, random_state=0),
+        lambda: BoltzmannMachine(n_hidden=2, learning="exact", n_iter=2, random_state=0),
         DENSITY_METHODS,
     ),
     "BoltzmannMachine-gibbs": (
-        lambda: BoltzmannMachine(n_hidden=2, max_iter=2, random_state=0),
+        lambda: BoltzmannMachine(n_hidden=2, n_iter=2, random_state=0),
         DENSITY_METHODS,
     ),
     "DBN": (

@@ -5,8 +5,15 @@ from sklearn.neighbors import KernelDensity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
-from skboltz.learning import CD, PCD, TAP, ExactGradient, Gibbs, ParallelTempering
-from skboltz.learning import MeanField as MeanFieldLearning
+from skboltz.learning import (
+    CD,
+    PCD,
+    ExactGradient,
+    Gibbs,
+    MeanFieldGradient,
+    ParallelTempering,
+    TAPGradient,
+)
 from skboltz.partition import AIS, MeanField, VisitedStates
 
 # Small, fast instances covering each learning string and object-valued strategies.
@@ -32,17 +39,17 @@ ESTIMATORS = [
     RBM(n_components=3, learning="exact", n_iter=3, random_state=0),
     RBM(n_components=3, learning="tap", n_iter=3, random_state=0),
     RBM(n_components=3, learning=ExactGradient(chunk_size=2), n_iter=2, random_state=0),
-    RBM(n_components=3, learning=TAP(n_chains=4, n_iter=2), n_iter=2, random_state=0),
+    RBM(n_components=3, learning=TAPGradient(n_chains=4, max_iter=2), n_iter=2, random_state=0),
     # General Boltzmann machines: each learning method, hidden-hidden couplings, none.
-    BoltzmannMachine(n_hidden=2, learning="exact", max_iter=2, random_state=0),
-    BoltzmannMachine(n_hidden=2, learning="gibbs", max_iter=2, random_state=0),
-    BoltzmannMachine(n_hidden=2, learning="mean_field", max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="exact", n_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="gibbs", n_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="mean_field", n_iter=2, random_state=0),
     BoltzmannMachine(n_hidden=3, connectivity="no_hidden_hidden", learning=Gibbs(
-        n_sweeps=2, n_chains=20, annealing=[(3.0, 1), (2.0, 1)]), max_iter=2,
+        n_steps=2, n_chains=20, annealing=[(3.0, 1), (2.0, 1)]), n_iter=2,
         random_state=0),
-    BoltzmannMachine(n_hidden=3, learning=MeanFieldLearning(linear_response=False),
-                     max_iter=2, random_state=0),
-    BoltzmannMachine(n_hidden=0, learning="exact", max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=3, learning=MeanFieldGradient(linear_response=False),
+                     n_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=0, learning="exact", n_iter=2, random_state=0),
     # Deep belief nets and class-wise density classifiers.
     DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2), random_state=0),
     DBN(hidden_layer_sizes=[3], rbm=RBM(learning="cd", n_iter=2, random_state=0)),

@@ -7,7 +7,7 @@ from scipy.special import logsumexp
 from skboltz import RBM
 from skboltz._energy import AugmentedRBM, binary_states
 from skboltz.exceptions import TooManyStatesError
-from skboltz.learning import TAP, ExactGradient
+from skboltz.learning import ExactGradient, TAPGradient
 from skboltz.learning._exact import exact_statistics
 from skboltz.learning._tap import tap_iterate, tap_statistics
 from skboltz.partition import Exact, MeanField
@@ -119,7 +119,7 @@ def test_tap_warm_starts_from_previous_fixed_point():
     params = random_params(5, 3, 0.3, 4)
     model = AugmentedRBM(params)
     X = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
-    strategy = TAP(n_chains=4, n_iter=1)
+    strategy = TAPGradient(n_chains=4, max_iter=1)
     state = strategy.init_state(model, X, 10, np.random.default_rng(0))
     assert state["m_v"].shape == (4, 5) and state["m_h"].shape == (4, 3)
     for _ in range(300):

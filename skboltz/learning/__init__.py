@@ -5,10 +5,10 @@ strategy's settings in a grid search as ``learning__n_steps`` and so on.
 """
 
 from ._base import LEARNING_STRATEGIES, LearningStrategy
-from ._boltzmann import BMLearningStrategy, Gibbs, MeanField
+from ._boltzmann import BMLearningStrategy, Gibbs, MeanFieldGradient
 from ._exact import ExactGradient
 from ._sampling import CD, PCD, ParallelTempering
-from ._tap import TAP
+from ._tap import TAPGradient
 
 __all__ = [
     "BMLearningStrategy",
@@ -17,8 +17,8 @@ __all__ = [
     "Gibbs",
     "LEARNING_STRATEGIES",
     "LearningStrategy",
-    "MeanField",
+    "MeanFieldGradient",
     "PCD",
     "ParallelTempering",
-    "TAP",
+    "TAPGradient",
 ]

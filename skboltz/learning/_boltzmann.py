@@ -40,8 +40,8 @@ class BMLearningStrategy(LearningStrategy):
 
     Examples
     --------
-    >>> from skboltz.learning import BMLearningStrategy, Gibbs, MeanField
-    >>> issubclass(Gibbs, BMLearningStrategy) and issubclass(MeanField, BMLearningStrategy)
+    >>> from skboltz.learning import BMLearningStrategy, Gibbs, MeanFieldGradient
+    >>> issubclass(Gibbs, BMLearningStrategy) and issubclass(MeanFieldGradient, BMLearningStrategy)
     True
     """
 
@@ -131,8 +131,8 @@ def _validate_annealing(annealing):
             or pair[1] < 0
         ):
             raise ValueError(
-                "annealing must be a list of (temperature, n_sweeps) pairs with "
-                f"temperature > 0 and integer n_sweeps >= 0, got {annealing!r}."
+                "annealing must be a list of (temperature, n_steps) pairs with "
+                f"temperature > 0 and integer n_steps >= 0, got {annealing!r}."
             )
         schedule.append((float(pair[0]), int(pair[1])))
     return schedule
@@ -178,20 +178,20 @@ class Gibbs(BMLearningStrategy):
     coupled to each other, or a sum over the 2**n_hidden hidden states of each row when
     there are at most ``enumerate_hidden`` hidden units (no sampling noise; for a few
     hidden units cheaper than sampling). Otherwise it runs one chain per minibatch row
-    over the hidden units with the visible units fixed. Before the ``n_sweeps``
+    over the hidden units with the visible units fixed. Before the ``n_steps``
     measured sweeps, each sampled phase can follow a simulated-annealing schedule to
     approach equilibrium.
 
     Parameters
     ----------
-    n_sweeps : int, default=1
-        Sweeps at the model's temperature per update; the statistics are averaged over
-        them.
+    n_steps : int, default=1
+        Gibbs steps at the model's temperature per update, each a sequential sweep
+        over the units; the statistics are averaged over them.
     n_chains : int or None, default=None
         Persistent free-phase chains; None uses ``max(100, batch_size)``.
     annealing : list of (float, int) or None, default=None
         Simulated-annealing schedule run before the measured sweeps in both phases:
-        ``[(temperature, n_sweeps), ...]``, e.g. ``[(20, 2), (15, 2), (12, 2), (10, 4)]``
+        ``[(temperature, n_steps), ...]`` (steps = sweeps), e.g. ``[(20, 2), (15, 2), (12, 2), (10, 4)]``
         from hot to the model's temperature.
     enumerate_hidden : int, default=8
         Up to this many coupled hidden units, the clamped phase sums P(h | v) exactly
@@ -204,20 +204,20 @@ class Gibbs(BMLearningStrategy):
     >>> from skboltz import BoltzmannMachine
     >>> from skboltz.learning import Gibbs
     >>> schedule = [(4.0, 2), (2.0, 2)]
-    >>> bm = BoltzmannMachine(n_hidden=2, learning=Gibbs(n_sweeps=2, annealing=schedule))
+    >>> bm = BoltzmannMachine(n_hidden=2, learning=Gibbs(n_steps=2, annealing=schedule))
     >>> bm.learning.annealing
     [(4.0, 2), (2.0, 2)]
     """
 
     _parameter_constraints = {
-        "n_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "n_steps": [Interval(Integral, 1, None, closed="left")],
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],
         "annealing": [list, tuple, None],
         "enumerate_hidden": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, n_sweeps=1, n_chains=None, annealing=None, enumerate_hidden=8):
-        self.n_sweeps = n_sweeps
+    def __init__(self, n_steps=1, n_chains=None, annealing=None, enumerate_hidden=8):
+        self.n_steps = n_steps
         self.n_chains = n_chains
         self.annealing = annealing
         self.enumerate_hidden = enumerate_hidden
@@ -228,16 +228,16 @@ class Gibbs(BMLearningStrategy):
         return {"chains": _initial_chains(model, data, n_chains, rng), "schedule": schedule}
 
     def _run(self, model, S, state, rng, units):
-        """Anneal, then average the moments over ``n_sweeps`` sweeps at T."""
+        """Anneal, then average the moments over ``n_steps`` sweeps at T."""
         coupling, bias = model.coupling, model.bias
-        for temperature, n_sweeps in state["schedule"]:
-            for _ in range(n_sweeps):
+        for temperature, n_steps in state["schedule"]:
+            for _ in range(n_steps):
                 bm_gibbs_sweep(S, coupling, bias, rng, temperature, units)
         moments = 0.0
-        for _ in range(self.n_sweeps):
+        for _ in range(self.n_steps):
             bm_gibbs_sweep(S, coupling, bias, rng, model.temperature, units)
             moments = moments + bm_second_moments(S)
-        return moments / self.n_sweeps
+        return moments / self.n_steps
 
     def positive_phase(self, model, batch, state, rng):
         if _hidden_uncoupled(model) or model.n_hidden <= self.enumerate_hidden:
@@ -253,7 +253,7 @@ class Gibbs(BMLearningStrategy):
 
 
 @register("mean_field", "bm")
-class MeanField(BMLearningStrategy):
+class MeanFieldGradient(BMLearningStrategy):
     """Mean-field learning: the deterministic Boltzmann machine (Peterson & Anderson 1987).
 
     Both phases replace sampling by the naive mean-field fixed point
@@ -277,8 +277,8 @@ class MeanField(BMLearningStrategy):
     Examples
     --------
     >>> from skboltz import BoltzmannMachine
-    >>> from skboltz.learning import MeanField
-    >>> bm = BoltzmannMachine(n_hidden=0, learning=MeanField(linear_response=False))
+    >>> from skboltz.learning import MeanFieldGradient
+    >>> bm = BoltzmannMachine(n_hidden=0, learning=MeanFieldGradient(linear_response=False))
     >>> bm.learning.linear_response
     False
     """
@@ -347,5 +347,5 @@ class MeanField(BMLearningStrategy):
         return moments
 
 
-__all__ = ["BMLearningStrategy", "Gibbs", "MeanField", "exact_clamped_moments",
+__all__ = ["BMLearningStrategy", "Gibbs", "MeanFieldGradient", "exact_clamped_moments",
            "exact_free_moments"]
