@@ -7,6 +7,7 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 
 import contextlib
 import copy
+from abc import ABCMeta, abstractmethod
 import functools
 import hashlib
 import time
@@ -20,9 +21,13 @@ from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._sklearn import Interval, StrOptions
+from ._sklearn import Interval, StrOptions, _fit_context
 from .exceptions import DataRangeWarning, TrainingDivergedError
-from .learning._base import LEARNING_STRATEGIES, LearningStrategy
+from .learning._base import (
+    LEARNING_STRATEGIES,
+    BMLearningStrategy,
+    RBMLearningStrategy,
+)
 from .partition._base import Z_ESTIMATORS, ZEstimator
 
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
@@ -160,10 +165,8 @@ def resolve_strategy(spec, registry, base_class, what):
 
 #: Constraints of the training parameters every model shares.
 TRAINING_CONSTRAINTS = {
-    "z_estimator": [
-        StrOptions({"auto", "exact", "ais", "mean_field", "tap"}),
-        ZEstimator,
-    ],
+    # The string options are the registries' names, so adding a strategy is one class.
+    "z_estimator": [StrOptions({"auto", *Z_ESTIMATORS}), ZEstimator],
     "n_iter": [Interval(Integral, 0, None, closed="left")],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -199,15 +202,99 @@ MONITORING_PARAMETERS_DOC = """validation_fraction : float or None, default=None
         ``z_estimator``; costs one log Z estimate per epoch)."""
 
 
-class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Base class of skboltz density models.
+#: Model kind -> the base class of the learning strategies that can train it.
+LEARNING_KINDS = {"rbm": RBMLearningStrategy, "bm": BMLearningStrategy}
 
-    Subclasses define ``_model_kind`` and the hooks ``_new_training_state``,
-    ``_training_params``, ``_train_epoch``, ``_publish``, ``_model_view``,
-    ``free_energy``, ``transform`` and ``reconstruct``.
+#: Parameters whose value is a strategy: a string names a default object.
+STRATEGY_PARAMETERS = ("learning", "z_estimator")
+
+
+class BoltzmannBase(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator, metaclass=ABCMeta
+):
+    """Base class of skboltz density models: training loop, validation and scoring.
+
+    A subclass sets ``_model_kind`` (a key of the learning registry) and implements
+    the abstract hooks below; the base owns ``fit``/``partial_fit`` (all-or-nothing),
+    monitoring, early stopping, the log Z cache and scoring.
     """
 
-    _model_kind = "rbm"
+    _model_kind = None
+
+    # -- hooks every model implements -----------------------------------------------
+    @abstractmethod
+    def _new_training_state(self, X, learning, rng):
+        """The training state of a fresh fit (parameters, sampler state, ...)."""
+
+    @abstractmethod
+    def _training_params(self, dtype):
+        """The training-form parameter array rebuilt from the public attributes."""
+
+    @abstractmethod
+    def _train_epoch(self, X, state, learning):
+        """One pass over ``X``, updating ``state`` in place."""
+
+    @abstractmethod
+    def _publish(self, state):
+        """Set the public fitted attributes from a finished training state."""
+
+    @abstractmethod
+    def _model_view_of(self, state):
+        """The model view of ``state``'s parameters (of the fitted ones when None)."""
+
+    @abstractmethod
+    def _reconstruction_error(self, view, rows):
+        """Mean squared error of the mean-field reconstruction of ``rows``."""
+
+    @abstractmethod
+    def free_energy(self, X):
+        """Free energy F(v) of each row: log p(v) = -F(v) - log Z."""
+
+    @abstractmethod
+    def transform(self, X):
+        """Hidden-unit marginals P(h = 1 | v) of each row."""
+
+    @abstractmethod
+    def reconstruct(self, X):
+        """Mean-field reconstruction of each row."""
+
+    # -- parameters ------------------------------------------------------------------
+    def set_params(self, **params):
+        """Set the parameters of this estimator (see scikit-learn's ``set_params``).
+
+        Settings of a strategy (``learning__n_steps``, ``z_estimator__n_chains``, ...)
+        can only be set when that parameter holds a strategy object; a string names a
+        default object, which has nothing to set.
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator instance
+            Estimator instance.
+        """
+        for key in params:
+            name, _, setting = key.partition("__")
+            value = params.get(name, getattr(self, name, None))
+            if setting and name in STRATEGY_PARAMETERS and isinstance(value, str):
+                raise ValueError(
+                    f"Cannot set {key!r}: {name}={value!r} is a string naming a default "
+                    f"strategy, which has no {setting!r} to set. Pass the strategy "
+                    f"object instead, e.g. {name}={self._strategy_class_name(name, value)}"
+                    f"({setting}=...), or search over objects: "
+                    f"{{'{name}': [{self._strategy_class_name(name, value)}(...), ...]}}."
+                )
+        return super().set_params(**params)
+
+    def _strategy_class_name(self, name, value):
+        registry = (
+            LEARNING_STRATEGIES[self._model_kind] if name == "learning" else Z_ESTIMATORS
+        )
+        cls = registry.get(value)
+        return cls.__name__ if cls is not None else "<StrategyClass>"
 
     # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, *, reset, check_range=False):
@@ -220,8 +307,8 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def _resolve_learning(self):
         return resolve_strategy(
-            self.learning, LEARNING_STRATEGIES[self._model_kind], LearningStrategy,
-            "learning strategy",
+            self.learning, LEARNING_STRATEGIES[self._model_kind],
+            LEARNING_KINDS[self._model_kind], "learning strategy",
         )
 
     def _auto_z_estimator(self, view):
@@ -235,6 +322,7 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         return resolve_strategy(spec, Z_ESTIMATORS, ZEstimator, "z_estimator")
 
     # -- training ------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the model to ``X`` from a fresh start, for the configured number of epochs.
 
@@ -252,6 +340,7 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """
         return self._fit(X, partial=False)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Train for one more epoch over ``X``, continuing the previous state.
 
@@ -279,7 +368,6 @@ class BoltzmannBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             return self._fit_unguarded(X, partial=partial)
 
     def _fit_unguarded(self, X, *, partial):
-        self._validate_params()
         first_call = not (partial and hasattr(self, "_training_state"))
         X = self._validate_X(X, reset=first_call, check_range=True)
         learning = self._resolve_learning()

@@ -18,7 +18,7 @@ from ._base import (
 )
 from ._energy import BMView, bm_gibbs_sweep, bm_mean_field, sigmoid
 from ._sklearn import Interval, StrOptions
-from .learning._base import LearningStrategy
+from .learning._base import LEARNING_STRATEGIES, BMLearningStrategy
 from .partition._base import Z_ESTIMATORS
 
 #: Hidden units coupled to each other are summed out exactly up to this many.
@@ -32,12 +32,15 @@ OFFSET_RATE = 0.01
 AUTO_Z_ESTIMATOR = {"exact": "exact", "gibbs": "ais", "mean_field": "mean_field"}
 
 
+def _hidden_uncoupled(view):
+    """Whether no two hidden units are coupled (so P(h | v) factorises)."""
+    n_visible = view.n_visible
+    return not np.any(view.coupling[n_visible:, n_visible:])
+
+
 def _hidden_sum_is_exact(view):
     """Whether the hidden units can be summed out exactly: uncoupled, or few enough."""
-    n_visible = view.n_visible
-    return view.n_hidden <= MAX_ENUMERATED_HIDDEN or not np.any(
-        view.coupling[n_visible:, n_visible:]
-    )
+    return view.n_hidden <= MAX_ENUMERATED_HIDDEN or _hidden_uncoupled(view)
 
 
 def connectivity_mask(connectivity, n_visible, n_hidden):
@@ -86,17 +89,20 @@ class BoltzmannMachine(BoltzmannBase):
         first (its diagonal is ignored).
     temperature : float, default=1.0
         T in p(s) proportional to exp(-E(s) / T).
-    learning : {"gibbs", "exact", "mean_field"} or LearningStrategy, default="gibbs"
+    learning : {"gibbs", "exact", "mean_field"} or BMLearningStrategy, default="gibbs"
         How the clamped and free statistics are found: sequential Gibbs sampling
         (:class:`~skboltz.learning.Gibbs`, optionally with simulated annealing), exact
         enumeration (:class:`~skboltz.learning.ExactGradient`, small models only) or
-        mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic BM); or one
-        of these objects, which is cloned.
-    z_estimator : {"auto", "exact", "ais", "mean_field", "tap"} or ZEstimator, \
-            default="auto"
+        mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic
+        Boltzmann machine); or a strategy object, which is cloned (one of these, or
+        your own subclass of :class:`~skboltz.learning.BMLearningStrategy`).
+    z_estimator : {"auto", "exact", "ais", "mean_field", "tap", "visited_states"} \
+            or ZEstimator, default="auto"
         How log Z is found for ``score_samples``. "auto" enumerates exactly when the
         machine has at most 2**20 states; above that it follows ``learning``: gibbs ->
-        "ais", mean_field -> "mean_field". Recorded in ``z_estimator_``.
+        "ais", mean_field -> "mean_field". The other names are the estimators of
+        :mod:`skboltz.partition`, or pass an estimator object (cloned). Recorded in
+        ``z_estimator_``.
     learning_rate : float, default=0.05
         Step size on the mean minibatch gradient.
     batch_size : int, default=10
@@ -198,7 +204,7 @@ class BoltzmannMachine(BoltzmannBase):
         "n_hidden": [Interval(Integral, 0, None, closed="left")],
         "connectivity": [StrOptions({"full", "no_hidden_hidden", "bipartite"}), "array-like"],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "learning": [StrOptions({"exact", "gibbs", "mean_field"}), LearningStrategy],
+        "learning": [StrOptions(set(LEARNING_STRATEGIES["bm"])), BMLearningStrategy],
         "centering": ["boolean"],
         **TRAINING_CONSTRAINTS,
         **MONITORING_CONSTRAINTS,
@@ -330,11 +336,15 @@ class BoltzmannMachine(BoltzmannBase):
                 offset[n_visible:] += OFFSET_RATE * (hidden_means - offset[n_visible:])
 
     def _reconstruction_error(self, view, rows):
-        view = view.astype(np.float64)
         rows = rows.astype(np.float64, copy=False)
-        S = np.hstack([rows, self._hidden_marginals(view, rows)])
-        reconstruction = view.unit_probability(S)[:, : view.n_visible]
-        return float(np.mean((rows - reconstruction) ** 2))
+        return float(np.mean((rows - self._reconstruction(view, rows)) ** 2))
+
+    def _reconstruction(self, view, V):
+        """P(v_i = 1 | the other visible units, h = P(h | v)) of rows ``V`` (float64)."""
+        view = view.astype(np.float64)
+        V = V.astype(np.float64, copy=False)
+        S = np.hstack([V, self._hidden_marginals(view, V)])
+        return view.unit_probability(S)[:, : view.n_visible]
 
     def _publish(self, state):
         params = state["params"]
@@ -440,6 +450,62 @@ class BoltzmannMachine(BoltzmannBase):
             conditional = view.conditional_hidden_view(v)
             out[row] = estimator.estimate(conditional, rng=rng).value
         return out + visible_part
+
+    def reconstruct(self, X):
+        """Mean-field reconstruction of each row.
+
+        Each visible unit's probability of being on given the row's other visible
+        units and the hidden units at their marginals P(h = 1 | v) (exact or mean
+        field, as in :meth:`transform`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        X_reconstructed : ndarray of shape (n_samples, n_features)
+            The reconstruction probabilities, in the dtype of ``X``.
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        return self._reconstruction(self._model_view(), as_dense(X)).astype(X.dtype, copy=False)
+
+    def gibbs(self, v, random_state=None):
+        """One Gibbs step v -> h -> v from each row of ``v``.
+
+        The hidden units are drawn given the row (exactly when they are not coupled to
+        each other; otherwise by one sequential sweep over them, started from
+        independent draws of their marginals), then the visible units by one
+        sequential sweep given the hidden units, at the model's temperature.
+
+        Parameters
+        ----------
+        v : array-like of shape (n_samples, n_features)
+            Starting visible states.
+        random_state : int, RandomState, Generator or None, default=None
+            None continues the model's own sampling stream (like ``RBM.gibbs``).
+
+        Returns
+        -------
+        v_new : ndarray of shape (n_samples, n_features)
+            Binary visible states after one step, in the dtype of ``v``.
+        """
+        check_is_fitted(self, "_training_state")
+        v = as_dense(self._validate_X(v, reset=False))
+        rng = self._sampling_rng if random_state is None else make_generator(random_state)
+        view = self._model_view().astype(v.dtype)
+        n_visible = view.n_visible
+        S = np.empty((v.shape[0], view.n_units), dtype=v.dtype, order="F")
+        S[:, :n_visible] = v
+        marginals = self._hidden_marginals(view.astype(np.float64), v)
+        S[:, n_visible:] = rng.random(marginals.shape) < marginals
+        hidden, visible = np.arange(n_visible, view.n_units), np.arange(n_visible)
+        if view.n_hidden and not _hidden_uncoupled(view):
+            bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, hidden)
+        bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, visible)
+        return np.ascontiguousarray(S[:, :n_visible])
 
     def sample(self, n_samples=1, random_state=None, n_steps=1000):
         """Draw visible samples by sequential Gibbs sampling.

@@ -100,7 +100,11 @@ def test_public_api_is_found():
 
 @pytest.mark.parametrize("name", [name for name, _ in PUBLIC_OBJECTS])
 def test_public_docstring(name):
-    errors = _errors(name, IGNORED)
+    obj = dict(PUBLIC_OBJECTS)[name]
+    # A typing.Protocol is never instantiated: its (*args, **kwargs) constructor has
+    # nothing to document.
+    protocol = getattr(obj, "_is_protocol", False)
+    errors = _errors(name, IGNORED | ({"PR01"} if protocol else set()))
     assert not errors, f"{name}:\n" + "\n".join(errors)
 
 
