@@ -203,7 +203,11 @@ MONITORING_PARAMETERS_DOC = """validation_fraction : float or None, default=None
 
 
 #: Model kind -> the base class of the learning strategies that can train it.
-LEARNING_KINDS = {"rbm": RBMLearningStrategy, "bm": BMLearningStrategy}
+LEARNING_KINDS = {
+    "rbm": RBMLearningStrategy,
+    "gaussian_rbm": RBMLearningStrategy,
+    "bm": BMLearningStrategy,
+}
 
 #: Parameters whose value is a strategy: a string names a default object.
 STRATEGY_PARAMETERS = ("learning", "z_estimator")
@@ -329,7 +333,8 @@ class BoltzmannBase(
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, ideally with values in [0, 1].
+            Training data: values in [0, 1] for binary visible units (RBM),
+            standardised features for GaussianRBM.
         y : None
             Ignored; present for API consistency.
 
@@ -352,7 +357,8 @@ class BoltzmannBase(
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, ideally with values in [0, 1].
+            Training data: values in [0, 1] for binary visible units (RBM),
+            standardised features for GaussianRBM.
         y : None
             Ignored; present for API consistency.
 
@@ -445,9 +451,8 @@ class BoltzmannBase(
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the "
                     "parameters became non-finite or larger than "
-                    f"{DIVERGED_MAGNITUDE:g}. The learning rate is probably too "
-                    f"high (learning_rate={self.learning_rate}); lower it, or raise "
-                    "batch_size. The estimator was left as it was before this call."
+                    f"{DIVERGED_MAGNITUDE:g}. {self._divergence_advice()} The estimator "
+                    "was left as it was before this call."
                 )
             state["n_iter"] += 1
             record = {"epoch": state["n_iter"], "time": time.perf_counter() - start}
@@ -476,6 +481,13 @@ class BoltzmannBase(
                         f"tol={self.tol} for {self.n_iter_no_change} epochs; stopping."
                     )
                 break
+
+    def _divergence_advice(self):
+        """What to change when training diverged (part of the error message)."""
+        return (
+            "The learning rate is probably too high (learning_rate="
+            f"{self.learning_rate}); lower it, or raise batch_size."
+        )
 
     def _stopping_criterion(self, monitor):
         """(sign, history key) of the early-stopping criterion, larger sign*value better."""
@@ -614,7 +626,7 @@ class BoltzmannBase(
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score, with values in [0, 1].
+            Rows to score.
 
         Returns
         -------

@@ -112,8 +112,13 @@ def signed_uniform_noise(rng, n, dtype):
     return u
 
 
+def standard_normal_noise(rng, n, dtype):
+    """``n`` standard normal numbers in ``dtype`` (Gaussian visible units' draws)."""
+    return rng.standard_normal(n, dtype=dtype)
+
+
 class Noise:
-    """Buffered streams of logistic and of signed uniform noise, drawn in large blocks.
+    """Buffered streams of logistic, signed uniform and normal noise, drawn in large blocks.
 
     Drawing per minibatch costs a few microseconds of call overhead each time, so
     numbers are drawn ``block_size`` at a time and handed out as views. The streams are
@@ -121,7 +126,11 @@ class Noise:
     deep-copied) with the training state and continued.
     """
 
-    _MAKERS = {"logistic": logistic_noise, "signed_uniform": signed_uniform_noise}
+    _MAKERS = {
+        "logistic": logistic_noise,
+        "signed_uniform": signed_uniform_noise,
+        "normal": standard_normal_noise,
+    }
 
     def __init__(self, rng, dtype, block_size=2**16):
         self.rng = rng
@@ -154,6 +163,10 @@ class Noise:
     def signed_uniform(self, shape):
         """The next numbers uniform on (-1, 1), as an array of ``shape``."""
         return self._take("signed_uniform", shape)
+
+    def normal(self, shape):
+        """The next standard normal numbers, as an array of ``shape``."""
+        return self._take("normal", shape)
 
     def _store(self, kind, block):
         block.flags.writeable = False  # copies of the streams share it (__deepcopy__)
@@ -562,6 +575,10 @@ class RBMView(ModelView):
     def log_unnormalized(self, S):
         return -self.free_energy(S)
 
+    def _training_form(self):
+        """The training form of these parameters (a new :class:`AugmentedRBM`)."""
+        return AugmentedRBM.from_view(self)
+
     def gibbs_step(self, S, rng):
         H = bernoulli_sample(self.hidden_probability(S), rng)
         return bernoulli_sample(self.visible_probability(H), rng)
@@ -668,6 +685,13 @@ class AugmentedRBM:
         out[:, :-1] = X
         out[:, -1] = 1
         return out
+
+    def chains_from_rows(self, rows, rng):
+        """Augmented binary chains drawn from data rows (each unit on with its value)."""
+        rows = np.clip(rows, 0, 1)
+        chains = self.augment(rows.astype(self.params.dtype, copy=False))
+        np.less(rng.random(rows.shape, dtype=chains.dtype), chains[:, :-1], out=chains[:, :-1])
+        return chains
 
     def view(self):
         """The :class:`RBMView` of the current parameters (no copies)."""

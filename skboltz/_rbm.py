@@ -409,11 +409,14 @@ class RBM(BoltzmannBase):
         for key, value in (sampler or {}).items():
             if isinstance(value, np.ndarray) and value.base is not None:
                 sampler[key] = value.copy()
-        params = state["params"]
+        self._publish_parameters(state["params"])
+        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+
+    def _publish_parameters(self, params):
+        """Set the fitted parameter attributes from the training-form array."""
         self.components_ = params[:-1, :-1].copy()
         self.intercept_hidden_ = params[:-1, -1].copy()
         self.intercept_visible_ = params[-1, :-1].copy()
-        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
 
     def _model_view_of(self, state):
         if state is not None:
@@ -515,6 +518,11 @@ class RBM(BoltzmannBase):
         for _ in range(n_steps):
             V = view.gibbs_step(V, rng)
         return V
+
+    def _visible_given_hidden(self, H, rng, sample=True):
+        """A draw from P(v | h) for each row of ``H`` (or P(v = 1 | h) when not ``sample``)."""
+        probability = self._view_as(H.dtype).visible_probability(H)
+        return bernoulli_sample(probability, rng) if sample else probability
 
     def reconstruct(self, X):
         """Mean-field reconstruction P(v = 1 | h = P(h = 1 | v)) of each row.

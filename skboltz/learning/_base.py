@@ -5,10 +5,11 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._energy import AugmentedRBM, Noise
+from .._energy import Noise
 
-#: model kind ("rbm", "bm") -> {string name -> strategy class}. Filled on import.
-LEARNING_STRATEGIES = {"rbm": {}, "bm": {}}
+#: model kind ("rbm", "gaussian_rbm", "bm") -> {string name -> strategy class}. Filled
+#: on import.
+LEARNING_STRATEGIES = {"rbm": {}, "gaussian_rbm": {}, "bm": {}}
 
 
 def register(name, *kinds):
@@ -140,7 +141,7 @@ class RBMLearningStrategy(LearningStrategy):
         """
         if self._uses_fast_loop():
             # The built-in samplers' rows, through their fused-loop hooks.
-            model = AugmentedRBM.from_view(model)
+            model = model._training_form()
             out = model.empty_visible(self._n_negative(state, batch.shape[0]))
             noise = Noise(rng, model.params.dtype, block_size=0)
             self._sample_negative(model, model.augment(batch), state, noise, progress, out)

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._sklearn import Interval
-from .._energy import AugmentedRBM, Noise
+from .._energy import Noise
 from ._base import RBMLearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1
@@ -14,16 +14,17 @@ _N_STEPS_DOC = """n_steps : int or (int, int), default=1
 
 
 def _initial_chains(model, data, n_chains, rng):
-    """Binary visible states drawn from random training rows (augmented rows)."""
+    """Visible states started from random training rows (augmented rows).
+
+    The model's training form turns the rows into states: binary draws for Bernoulli
+    visible units, the rows themselves for Gaussian ones.
+    """
     rows = data[rng.integers(0, data.shape[0], size=n_chains)]
     rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
-    rows = np.clip(rows, 0, 1)
-    chains = AugmentedRBM.augment(rows.astype(model.dtype, copy=False))
-    np.less(rng.random(rows.shape, dtype=chains.dtype), chains[:, :-1], out=chains[:, :-1])
-    return chains
+    return model._training_form().chains_from_rows(rows, rng)
 
 
-@register("cd", "rbm")
+@register("cd", "rbm", "gaussian_rbm")
 class CD(RBMLearningStrategy):
     __doc__ = f"""Contrastive divergence, CD-k (Hinton 2002).
 
@@ -63,7 +64,7 @@ class CD(RBMLearningStrategy):
             V = model.draw_visible(H, noise, out)
 
 
-@register("pcd", "rbm")
+@register("pcd", "rbm", "gaussian_rbm")
 class PCD(RBMLearningStrategy):
     __doc__ = f"""Persistent contrastive divergence (Tieleman 2008).
 
@@ -99,7 +100,7 @@ class PCD(RBMLearningStrategy):
         validate_steps(self.n_steps)
         chains = _initial_chains(model, X, self.n_chains or batch_size, rng)
         noise = Noise(rng, chains.dtype, block_size=0)
-        model = AugmentedRBM.from_view(model)
+        model = model._training_form()
         # The chains' state is the hidden draw given their last visible rows: each
         # update then starts with h -> v, and the caller's P(h | v) of the new visible
         # rows (needed for the statistics anyway) gives the next h.
@@ -120,7 +121,7 @@ class PCD(RBMLearningStrategy):
         np.greater(hidden_tanh, noise.signed_uniform(hidden.shape), out=hidden)
 
 
-@register("pt", "rbm")
+@register("pt", "rbm", "gaussian_rbm")
 class ParallelTempering(RBMLearningStrategy):
     __doc__ = f"""Parallel tempering (Desjardins et al. 2010; Cho et al. 2010).
 
