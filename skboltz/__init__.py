@@ -8,6 +8,7 @@ from . import datasets, exceptions, learning, partition, views
 from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
 from ._dbn import DBN
+from ._gaussian import GaussianRBM
 from ._rbm import RBM
 
 __version__ = "0.1.0.dev0"
@@ -17,6 +18,7 @@ __all__ = [
     "RBM",
     "BoltzmannClassifier",
     "BoltzmannMachine",
+    "GaussianRBM",
     "datasets",
     "exceptions",
     "learning",

@@ -14,7 +14,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import all_or_nothing, make_generator
-from ._energy import bernoulli_sample
 from ._rbm import RBM
 from ._sklearn import _fit_context
 
@@ -27,7 +26,9 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     layer is trained it is frozen (Hinton, Osindero & Teh, 2006). Every layer is a
     clone of the template ``rbm`` with its ``n_components`` set to the layer's size,
     so all the template's settings (learning strategy, learning rate, epochs, ...)
-    apply to every layer.
+    apply to every layer; ``first_layer`` gives the bottom layer its own template,
+    e.g. a :class:`GaussianRBM` for real-valued (standardised) input under binary
+    layers.
 
     ``transform`` passes data up through all layers; ``sample`` draws from the
     generative model (Gibbs sampling in the top RBM, then a down pass through the
@@ -45,6 +46,10 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     rbm : RBM or None, default=None
         Template of the layers' settings; it is cloned, never fitted. None means
         ``RBM()`` with its defaults.
+    first_layer : RBM, GaussianRBM or None, default=None
+        Template of the bottom layer (cloned, never fitted), e.g. ``GaussianRBM()``
+        for real-valued input; the layers above follow ``rbm``. None uses ``rbm``
+        for every layer.
     random_state : int, RandomState instance or None, default=None
         None leaves each layer with the template's ``random_state``; otherwise a
         different seed for each layer is drawn from it.
@@ -80,17 +85,32 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     (1797, 8)
     >>> dbn.sample(2, n_steps=10).shape
     (2, 64)
+
+    Real-valued input under a Gaussian first layer:
+
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skboltz import GaussianRBM
+    >>> X = StandardScaler().fit_transform(load_wine().data)
+    >>> dbn = DBN(hidden_layer_sizes=(16, 4), first_layer=GaussianRBM(n_iter=5),
+    ...           rbm=RBM(n_iter=5), random_state=0).fit(X)
+    >>> [type(layer).__name__ for layer in dbn.layers_]
+    ['GaussianRBM', 'RBM']
     """
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
         "rbm": [None, RBM],
+        "first_layer": [None, RBM],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, hidden_layer_sizes=(256, 128), rbm=None, random_state=None):
+    def __init__(
+        self, hidden_layer_sizes=(256, 128), rbm=None, first_layer=None, random_state=None
+    ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.rbm = rbm
+        self.first_layer = first_layer
         self.random_state = random_state
 
     # -- construction --------------------------------------------------------------
@@ -114,8 +134,11 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if self.random_state is not None:
             random_state = check_random_state(self.random_state)
             seeds = random_state.randint(np.iinfo(np.int32).max, size=len(sizes)).tolist()
+        templates = [template] * len(sizes)
+        if self.first_layer is not None:
+            templates[0] = self.first_layer
         layers = []
-        for size, seed in zip(sizes, seeds):
+        for template, size, seed in zip(templates, sizes, seeds):
             layer = clone(template).set_params(n_components=size)
             if seed is not None:
                 layer.set_params(random_state=seed)
@@ -135,7 +158,8 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data with values in [0, 1].
+            Training data: values in [0, 1] (standardised real values under a
+            Gaussian first layer).
         y : None
             Ignored; present for API consistency.
 
@@ -165,7 +189,8 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data with values in [0, 1].
+            Training data: values in [0, 1] (standardised real values under a
+            Gaussian first layer).
         y : None
             Ignored; present for API consistency.
 
@@ -225,15 +250,16 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         n_steps : int, default=1000
             Gibbs steps in the top RBM.
         down_pass : {"sample", "mean"}, default="sample"
-            "sample" draws binary states at every layer, so the result is a true
-            sample of the generative model; "mean" propagates the probabilities
-            P(v = 1 | h) down from the top layer's sample, giving smoother images
-            (the expected visible state given the top sample, for one layer).
+            "sample" draws states at every layer (real values at a Gaussian first
+            layer), so the result is a true sample of the generative model; "mean"
+            propagates the conditional means (P(v = 1 | h) for binary units) down from
+            the top layer's sample, giving smoother images (the expected visible state
+            given the top sample, for one layer).
 
         Returns
         -------
         samples : ndarray of shape (n_samples, `n_features_in_`)
-            Binary visible states ("sample") or probabilities ("mean").
+            Visible states ("sample") or conditional means ("mean").
         """
         check_is_fitted(self)
         if down_pass not in ("sample", "mean"):
@@ -241,8 +267,7 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         rng = make_generator(self.random_state if random_state is None else random_state)
         H = self.layers_[-1].sample(n_samples, random_state=rng, n_steps=n_steps)
         for layer in reversed(self.layers_[:-1]):
-            P = layer._model_view().astype(H.dtype).visible_probability(H)
-            H = bernoulli_sample(P, rng) if down_pass == "sample" else P
+            H = layer._visible_given_hidden(H, rng, sample=down_pass == "sample")
         return H
 
     # -- sklearn plumbing ----------------------------------------------------------

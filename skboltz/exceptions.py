@@ -58,6 +58,29 @@ class DataRangeWarning(UserWarning):
     """
 
 
+class DataScaleWarning(UserWarning):
+    """Features are far from standardised, the scale Gaussian visible units assume.
+
+    :class:`~skboltz.GaussianRBM` starts its variances at 1 and its learning rate
+    assumes features of unit variance; a feature with a huge or a zero variance trains
+    badly. The warning names the features and the fix (``StandardScaler``, or dropping
+    constant features).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skboltz import GaussianRBM
+    >>> from skboltz.exceptions import DataScaleWarning
+    >>> X = np.random.default_rng(0).normal(size=(50, 3)) * [1.0, 1.0, 500.0]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = GaussianRBM(n_components=2, n_iter=1, random_state=0).fit(X)
+    >>> any(issubclass(w.category, DataScaleWarning) for w in caught)
+    True
+    """
+
+
 class MeanFieldConvergenceWarning(UserWarning):
     """A mean-field fixed-point iteration stopped before converging.
 
@@ -80,6 +103,7 @@ class MeanFieldConvergenceWarning(UserWarning):
 
 __all__ = [
     "DataRangeWarning",
+    "DataScaleWarning",
     "MeanFieldConvergenceWarning",
     "TooManyStatesError",
     "TrainingDivergedError",

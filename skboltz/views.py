@@ -7,7 +7,8 @@ parameters, so one strategy serves every model with the same math, and a strateg
 be tested on hand-built parameters without fitting anything.
 
 Every view satisfies the :class:`ModelView` protocol, where the contract is written
-down; :class:`RBMView` and :class:`BMView` are the views of :class:`~skboltz.RBM` and
+down; :class:`RBMView`, :class:`GaussianRBMView` and :class:`BMView` are the views of
+:class:`~skboltz.RBM`, :class:`~skboltz.GaussianRBM` and
 :class:`~skboltz.BoltzmannMachine` (build one from a fitted model's attributes, as in
 their examples). Views do not change their arrays.
 
@@ -25,8 +26,11 @@ True
 """
 
 from ._energy import BMView, ModelView, RBMView
+from ._gaussian_energy import GaussianRBMView
 
 # Documented, pickled and shown under their public home.
-ModelView.__module__ = RBMView.__module__ = BMView.__module__ = __name__
+for _view in (ModelView, RBMView, GaussianRBMView, BMView):
+    _view.__module__ = __name__
+del _view
 
-__all__ = ["BMView", "ModelView", "RBMView"]
+__all__ = ["BMView", "GaussianRBMView", "ModelView", "RBMView"]

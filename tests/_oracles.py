@@ -52,3 +52,80 @@ def random_rbm(n_visible, n_hidden, scale, seed):
         rng.normal(0, scale, n_visible),
         rng.normal(0, scale, n_hidden),
     )
+
+
+# -- Gaussian-Bernoulli RBMs (real-valued visible units) -------------------------------
+def grbm_negative_energy(V, H, weights, visible_bias, hidden_bias, variance):
+    """-E(v, h) for every pair of rows of V and H: shape (len(V), len(H)).
+
+    E(v, h) = sum_i (v_i - b_i)^2 / (2 s_i) - sum_ij W_ji h_j v_i / s_i - c.h, s = variance.
+    """
+    quadratic = (((V - visible_bias) ** 2) / (2 * variance)).sum(axis=1)
+    return -quadratic[:, None] + (V / variance) @ weights.T @ H.T + (H @ hidden_bias)[None, :]
+
+
+def grbm_log_partition(weights, visible_bias, hidden_bias, variance):
+    """log Z: for each hidden state, the product of 1-D Gaussian integrals in closed form.
+
+    int exp(-a x^2 + k x) dx = sqrt(pi / a) exp(k^2 / (4 a)), per visible unit, with
+    a = 1 / (2 s) and k = (b + (W^T h)) / s, times exp(-b^2 / (2 s) + c.h).
+    """
+    a = 1 / (2 * variance)
+    terms = []
+    for h in all_states(weights.shape[0]):
+        k = (visible_bias + h @ weights) / variance
+        log_integrals = 0.5 * np.log(np.pi / a) + k**2 / (4 * a) - visible_bias**2 * a
+        terms.append(h @ hidden_bias + log_integrals.sum())
+    return float(logsumexp(terms))
+
+
+def grbm_log_density(V, weights, visible_bias, hidden_bias, variance):
+    """Exact log p(v) of each row: a direct sum over hidden states, minus log Z."""
+    H = all_states(weights.shape[0])
+    joint = grbm_negative_energy(V, H, weights, visible_bias, hidden_bias, variance)
+    return logsumexp(joint, axis=1) - grbm_log_partition(
+        weights, visible_bias, hidden_bias, variance
+    )
+
+
+def grbm_hidden_probabilities(weights, visible_bias, hidden_bias, variance):
+    """Exact p(h) of every hidden state (visible units integrated), order of all_states."""
+    H = all_states(weights.shape[0])
+    a = 1 / (2 * variance)
+    log_w = np.array([
+        h @ hidden_bias
+        + (((visible_bias + h @ weights) / variance) ** 2 / (4 * a) - visible_bias**2 * a).sum()
+        for h in H
+    ])
+    return np.exp(log_w - logsumexp(log_w))
+
+
+def grbm_exact_samples(weights, visible_bias, hidden_bias, variance, n_samples, seed):
+    """Exact draws (v, h) of the joint: h from p(h), then v from N(b + W^T h, s)."""
+    rng = np.random.default_rng(seed)
+    p = grbm_hidden_probabilities(weights, visible_bias, hidden_bias, variance)
+    H = all_states(weights.shape[0])[rng.choice(len(p), size=n_samples, p=p)]
+    V = visible_bias + H @ weights + np.sqrt(variance) * rng.standard_normal(
+        (n_samples, weights.shape[1])
+    )
+    return V, H
+
+
+def grbm_marginal_cdf(x, feature, weights, visible_bias, hidden_bias, variance):
+    """CDF of one visible unit's exact marginal: a mixture of normals over hidden states."""
+    from scipy.stats import norm
+
+    p = grbm_hidden_probabilities(weights, visible_bias, hidden_bias, variance)
+    means = visible_bias[feature] + all_states(weights.shape[0]) @ weights[:, feature]
+    std = np.sqrt(variance[feature])
+    return norm.cdf((np.asarray(x)[..., None] - means) / std) @ p
+
+
+def random_grbm(n_visible, n_hidden, scale, seed):
+    rng = np.random.default_rng(seed)
+    return (
+        rng.normal(0, scale, (n_hidden, n_visible)),
+        rng.normal(0, 0.5, n_visible),
+        rng.normal(0, scale, n_hidden),
+        np.exp(rng.normal(-0.5, 0.4, n_visible)),
+    )

@@ -4,7 +4,7 @@ import pytest
 from sklearn.neighbors import KernelDensity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
+from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, GaussianRBM
 from skboltz.learning import (
     CD,
     PCD,
@@ -50,15 +50,33 @@ ESTIMATORS = [
     BoltzmannMachine(n_hidden=3, learning=MeanFieldGradient(linear_response=False),
                      n_iter=2, random_state=0),
     BoltzmannMachine(n_hidden=0, learning="exact", n_iter=2, random_state=0),
+    # Gaussian-Bernoulli RBMs: the defaults, each learning string, strategy objects,
+    # fixed variances, each log Z estimator it accepts.
+    GaussianRBM(),
+    GaussianRBM(n_components=3, n_iter=3, random_state=0),
+    GaussianRBM(n_components=3, learning="cd", n_iter=3, random_state=0),
+    GaussianRBM(n_components=3, learning="pcd", learn_variance=False, n_iter=3,
+                random_state=0),
+    GaussianRBM(n_components=3, learning=PCD(n_steps=2, n_chains=7), momentum=0.0,
+                average_window=None, n_iter=3, random_state=0),
+    GaussianRBM(n_components=3, learning=ParallelTempering(n_temperatures=3), n_iter=3,
+                random_state=0),
+    GaussianRBM(n_components=3, z_estimator=AIS(n_chains=10, n_betas=50), n_iter=2,
+                random_state=0),
+    GaussianRBM(n_components=3, z_estimator="visited_states", n_iter=2, random_state=0),
     # Deep belief nets and class-wise density classifiers.
     DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2), random_state=0),
     DBN(hidden_layer_sizes=[3], rbm=RBM(learning="cd", n_iter=2, random_state=0)),
+    DBN(hidden_layer_sizes=(4, 3), first_layer=GaussianRBM(n_iter=2), rbm=RBM(n_iter=2),
+        random_state=0),
     BoltzmannClassifier(RBM(n_components=3, n_iter=5, random_state=0)),
+    BoltzmannClassifier(GaussianRBM(n_components=3, n_iter=5, random_state=0)),
     BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
 ]
 
 
 @pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataRangeWarning")
+@pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataScaleWarning")
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: {})
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -1,0 +1,521 @@
+"""GaussianRBM against exact answers, and its behaviour as a scikit-learn estimator."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _oracles import (
+    all_states,
+    grbm_exact_samples,
+    grbm_hidden_probabilities,
+    grbm_log_density,
+    grbm_log_partition,
+    grbm_marginal_cdf,
+    grbm_negative_energy,
+    random_grbm,
+    state_index,
+)
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy import integrate
+from scipy.special import logsumexp
+from scipy.stats import kstest
+from sklearn.base import clone
+from sklearn.datasets import load_wine
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skboltz import DBN, RBM, BoltzmannClassifier, GaussianRBM
+from skboltz._gaussian_energy import AugmentedGaussianRBM
+from skboltz.exceptions import DataScaleWarning, TrainingDivergedError
+from skboltz.learning import (
+    CD,
+    PCD,
+    ExactGradient,
+    ParallelTempering,
+    RBMLearningStrategy,
+    TAPGradient,
+)
+from skboltz.partition import AIS, Exact, MeanField, VisitedStates
+from skboltz.views import GaussianRBMView, ModelView
+
+
+def grbm_with_parameters(weights, visible_bias, hidden_bias, variance, **params):
+    """A GaussianRBM fitted on dummy data, then given the parameters by hand."""
+    n_hidden, n_visible = weights.shape
+    rng = np.random.default_rng(0)
+    model = GaussianRBM(n_components=n_hidden, n_iter=1, random_state=0, **params)
+    model.fit(rng.normal(size=(20, n_visible)))
+    model.components_ = np.array(weights)
+    model.intercept_visible_ = np.array(visible_bias)
+    model.intercept_hidden_ = np.array(hidden_bias)
+    model.variance_ = np.array(variance)
+    return model
+
+
+def training_form(weights, visible_bias, hidden_bias, variance):
+    return AugmentedGaussianRBM.from_view(
+        GaussianRBMView(weights, visible_bias, hidden_bias, variance)
+    )
+
+
+def exact_model_statistics(weights, visible_bias, hidden_bias, variance):
+    """Mean statistics of AugmentedGaussianRBM.statistics under the model, exactly.
+
+    An enumeration of the hidden states with the Gaussian moments of v given h:
+    E[v | h] = m(h), E[(v - b)^2 | h] = s + (m - b)^2.
+    """
+    H = all_states(weights.shape[0])
+    p = grbm_hidden_probabilities(weights, visible_bias, hidden_bias, variance)
+    M = visible_bias + H @ weights
+    H1 = np.hstack([H, np.ones((len(H), 1))])
+    M1 = np.hstack([M, np.ones((len(H), 1))])
+    out = np.zeros((weights.shape[0] + 2, weights.shape[1] + 1))
+    out[1:] = (H1 * p[:, None]).T @ M1
+    out[0, :-1] = p @ (((variance + (M - visible_bias) ** 2) / 2 - M * (H @ weights))
+                       / variance)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return StandardScaler().fit_transform(load_wine().data)
+
+
+# -- exact answers ------------------------------------------------------------------
+def test_log_density_integrates_to_one_in_one_dimension():
+    params = random_grbm(1, 3, 1.2, seed=1)
+    model = grbm_with_parameters(*params)
+    total, error = integrate.quad(
+        lambda v: float(np.exp(model.score_samples([[v]])[0])), -15, 15, limit=200
+    )
+    assert error < 1e-8
+    assert total == pytest.approx(1.0, abs=1e-8)
+
+
+def test_log_density_integrates_to_one_in_two_dimensions():
+    params = random_grbm(2, 3, 1.2, seed=2)
+    model = grbm_with_parameters(*params)
+    grid = np.linspace(-12, 12, 1201)  # Simpson's rule on a fine grid, both axes
+    a, b = np.meshgrid(grid, grid, indexing="ij")
+    density = np.exp(model.score_samples(np.column_stack([a.ravel(), b.ravel()])))
+    total = integrate.simpson(integrate.simpson(density.reshape(a.shape), x=grid), x=grid)
+    assert total == pytest.approx(1.0, abs=1e-8)
+    # a wrong normaliser is far off: the Gaussian integrals' constant left out
+    assert abs(total * (2 * np.pi) * np.sqrt(np.prod(params[3])) - 1) > 0.1
+
+
+@pytest.mark.parametrize("n_visible, n_hidden", [(5, 3), (3, 6), (4, 4), (1, 1)])
+@pytest.mark.parametrize("scale", [0.3, 1.5])
+def test_log_density_matches_direct_sum_over_hidden_states(n_visible, n_hidden, scale):
+    params = random_grbm(n_visible, n_hidden, scale, seed=10 * n_visible + n_hidden)
+    model = grbm_with_parameters(*params)
+    V = np.random.default_rng(1).normal(size=(50, n_visible)) * 2
+    assert_allclose(model.score_samples(V), grbm_log_density(V, *params), atol=1e-9)
+    assert_allclose(model.estimate_log_partition().value, grbm_log_partition(*params),
+                    atol=1e-9)
+    H = all_states(n_hidden)
+    free_energy = -logsumexp(grbm_negative_energy(V, H, *params), axis=1)
+    assert_allclose(model.free_energy(V), free_energy, atol=1e-9)
+    assert model.z_estimator_.name == "exact"
+
+
+def test_view_energies_and_conditionals_match_the_energy_function():
+    params = random_grbm(4, 3, 1.0, seed=2)
+    view = GaussianRBMView(*params)
+    assert isinstance(view, ModelView)
+    rng = np.random.default_rng(0)
+    V = rng.normal(size=(6, 4))
+    H = (rng.random((6, 3)) < 0.5).astype(float)
+    joint = grbm_negative_energy(V, H, *params)
+    assert_allclose(view.energy(V, H), -np.diag(joint), atol=1e-12)
+    # P(h_j = 1 | v) is the ratio of the joint weights with h_j on and off
+    for j in range(3):
+        on, off = H.copy(), H.copy()
+        on[:, j], off[:, j] = 1, 0
+        logit = np.diag(grbm_negative_energy(V, on, *params)) - np.diag(
+            grbm_negative_energy(V, off, *params))
+        assert_allclose(view.hidden_probability(V)[:, j], 1 / (1 + np.exp(-logit)))
+    # p*(h) integrates the joint over v: compare with the oracle's p(h)
+    log_h = view.log_unnormalized(all_states(3))
+    assert_allclose(np.exp(log_h - logsumexp(log_h)), grbm_hidden_probabilities(*params))
+    assert_allclose(logsumexp(log_h), grbm_log_partition(*params))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ais_covers_the_exact_log_partition(seed):
+    params = random_grbm(6, 8, 1.0, seed=100 + seed)
+    view = GaussianRBMView(*params)
+    exact = grbm_log_partition(*params)
+    rates = view.hidden_probability(np.random.default_rng(seed).normal(size=(200, 6)))
+    estimate = AIS(n_chains=100, n_betas=1000).estimate(
+        view, rng=seed, data_rates=rates.mean(axis=0)
+    )
+    assert abs(estimate.value - exact) < 3 * estimate.std_error
+    assert estimate.std_error < 0.05
+
+
+def test_ais_on_a_trained_model_and_visited_states_bound(wine):
+    model = GaussianRBM(n_components=10, n_iter=20, random_state=0).fit(wine)
+    exact = model.estimate_log_partition("exact")
+    estimate = model.estimate_log_partition(AIS(n_chains=100, n_betas=2000))
+    assert abs(estimate.value - exact.value) < 3 * estimate.std_error
+    bound = model.estimate_log_partition(VisitedStates(n_chains=20, n_steps=50))
+    assert bound.lower <= exact.value + 1e-9
+    auto = GaussianRBM(n_components=21, n_iter=1, random_state=0).fit(wine)
+    assert auto.z_estimator_.name == "ais"
+
+
+def test_exact_gradient_matches_finite_differences():
+    params = random_grbm(2, 3, 0.8, seed=5)
+    X = np.random.default_rng(1).normal(size=(7, 2))
+    model = training_form(*params)
+    batch = model.augment(X)
+    positive = model.statistics(model.hidden_probability(batch), batch) / len(X)
+    direction = positive - exact_model_statistics(*params)
+    # The statistics are the update direction in the model's own scale: the W and b
+    # gradients times sigma^2; the log-variance gradient as it is.
+    gradient = direction.copy()
+    gradient[1:, :-1] /= params[3]
+    gradient[0, -1] = gradient[-1, -1] = 0
+
+    def log_likelihood(flat):
+        m = AugmentedGaussianRBM(flat.reshape(model.params.shape).copy())
+        view = m.view()
+        return np.mean(-view.free_energy(X)) - Exact().estimate(view).value
+
+    theta = model.params.copy()
+    finite_differences = np.zeros_like(theta)
+    for index in np.ndindex(theta.shape):
+        if index in [(0, 2), (4, 2)]:  # the unused entry and the constant units' corner
+            continue
+        step = np.zeros_like(theta)
+        step[index] = 1e-6
+        finite_differences[index] = (
+            log_likelihood((theta + step).ravel()) - log_likelihood((theta - step).ravel())
+        ) / 2e-6
+    assert_allclose(gradient, finite_differences, atol=1e-7)
+    assert np.abs(gradient).max() > 0.1  # not a vacuous comparison
+
+
+# -- samplers leave the exact distribution invariant ------------------------------------
+def test_gibbs_step_on_hidden_states_keeps_p_h():
+    params = random_grbm(3, 4, 1.5, seed=6)
+    view = GaussianRBMView(*params)
+    p = grbm_hidden_probabilities(*params)
+    _, H = grbm_exact_samples(*params, n_samples=20000, seed=0)
+    after = view.gibbs_step(H, np.random.default_rng(1))
+    counts = np.bincount(state_index(after), minlength=16) / len(after)
+    assert 0.5 * np.abs(counts - p).sum() < 0.02
+    assert not np.array_equal(after, H)
+
+
+def ks_distance(samples, feature, params):
+    return kstest(samples[:, feature], lambda x: grbm_marginal_cdf(x, feature, *params)
+                  ).statistic
+
+
+def moment_errors(samples, params):
+    """Largest errors of the sample mean and covariance, in standard errors-ish units."""
+    weights, visible_bias, _, variance = params
+    p = grbm_hidden_probabilities(*params)
+    M = visible_bias + all_states(weights.shape[0]) @ weights
+    mean = p @ M
+    covariance = (M - mean).T @ ((M - mean) * p[:, None]) + np.diag(variance)
+    n = len(samples)
+    mean_error = np.abs(samples.mean(axis=0) - mean) / np.sqrt(np.diag(covariance) / n)
+    cov_error = np.abs(np.cov(samples.T) - covariance).max()
+    return mean_error.max(), cov_error
+
+
+GIBBS_PARAMS = random_grbm(2, 3, 1.5, seed=7)
+
+
+def test_estimator_gibbs_step_keeps_the_exact_marginal():
+    model = grbm_with_parameters(*GIBBS_PARAMS)
+    V, _ = grbm_exact_samples(*GIBBS_PARAMS, n_samples=20000, seed=2)
+    after = model.gibbs(V, random_state=0)
+    for feature in range(2):
+        assert ks_distance(after, feature, GIBBS_PARAMS) < 0.015
+    mean_error, cov_error = moment_errors(after, GIBBS_PARAMS)
+    assert mean_error < 4 and cov_error < 0.05
+    # The bound catches the likely mistakes: unit variances in p(v | h), or hidden
+    # units that see v instead of v / sigma^2.
+    weights, visible_bias, hidden_bias, variance = GIBBS_PARAMS
+    rng = np.random.default_rng(3)
+    H = model._model_view().sample_hidden(V, rng)
+    unit_variance = visible_bias + H @ weights + rng.standard_normal(V.shape)
+    unscaled_input = (rng.random(H.shape) < 1 / (1 + np.exp(-(V @ weights.T + hidden_bias))))
+    unscaled_input = visible_bias + unscaled_input @ weights + np.sqrt(variance) * (
+        rng.standard_normal(V.shape))
+    for wrong in (unit_variance, unscaled_input):
+        assert max(ks_distance(wrong, feature, GIBBS_PARAMS) for feature in range(2)) > 0.015
+
+
+def test_sample_matches_the_exact_marginal():
+    model = grbm_with_parameters(*GIBBS_PARAMS)
+    samples = model.sample(4000, random_state=0, n_steps=100)
+    for feature in range(2):
+        assert ks_distance(samples, feature, GIBBS_PARAMS) < 0.035
+    assert_array_equal(samples, model.sample(4000, random_state=0, n_steps=100))
+    assert moment_errors(samples, GIBBS_PARAMS)[0] < 4
+
+
+STRATEGIES = [CD(), CD(n_steps=3), PCD(), ParallelTempering(n_temperatures=4)]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
+def test_negative_phase_matches_exact_expectation(strategy):
+    """Each sampler, fed (or burnt in to) the model distribution, gives its statistics."""
+    params = random_grbm(3, 3, 1.2, seed=8)
+    exact = exact_model_statistics(*params)
+    data, _ = grbm_exact_samples(*params, n_samples=6000, seed=1)
+    model = training_form(*params)
+    rng = np.random.default_rng(0)
+    positive = model.augment(data)
+    state = strategy.init_state(model.view(), data, 6000, rng)
+    rounds = [strategy._negative_statistics(model, positive, state, rng, 1.0)
+              for _ in range(30)]
+    estimate = np.mean(rounds[10:], axis=0)
+    assert_allclose(estimate, exact, atol=0.03)
+
+
+@pytest.mark.parametrize("strategy", [PCD(n_steps=2), ParallelTempering(n_temperatures=5)],
+                         ids=repr)
+def test_persistent_chains_reach_the_exact_distribution(strategy):
+    params = random_grbm(2, 3, 2.0, seed=9)  # strongly coupled: several separated modes
+    model = training_form(*params)
+    rng = np.random.default_rng(2)
+    start = np.zeros((50, 2))  # a bad start: the chains must mix away from it
+    state = strategy.init_state(model.view(), start, 5000, rng)
+    for _ in range(60):
+        strategy._negative_statistics(model, model.augment(start), state, rng, 1.0)
+    cold = state["chains"][:5000, :-1]
+    for feature in range(2):
+        assert ks_distance(cold, feature, params) < 0.04
+    # the bound is tight enough to catch chains left at their start's mode
+    stuck = model.view().sample_visible(np.zeros((5000, 3)), rng)
+    assert max(ks_distance(stuck, f, params) for f in range(2)) > 0.1
+
+
+def test_tempered_draws_interpolate_to_independent_units():
+    params = random_grbm(3, 2, 1.0, seed=11)
+    model = training_form(*params)
+    from skboltz._energy import Noise
+
+    noise = Noise(np.random.default_rng(0), np.float64)
+    H = model.augment(np.ones((20000, 2)))
+    beta = np.zeros((20000, 1))
+    V = model.draw_visible(H, noise, model.empty_visible(20000), beta)
+    assert_allclose(V[:, :-1].mean(axis=0), params[1], atol=0.03)  # N(b, s) at beta = 0
+    assert_allclose(V[:, :-1].var(axis=0), params[3], rtol=0.05)
+    assert_array_equal(V[:, -1], 1)
+    hidden = model.draw_hidden(V, noise, model.empty_hidden(20000), beta)
+    assert_allclose(hidden[:, :-1].mean(axis=0), 0.5, atol=0.02)
+
+
+# -- training ---------------------------------------------------------------------
+def test_training_raises_the_likelihood_and_learns_variances(wine):
+    start = GaussianRBM(n_components=8, n_iter=0, random_state=0).fit(wine)
+    model = GaussianRBM(n_components=8, n_iter=40, random_state=0).fit(wine)
+    assert model.score(wine) > start.score(wine) + 1.5
+    assert np.all(model.variance_ < 1) and np.all(model.variance_ > 0.05)
+    fixed = GaussianRBM(n_components=8, n_iter=5, learn_variance=False,
+                        random_state=0).fit(wine)
+    assert_array_equal(fixed.variance_, np.ones(13))
+
+
+def test_float32_is_kept_and_agrees_with_float64(wine):
+    m64 = GaussianRBM(n_components=6, n_iter=10, random_state=0).fit(wine)
+    m32 = GaussianRBM(n_components=6, n_iter=10, random_state=0).fit(wine.astype(np.float32))
+    for attribute in ("components_", "intercept_visible_", "intercept_hidden_", "variance_"):
+        assert getattr(m32, attribute).dtype == np.float32
+    assert m32.transform(wine.astype(np.float32)).dtype == np.float32
+    assert m32.sample(3, n_steps=2).dtype == np.float32
+    assert abs(m32.score(wine) - m64.score(wine)) < 0.1
+    # the same parameters score the same in either precision
+    m32.components_ = m64.components_.astype(np.float32)
+    m32.intercept_visible_ = m64.intercept_visible_.astype(np.float32)
+    m32.intercept_hidden_ = m64.intercept_hidden_.astype(np.float32)
+    m32.variance_ = m64.variance_.astype(np.float32)
+    assert_allclose(m32.score_samples(wine.astype(np.float32)), m64.score_samples(wine),
+                    atol=1e-3)
+    assert_allclose(m32.transform(wine.astype(np.float32)), m64.transform(wine), atol=1e-5)
+
+
+@pytest.mark.parametrize("average_window", [100, None])
+def test_partial_fit_continues_exactly_like_fit(wine, average_window):
+    params = dict(n_components=5, n_iter=4, average_window=average_window, random_state=0)
+    fitted = GaussianRBM(**params).fit(wine)
+    streamed = GaussianRBM(**params)
+    for _ in range(4):
+        streamed.partial_fit(wine)
+    for attribute in ("components_", "intercept_visible_", "intercept_hidden_", "variance_"):
+        assert_array_equal(getattr(streamed, attribute), getattr(fitted, attribute))
+    assert streamed.n_iter_ == 4
+
+
+def test_refit_is_reproducible_and_pickle_keeps_scores(wine):
+    model = GaussianRBM(n_components=5, n_iter=3, random_state=0)
+    first = model.fit(wine).components_.copy()
+    model.partial_fit(wine)
+    assert_array_equal(model.fit(wine).components_, first)
+    copy = pickle.loads(pickle.dumps(model))
+    assert_array_equal(copy.score_samples(wine), model.score_samples(wine))
+    copy.partial_fit(wine)
+    model.partial_fit(wine)
+    assert_array_equal(copy.variance_, model.variance_)
+
+
+def test_sparse_input_trains_like_dense(wine):
+    X = wine.copy()
+    X[np.abs(X) < 0.5] = 0
+    dense = GaussianRBM(n_components=4, n_iter=2, random_state=0).fit(X)
+    sparse = GaussianRBM(n_components=4, n_iter=2, random_state=0).fit(sp.csr_matrix(X))
+    assert_array_equal(dense.components_, sparse.components_)
+    assert_allclose(dense.score_samples(X), sparse.score_samples(sp.csr_matrix(X)))
+
+
+@pytest.mark.parametrize("learning", ["cd", "pt", PCD(n_steps=2, n_chains=7),
+                                      ParallelTempering(n_temperatures=3)])
+def test_each_learning_strategy_trains(wine, learning):
+    model = GaussianRBM(n_components=6, learning=learning, n_iter=40, random_state=0)
+    start = clone(model).set_params(n_iter=0).fit(wine).score(wine)
+    assert model.fit(wine).score(wine) > start + 1.0
+
+
+def test_a_users_row_strategy_trains(wine):
+    class PriorSamples(RBMLearningStrategy):
+        """Negative rows: one block Gibbs step from exact-ish rows of the data."""
+
+        def negative_phase(self, model, batch, state, rng, progress):
+            return model.sample_visible(model.sample_hidden(batch, rng), rng)
+
+    model = GaussianRBM(n_components=4, learning=PriorSamples(), n_iter=10,
+                        random_state=0).fit(wine)
+    assert np.all(np.isfinite(model.components_))
+    assert model.score(wine) > GaussianRBM(n_components=4, n_iter=0).fit(wine).score(wine)
+
+
+def test_monitoring_and_early_stopping(wine):
+    model = GaussianRBM(n_components=4, n_iter=50, validation_fraction=0.2,
+                        n_iter_no_change=3, monitor_likelihood=True, random_state=0).fit(wine)
+    history = model.history_
+    assert model.n_iter_ < 50
+    assert len(history["log_likelihood_valid"]) == model.n_iter_
+    assert np.isfinite(history["free_energy_gap"]).all()
+    assert np.isfinite(history["reconstruction_error_valid"]).all()
+
+
+def test_grid_search_in_a_pipeline_uses_the_log_density():
+    X = load_wine().data
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), GaussianRBM(n_iter=5, random_state=0)),
+        {"gaussianrbm__n_components": [1, 6]}, cv=3,
+    ).fit(X)
+    assert search.best_params_["gaussianrbm__n_components"] == 6
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+# -- errors and warnings --------------------------------------------------------------
+def test_unscaled_data_warns_with_the_fix():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataScaleWarning)
+        GaussianRBM(n_components=2, n_iter=1, random_state=0).fit(X)  # standardised: quiet
+    for column, value in ((1, 1000.0), (3, 0.0)):
+        bad = X.copy()
+        bad[:, column] = bad[:, column] * value
+        with pytest.warns(DataScaleWarning, match="StandardScaler") as caught:
+            GaussianRBM(n_components=2, n_iter=0, random_state=0).fit(bad)
+        assert f"{column}" in str(caught[0].message)
+    with pytest.warns(DataScaleWarning, match="VarianceThreshold"):
+        GaussianRBM(n_components=2, n_iter=0, random_state=0).fit(
+            np.column_stack([X, np.ones(40)]))
+
+
+def test_variance_collapse_on_a_repeated_point_raises_and_keeps_the_fit(wine):
+    model = GaussianRBM(n_components=3, n_iter=3, random_state=0).fit(wine)
+    before = (model.components_.copy(), model.variance_.copy(), model.n_iter_)
+    repeated = np.repeat(wine[:1], 60, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        with pytest.raises(TrainingDivergedError, match="collapsed"):
+            model.set_params(n_iter=200, learning_rate=0.05).fit(repeated)
+    assert_array_equal(model.components_, before[0])
+    assert_array_equal(model.variance_, before[1])
+    assert model.n_iter_ == before[2]
+
+
+def test_divergence_raises_and_keeps_the_fit(wine):
+    model = GaussianRBM(n_components=3, n_iter=2, random_state=0).fit(wine)
+    before = model.components_.copy()
+    with pytest.raises(TrainingDivergedError), np.errstate(all="ignore"):
+        model.set_params(learning_rate=1e30).partial_fit(wine)
+    assert_array_equal(model.components_, before)
+
+
+@pytest.mark.parametrize("learning", [ExactGradient(), TAPGradient()])
+def test_binary_only_strategies_are_refused_before_training(wine, learning):
+    model = GaussianRBM(n_components=2, learning=learning)
+    with pytest.raises(ValueError, match="binary visible units"):
+        model.fit(wine)
+    assert not hasattr(model, "components_")
+    with pytest.raises(ValueError, match="learning"):
+        GaussianRBM(learning="exact").fit(wine)
+
+
+def test_mean_field_log_z_is_refused(wine):
+    with pytest.raises(ValueError, match="z_estimator"):
+        GaussianRBM(z_estimator="mean_field").fit(wine)
+    with pytest.raises(ValueError, match="binary units"):
+        GaussianRBM(n_components=2, z_estimator=MeanField()).fit(wine)
+    model = GaussianRBM(n_components=2, n_iter=1).fit(wine)
+    with pytest.raises(ValueError, match="binary units"):
+        model.estimate_log_partition("tap")
+
+
+# -- inside other estimators -------------------------------------------------------------
+def test_first_layer_of_a_dbn(wine):
+    dbn = DBN(hidden_layer_sizes=(12, 4), first_layer=GaussianRBM(n_iter=5),
+              rbm=RBM(n_iter=5), random_state=0).fit(wine)
+    first, top = dbn.layers_
+    assert type(first) is GaussianRBM and type(top) is RBM
+    assert first.n_components == 12 and top.n_components == 4
+    assert_allclose(dbn.transform(wine), top.transform(first.transform(wine)))
+    samples = dbn.sample(5, n_steps=5, random_state=0)
+    assert samples.shape == (5, 13) and len(np.unique(samples)) > 2  # real-valued
+    means = dbn.sample(5, n_steps=5, random_state=0, down_pass="mean")
+    assert_allclose(means, first.intercept_visible_ + (
+        dbn.layers_[1].sample(5, random_state=make_rng(0), n_steps=5)) @ first.components_)
+    dbn.partial_fit(wine)
+    assert dbn.layers_[0].n_iter_ == 6
+
+
+def make_rng(seed):
+    from skboltz._base import make_generator
+
+    return make_generator(seed)
+
+
+def test_inside_a_boltzmann_classifier():
+    data = load_wine()
+    X = StandardScaler().fit_transform(data.data)
+    rng = np.random.default_rng(0)
+    test = rng.random(len(X)) < 0.3
+    clf = BoltzmannClassifier(GaussianRBM(n_components=4, n_iter=30, random_state=0))
+    clf.fit(X[~test], data.target[~test])
+    assert clf.score(X[test], data.target[test]) > 0.9
+    assert_allclose(clf.predict_proba(X[test]).sum(axis=1), 1)
+    assert all(log_z.is_exact for log_z in clf.log_partitions_)
+
+
+def test_features_feed_a_classifier():
+    data = load_wine()
+    pipe = make_pipeline(StandardScaler(), GaussianRBM(n_components=16, random_state=0),
+                         LogisticRegression(max_iter=2000))
+    assert pipe.fit(data.data, data.target).score(data.data, data.target) > 0.95
