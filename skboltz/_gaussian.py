@@ -126,10 +126,12 @@ class GaussianRBM(RBM):
         (:class:`~skboltz.learning.PCD`) or CD-k (:class:`~skboltz.learning.CD`); or
         a strategy object, which is cloned (also your own subclass of
         :class:`~skboltz.learning.RBMLearningStrategy` that returns visible rows).
-        Parallel tempering costs about 3 times as much per epoch as PCD; on the
-        benchmark datasets it gave held-out log densities 0.3-0.6 nats higher and
-        trained stably at twice the learning rate. The closed-form strategies of
-        binary units ("exact", "tap") are not available.
+        Parallel tempering costs 3-5 times as much per epoch as PCD; on the
+        benchmark datasets it gave held-out log densities 0.3-0.5 nats higher and
+        trained stably at twice the learning rate (with PCD or CD, use a learning
+        rate of about 0.01: at 0.02 PCD with 64 hidden units diverged on the
+        standardised digits). The closed-form strategies of binary units ("exact",
+        "tap") are not available.
     z_estimator : {"auto", "exact", "ais", "visited_states"} or ZEstimator, \
             default="auto"
         How log Z is found for ``score_samples``: "auto" enumerates the hidden states
@@ -403,7 +405,7 @@ class GaussianRBM(RBM):
     # below: it asks the strategy for the negative statistics of each minibatch.
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
         velocity, rng, sampler = state["velocity"], state["rng"], state["sampler"]
-        model = AugmentedGaussianRBM(params)
+        model = AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
         momentum = self._momentum_at(state["n_iter"])
         progress = self._progress(state)
         decay = self.learning_rate * self.weight_decay

@@ -315,7 +315,7 @@ class GaussianRBMView(ModelView):
         coupling : ndarray of shape (n_hidden, n_hidden)
             J = W diag(1 / sigma^2) W^T off the diagonal, zero on it, in float64.
         bias : ndarray of shape (n_hidden,)
-            a + diag(J) / 2 with a = c + W (b / sigma^2), in float64.
+            The biases a + diag(J) / 2 with a = c + W (b / sigma^2), in float64.
         log_normalizer : float
             The constant sum_i log(sqrt(2 pi) sigma_i).
         """
@@ -369,10 +369,12 @@ class AugmentedGaussianRBM:
 
     ALWAYS_ON = AugmentedRBM.ALWAYS_ON
 
-    def __init__(self, params):
+    def __init__(self, params, learn_variance=True):
         params[-1, -1] = self.ALWAYS_ON
         params[0, -1] = 0
         self.params = params
+        #: Whether ``statistics`` computes the log-variance row (else it is left 0).
+        self.learn_variance = learn_variance
         self.n_hidden = params.shape[0] - 2
         self.n_visible = params.shape[1] - 1
         self.refresh()
@@ -410,6 +412,7 @@ class AugmentedGaussianRBM:
         """Recompute the derived arrays (W / sigma^2, sigma) after ``params`` changed."""
         log_variance = self.log_variance
         self.std = np.exp(0.5 * log_variance)
+        self.inverse_variance = np.exp(-log_variance)
         if not log_variance.any():  # unit variances: the hidden units see W itself
             self.coupling = self.params[1:]
             return
@@ -417,7 +420,7 @@ class AugmentedGaussianRBM:
         if coupling is None or coupling.dtype != self.params.dtype:
             coupling = self._coupling_buffer = np.zeros_like(self.params[1:])
             coupling[-1, -1] = self.ALWAYS_ON
-        np.multiply(self.weights, np.exp(-log_variance), out=coupling[:-1, :-1])
+        np.multiply(self.weights, self.inverse_variance, out=coupling[:-1, :-1])
         coupling[:-1, -1] = self.hidden_bias
         self.coupling = coupling
 
@@ -475,10 +478,15 @@ class AugmentedGaussianRBM:
         out = np.empty((self.params.shape[0], V.shape[1]), dtype=np.result_type(H, V))
         products = out[1:]
         np.dot(H.T, V, out=products)
-        centred = V[:, :-1] - self.visible_bias
-        out[0, :-1] = 0.5 * np.einsum("ni,ni->i", centred, centred)
-        # sum_n v_ni (W^T h_n)_i = sum_j W_ji (sum_n h_nj v_ni)
-        out[0, :-1] -= np.einsum("ji,ji->i", self.weights, products[:-1, :-1])
-        out[0, :-1] *= np.exp(-self.log_variance)
+        log_variance_row = out[0, :-1]
         out[0, -1] = 0
+        if not self.learn_variance:
+            log_variance_row[...] = 0
+            return out
+        centred = V[:, :-1] - self.visible_bias
+        np.einsum("ni,ni->i", centred, centred, out=log_variance_row)
+        log_variance_row *= 0.5
+        # sum_n v_ni (W^T h_n)_i = sum_j W_ji (sum_n h_nj v_ni)
+        log_variance_row -= np.einsum("ji,ji->i", self.weights, products[:-1, :-1])
+        log_variance_row *= self.inverse_variance
         return out

@@ -459,6 +459,17 @@ def test_divergence_raises_and_keeps_the_fit(wine):
     assert_array_equal(model.components_, before)
 
 
+def test_runaway_visible_values_raise_before_parameters_overflow(wine):
+    # Far below the overflow guard (1e6), a visible mean 1e4 standard deviations from
+    # the data is no model of it: training stops with the standardisation hint.
+    model = GaussianRBM(n_components=3, n_iter=2, random_state=0).fit(wine)
+    model.components_[0, 0] = 1e4
+    before = model.components_.copy()
+    with pytest.raises(TrainingDivergedError, match="StandardScaler"):
+        model.set_params(learning_rate=1e-6).partial_fit(wine)
+    assert_array_equal(model.components_, before)
+
+
 @pytest.mark.parametrize("learning", [ExactGradient(), TAPGradient()])
 def test_binary_only_strategies_are_refused_before_training(wine, learning):
     model = GaussianRBM(n_components=2, learning=learning)
