@@ -1,7 +1,7 @@
 """
-=========================================
+============================================
 Gaussian RBM: real-valued data, true density
-=========================================
+============================================
 
 A :class:`~skboltz.GaussianRBM` models real-valued features: given the binary hidden
 units, each visible unit is normal, so the model is a mixture of 2**n_components
