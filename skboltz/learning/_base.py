@@ -121,9 +121,11 @@ class RBMLearningStrategy(LearningStrategy):
 
         Parameters
         ----------
-        model : RBMView
+        model : RBMView or GaussianRBMView
             Read-only view of the RBM's current parameters
-            (:class:`skboltz.views.RBMView`).
+            (:class:`skboltz.views.RBMView`; :class:`skboltz.views.GaussianRBMView`
+            for a :class:`~skboltz.GaussianRBM`, whose ``sample_hidden`` and
+            ``sample_visible`` give a Gibbs step on visible rows).
         batch : ndarray of shape (n_rows, n_visible)
             The minibatch (the clamped data), e.g. to start chains at it as CD does.
         state : object
@@ -152,8 +154,9 @@ class RBMLearningStrategy(LearningStrategy):
         )
 
     # -- private hooks of the fused training loop (built-in samplers) ---------------
-    # ``model`` below is the training form ``skboltz._energy.AugmentedRBM``: rows carry a
-    # trailing constant unit, so one matrix product gives all statistics at once.
+    # ``model`` below is the training form ``skboltz._energy.AugmentedRBM`` (or its
+    # Gaussian counterpart, ``skboltz._gaussian_energy.AugmentedGaussianRBM``): rows
+    # carry a trailing constant unit, so one matrix product gives all statistics at once.
 
     def _uses_fast_loop(self):
         """Whether the strategy implements the fused loop's hooks (rows sampled in place)."""
