@@ -405,6 +405,7 @@ class GaussianRBM(RBM):
     # below: it asks the strategy for the negative statistics of each minibatch.
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
         velocity, rng, sampler = state["velocity"], state["rng"], state["sampler"]
+        noise, fused = state["noise"], learning._uses_fast_loop()
         model = AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
         momentum = self._momentum_at(state["n_iter"])
         progress = self._progress(state)
@@ -416,7 +417,12 @@ class GaussianRBM(RBM):
             batch = model.augment(X[order[start : start + self.batch_size]])
             positive = model.statistics(model.hidden_probability(batch), batch)
             positive /= batch.shape[0]
-            negative = learning._negative_statistics(model, batch, sampler, rng, progress)
+            if fused:  # the strategy's samplers draw from the buffered streams
+                negative = learning._negative_statistics(
+                    model, batch, sampler, rng, progress, noise=noise
+                )
+            else:
+                negative = learning._negative_statistics(model, batch, sampler, rng, progress)
             positive -= negative
             positive *= self.learning_rate
             velocity *= momentum

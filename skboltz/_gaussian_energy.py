@@ -457,11 +457,11 @@ class AugmentedGaussianRBM:
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from p(v | h) (at ``beta``)."""
         x = np.dot(H, self.params[1:], out=out)  # b + W^T h (and junk in the last column)
-        if beta is not None:  # mean b + beta W^T h
-            bias = self.visible_bias
-            x[:, :-1] -= bias
-            x[:, :-1] *= beta
-            x[:, :-1] += bias
+        if beta is not None:  # mean b + beta W^T h (whole rows: contiguous, cheaper)
+            bias = self.params[-1]
+            x -= bias
+            x *= beta
+            x += bias
         x[:, :-1] += self.std * noise.normal((x.shape[0], self.n_visible))
         x[:, -1] = 1
         return x

@@ -183,17 +183,20 @@ class RBMLearningStrategy(LearningStrategy):
         (``hidden_tanh > noise.signed_uniform(...)``) without another product.
         """
 
-    def _negative_statistics(self, model, positive, state, rng, progress):
+    def _negative_statistics(self, model, positive, state, rng, progress, noise=None):
         """Mean negative statistics of one minibatch, in the augmented layout.
 
         The reference computation of one update (the fused loop must agree with it),
         and the plain loop's source of statistics for strategies without the fused
         hooks: user strategies' rows, or closed forms (exact, TAP) that override it.
         Returns an array shaped like ``model.params``: mean h v^T, with mean h in the
-        last column and mean v in the last row.
+        last column and mean v in the last row. ``noise`` (fused-hook strategies only)
+        is a buffered :class:`skboltz._energy.Noise` stream to draw from; None draws
+        from ``rng`` directly.
         """
         if self._uses_fast_loop():
-            noise = Noise(rng, model.params.dtype, block_size=0)
+            if noise is None:
+                noise = Noise(rng, model.params.dtype, block_size=0)
             out = model.empty_visible(self._n_negative(state, positive.shape[0]))
             self._sample_negative(model, positive, state, noise, progress, out)
             x = model.hidden_input(out)
