@@ -29,6 +29,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skboltz import DBN, RBM, BoltzmannClassifier, GaussianRBM
+from skboltz._base import make_generator
+from skboltz._energy import Noise
 from skboltz._gaussian_energy import AugmentedGaussianRBM
 from skboltz.exceptions import DataScaleWarning, TrainingDivergedError
 from skboltz.learning import (
@@ -304,8 +306,6 @@ def test_persistent_chains_reach_the_exact_distribution(strategy):
 def test_tempered_draws_interpolate_to_independent_units():
     params = random_grbm(3, 2, 1.0, seed=11)
     model = training_form(*params)
-    from skboltz._energy import Noise
-
     noise = Noise(np.random.default_rng(0), np.float64)
     H = model.augment(np.ones((20000, 2)))
     beta = np.zeros((20000, 1))
@@ -502,15 +502,9 @@ def test_first_layer_of_a_dbn(wine):
     assert samples.shape == (5, 13) and len(np.unique(samples)) > 2  # real-valued
     means = dbn.sample(5, n_steps=5, random_state=0, down_pass="mean")
     assert_allclose(means, first.intercept_visible_ + (
-        dbn.layers_[1].sample(5, random_state=make_rng(0), n_steps=5)) @ first.components_)
+        dbn.layers_[1].sample(5, random_state=make_generator(0), n_steps=5)) @ first.components_)
     dbn.partial_fit(wine)
     assert dbn.layers_[0].n_iter_ == 6
-
-
-def make_rng(seed):
-    from skboltz._base import make_generator
-
-    return make_generator(seed)
 
 
 def test_inside_a_boltzmann_classifier():
