@@ -273,16 +273,27 @@ class RBM(BoltzmannBase):
         params[-1, :-1] = self.intercept_visible_
         return params
 
-    def _minibatches(self, X, learning, state, model):
+    def _momentum_and_step(self, epoch):
+        """The epoch's momentum and the weight of the gradient in the velocity update.
+
+        velocity <- momentum * velocity + (1 - momentum) * learning_rate * gradient: the
+        velocity is a moving average of the gradient steps, so a steady gradient moves
+        the parameters by ``learning_rate * gradient`` per update at any momentum, as
+        ``BernoulliRBM`` (no momentum) does at the same ``learning_rate``.
+        """
+        momentum = self._momentum_at(epoch)
+        return momentum, self.learning_rate * (1 - momentum)
+
+    def _minibatches(self, X, learning, state, model, step):
         # Buffers and views are made once per fit / partial_fit call, not per epoch;
         # they live in the training state and _publish drops them.
         data = state.get("minibatches")
         if data is None or data.source is not X:
             sampler = state["sampler"]
             data = state["minibatches"] = _Minibatches(
-                X, self.batch_size, lambda n: learning.n_negative(sampler, n), model,
-                self.learning_rate,
+                X, self.batch_size, lambda n: learning.n_negative(sampler, n), model, step
             )
+        data.set_step(step)  # a momentum schedule changes it between epochs
         return data
 
     @staticmethod
@@ -321,14 +332,15 @@ class RBM(BoltzmannBase):
         velocity = state["velocity"]
         sampler, noise = state["sampler"], state["noise"]
         model = AugmentedRBM(params)
-        data = self._minibatches(X, learning, state, model)
+        momentum, step = self._momentum_and_step(state["n_iter"])
+        data = self._minibatches(X, learning, state, model, step)
         progress = self._progress(state)
-        decay = self.learning_rate * self.weight_decay
+        decay = step * self.weight_decay
         weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
         velocity[-1, -1] = 0  # the constant units' coupling is not learnt
         # Same-shape operands and 0-d arrays: numpy's cheapest calls (a Python float or
         # a broadcast operand costs about twice as much at minibatch sizes).
-        momentum = np.asarray(self._momentum_at(state["n_iter"]), dtype=params.dtype)
+        momentum = np.asarray(momentum, dtype=params.dtype)
         half, one = data.half, data.one
         gradient = data.gradient
         pending_decay = state["pending_decay"]
@@ -340,9 +352,9 @@ class RBM(BoltzmannBase):
             )
             x = model.hidden_input(stacked, out=hidden)
             # ... then the row-weighted sigmoid r * sigmoid(x) = (tanh(x/2) + 1) * r/2,
-            # with r = +learning_rate / n_positive for data and -learning_rate /
-            # n_negative for negative rows, so that one more product gives
-            # learning_rate * (positive - negative) for W, b and c at once.
+            # with r = +step / n_positive for data and -step / n_negative for negative
+            # rows, so that one more product gives step * (positive - negative) for W,
+            # b and c at once (step = (1 - momentum) * learning_rate).
             x *= half
             np.tanh(x, out=x)
             learning.observe(sampler, x[n_positive:], noise)
@@ -368,9 +380,9 @@ class RBM(BoltzmannBase):
         """The plain loop, for strategies that return negative statistics (exact, TAP)."""
         velocity, rng = state["velocity"], state["rng"]
         model = AugmentedRBM(params)
-        momentum = self._momentum_at(state["n_iter"])
+        momentum, step = self._momentum_and_step(state["n_iter"])
         progress = self._progress(state)
-        decay = self.learning_rate * self.weight_decay
+        decay = step * self.weight_decay
         velocity[-1, -1] = 0  # the constant units' coupling is not learnt
         order = rng.permutation(X.shape[0])
         for start in range(0, X.shape[0], self.batch_size):
@@ -379,7 +391,7 @@ class RBM(BoltzmannBase):
             positive = model.statistics(hidden, batch) / batch.shape[0]
             negative = learning.negative_phase(model, batch, state["sampler"], rng, progress)
             velocity *= momentum
-            velocity += self.learning_rate * (positive - negative)
+            velocity += step * (positive - negative)
             velocity[-1, -1] = 0
             velocity[:-1, :-1] -= decay * params[:-1, :-1]
             params += velocity
@@ -546,8 +558,9 @@ class _Minibatches:
     #: Minibatches shuffled into place per chunk.
     CHUNK_BATCHES = 256
 
-    def __init__(self, X, batch_size, n_negative, model, learning_rate):
-        """``n_negative(n_positive)`` is the number of negative rows of a minibatch."""
+    def __init__(self, X, batch_size, n_negative, model, step):
+        """``n_negative(n_positive)`` is the number of negative rows of a minibatch;
+        ``step`` multiplies the gradient (see ``set_step``)."""
         self.source = X
         n_samples, n_visible = X.shape
         dtype = model.params.dtype
@@ -563,18 +576,29 @@ class _Minibatches:
                 shape = (n_blocks, *shape)
             stacked = np.empty(shape, dtype)
             stacked[..., -1] = 1
-            # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch), full
+            # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch_on_samples), full
             # shape: a same-shape operand is cheaper than a broadcast column
             half_weights = np.empty((n_rows, model.n_hidden + 1), dtype)
-            half_weights[:n_positive] = learning_rate / n_positive / 2
-            half_weights[n_positive:] = -learning_rate / (n_rows - n_positive) / 2
+            self._half_weights.append((half_weights, n_positive))
             return stacked, model.empty_hidden(n_rows), half_weights
+
+        self._half_weights, self.step = [], None
 
         self.blocks, hidden, half = buffers(
             batch_size, max(1, min(self.n_full, self.CHUNK_BATCHES))
         )
         self.block_batches = [(batch_size, block, hidden, half) for block in self.blocks]
         self.rest_batch = (self.n_rest, *buffers(max(self.n_rest, 1)))
+        self.set_step(step)
+
+    def set_step(self, step):
+        """Row weights r / 2 for a gradient step of ``step * (positive - negative)``."""
+        if step == self.step:
+            return
+        self.step = step
+        for half_weights, n_positive in self._half_weights:
+            half_weights[:n_positive] = step / n_positive / 2
+            half_weights[n_positive:] = -step / (len(half_weights) - n_positive) / 2
 
     def _fill(self, destination, rows):
         rows = self.source[rows]
