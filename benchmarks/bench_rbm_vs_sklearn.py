@@ -21,9 +21,12 @@ where BernoulliRBM keeps the last update; without it, skboltz's likelihood swing
 2-3 nats from epoch to epoch after ~15 epochs on the binarized digits.
 
 Run from the repository root:  python benchmarks/bench_rbm_vs_sklearn.py
+[--speed-only | --quality-only]
 """
 
+import argparse
 import os
+import platform
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: one BLAS thread
 
@@ -47,6 +50,30 @@ N_EPOCHS = 10  # BernoulliRBM's default n_iter
 REPEATS = 3
 SEEDS = 5
 QUALITY_EPOCHS = (5, 10, 20)
+
+
+def cpu_line():
+    """The CPU model and the SIMD level numpy dispatches to (timings depend on both)."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:  # numpy's own record of what it detected (private, hence the fallback)
+        from numpy._core._multiarray_umath import (
+            __cpu_baseline__ as baseline, __cpu_dispatch__ as dispatch,
+            __cpu_features__ as features)
+        found = [target for target in dispatch if features.get(target)]
+        simd = f"baseline {' '.join(baseline) or '-'}, dispatched {' '.join(found) or '-'}"
+        widest = next((name for name in ("AVX512F", "AVX2", "ASIMD", "SSE2")
+                       if features.get(name)), None)
+        simd += f" (widest: {widest})" if widest else ""
+    except ImportError:
+        simd = "unknown (see numpy.show_runtime())"
+    return (f"CPU: {model}, {os.cpu_count()} cores; numpy {np.__version__} SIMD: {simd}; "
+            f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
 
 
 def digits(kind, dtype):
@@ -215,12 +242,22 @@ def quality_table(dtype=np.float32):
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    part = parser.add_mutually_exclusive_group()
+    part.add_argument("--speed-only", action="store_true",
+                      help="only part 1 (per-epoch and partial_fit times)")
+    part.add_argument("--quality-only", action="store_true",
+                      help="only part 2 (held-out log-likelihood)")
+    args = parser.parse_args()
     warnings.simplefilter("ignore", category=UserWarning)
     start = time.perf_counter()
-    print("load average before: %.2f %.2f %.2f (2 cores; other jobs skew the timings)\n"
+    print(cpu_line())
+    print("load average before: %.2f %.2f %.2f (other jobs skew the timings)\n"
           % os.getloadavg())
-    speed_table()
-    partial_fit_table()
-    quality_table()
+    if not args.quality_only:
+        speed_table()
+        partial_fit_table()
+    if not args.speed_only:
+        quality_table()
     print(f"\ntotal {time.perf_counter() - start:.0f} s; load average after: "
           "%.2f %.2f %.2f" % os.getloadavg())
