@@ -8,8 +8,8 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 import contextlib
 import copy
 from abc import ABCMeta, abstractmethod
-import functools
 import hashlib
+import threading
 import time
 import warnings
 from numbers import Integral, Real
@@ -40,16 +40,25 @@ DIVERGED_MAGNITUDE = 1e6
 SINGLE_THREAD_PRODUCT_SIZE = 10**8
 
 
-@functools.cache
-def _blas_controller():
-    # Created once: inspecting the loaded libraries costs ~0.3 ms, a limit ~13 us.
-    return ThreadpoolController()
+#: Created once: inspecting the loaded libraries costs ~0.3 ms, a limit ~13 us.
+_BLAS_CONTROLLER = ThreadpoolController()
 
 
 def blas_threads_for(product_size):
-    """Context limiting BLAS to one thread for products smaller than the threshold."""
-    if product_size < SINGLE_THREAD_PRODUCT_SIZE:
-        return _blas_controller().limit(limits=1, user_api="blas")
+    """Context limiting BLAS to one thread for products smaller than the threshold.
+
+    Only in the main thread. The BLAS thread count is global to the process: fits
+    overlapping in several threads (a threading backend, a user's thread pool) that
+    each saved and restored it left the process at one thread afterwards, even with
+    the saves reference-counted. Worker threads therefore leave it alone (the user
+    owns it there, e.g. with ``threadpoolctl.threadpool_limits``), and the main
+    thread's limits are strictly nested, so every restore is in order.
+    """
+    if (
+        product_size < SINGLE_THREAD_PRODUCT_SIZE
+        and threading.current_thread() is threading.main_thread()
+    ):
+        return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
     return contextlib.nullcontext()
 
 
