@@ -16,6 +16,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import entr
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
@@ -33,6 +34,11 @@ from .partition._base import Z_ESTIMATORS, ZEstimator
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
 DIVERGED_MAGNITUDE = 1e6
+
+#: A model whose log-likelihood on its own training rows is provably lower than the
+#: uniform distribution's by more than this fraction has diverged (see
+#: ``BoltzmannBase._check_likelihood``). Healthy fits score far above uniform.
+DIVERGED_BELOW_UNIFORM = 0.25
 
 #: BLAS threads pay off only for large products. Below this many multiply-adds per
 #: product, training runs with one BLAS thread (measured on 2 cores: two threads made
@@ -415,6 +421,9 @@ class BoltzmannBase(
         n_epochs = 1 if partial else self.n_iter
         with blas_threads_for(self._training_product_size(X)):
             self._train(X, state, learning, n_epochs, monitor, early_stopping=not partial)
+            self._check_likelihood(
+                state, monitor["train"], None if first_call else self._model_view()
+            )
         view = self._model_view_of(state)
         z_estimator = self._resolve_z_estimator(self.z_estimator, view)
         # Publish only now: every epoch finished and the parameters are finite.
@@ -454,9 +463,8 @@ class BoltzmannBase(
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the "
                     "parameters became non-finite or larger than "
-                    f"{DIVERGED_MAGNITUDE:g}. The learning rate is probably too "
-                    f"high (learning_rate={self.learning_rate}); lower it, or raise "
-                    "batch_size. The estimator was left as it was before this call."
+                    f"{DIVERGED_MAGNITUDE:g}. {self._divergence_hint(X)} The estimator "
+                    "was left as it was before this call."
                 )
             state["n_iter"] += 1
             record = {"epoch": state["n_iter"], "time": time.perf_counter() - start}
@@ -485,6 +493,79 @@ class BoltzmannBase(
                         f"tol={self.tol} for {self.n_iter_no_change} epochs; stopping."
                     )
                 break
+
+    def _divergence_hint(self, X):
+        """The likely cause of a diverged fit, and what to do about it."""
+        values = X.data if sp.issparse(X) else X
+        largest = float(np.max(np.abs(values), initial=0.0))
+        if largest > 1e3:
+            return (
+                f"The inputs are far outside [0, 1] (largest magnitude {largest:.3g}); "
+                "scale them first, e.g. with sklearn.preprocessing.MinMaxScaler."
+            )
+        return (
+            "The learning rate is probably too high (learning_rate="
+            f"{self.learning_rate}); lower it, or raise batch_size."
+        )
+
+    def _check_likelihood(self, state, rows, previous_view=None):
+        """Raise TrainingDivergedError if training made the model provably far worse.
+
+        Diverged means: the bound of :meth:`_likelihood_upper_bound` on the training
+        log-likelihood ends far below the uniform distribution's, and (for a
+        ``partial_fit`` continuing ``previous_view``) far below where this call
+        started, so a model that was already poor (e.g. edited by hand) is not blamed
+        on the call. A healthy fit is never flagged: the bound is an upper bound.
+        """
+        view = self._model_view_of(state)
+        if rows.shape[0] == 0 or not self._free_energy_is_exact(view):
+            return
+        step = max(1, rows.shape[0] // RECONSTRUCTION_ROWS)
+        rows = np.asarray(rows[::step], dtype=np.float64)
+        if rows.min() < 0 or rows.max() > 1:
+            return  # outside the model's support: fit already warned
+        sampler = state.get("sampler")
+        chains = sampler.get("chains") if isinstance(sampler, dict) else None
+        upper = self._likelihood_upper_bound(view, rows, chains)
+        uniform = -rows.shape[1] * np.log(2.0)
+        margin = DIVERGED_BELOW_UNIFORM * -uniform
+        if upper >= uniform - margin:
+            return
+        if previous_view is not None:
+            if upper >= self._likelihood_upper_bound(previous_view, rows, chains) - margin:
+                return
+        raise TrainingDivergedError(
+            f"{type(self).__name__} diverged: on its own training rows it scores at "
+            f"most {upper:.4g} nats per row (an upper bound on the log-likelihood), far "
+            f"below the {uniform:.4g} of the uniform distribution. "
+            f"{self._divergence_hint(rows)} The estimator was left as it was before "
+            "this call."
+        )
+
+    @staticmethod
+    def _likelihood_upper_bound(view, rows, chains=None):
+        """An upper bound on the mean log-likelihood of ``rows`` (values in [0, 1]).
+
+        For any m in [0, 1]^n, log Z >= -F(m) + H(m): Gibbs' inequality with the
+        independent distribution of means m, then Jensen's inequality (the hidden
+        log-sum in -F is convex in v). The best of a few candidates (the rows, their
+        roundings, the persistent chains' states, which sit near the model's modes)
+        bounds log Z from below at the cost of one free-energy pass, so
+        mean(-F(v)) - bound is an upper bound on the log-likelihood.
+        """
+        candidates = [rows, np.rint(rows)]
+        if isinstance(chains, np.ndarray):
+            candidates.append(np.clip(chains[:, : rows.shape[1]], 0, 1))
+        candidates = np.unique(np.vstack(candidates).astype(np.float64), axis=0)
+        entropy = entr(candidates).sum(axis=1) + entr(1 - candidates).sum(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            view = view.astype(np.float64)
+            log_z_lower = np.max(entropy - view.free_energy(candidates))
+            return float(np.mean(-view.free_energy(rows)) - log_z_lower)
+
+    def _free_energy_is_exact(self, view):
+        """Whether ``view.free_energy`` is exact and cheap (the divergence bound needs it)."""
+        return True
 
     def _stopping_criterion(self, monitor):
         """(sign, history key) of the early-stopping criterion, larger sign*value better."""
@@ -618,7 +699,11 @@ class BoltzmannBase(
         This is the model's true log-probability, ``-free_energy(x) - log Z``, with log Z
         from ``z_estimator_`` (exact for small models), estimated once per fitted model;
         it is deterministic and row-wise. (scikit-learn's ``BernoulliRBM.score_samples``
-        returns a randomised pseudo-likelihood instead.)
+        returns a randomised pseudo-likelihood instead.) Values outside [0, 1] are
+        clipped into it, with a :class:`~skboltz.exceptions.DataRangeWarning` (a
+        held-out row scaled by a scaler fitted on other rows often falls slightly
+        outside). A value is never positive: an estimated log Z so low that a row
+        would score above 0 is taken as that row's bound.
 
         Parameters
         ----------
@@ -632,7 +717,38 @@ class BoltzmannBase(
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
-        return -self.free_energy(X) - self.estimate_log_partition().value
+        outside = self._rows_outside_support(X)
+        if outside.any():
+            warnings.warn(
+                f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], "
+                "where binary units have no probability: they are scored at their "
+                "values clipped into [0, 1]. Scale the features as for fit, e.g. with "
+                "sklearn.preprocessing.MinMaxScaler in a Pipeline.",
+                DataRangeWarning,
+                stacklevel=2,
+            )
+            X = X.copy()
+            if sp.issparse(X):
+                np.clip(X.data, 0, 1, out=X.data)
+            else:
+                np.clip(X, 0, 1, out=X)
+        log_likelihood = -self.free_energy(X) - self.estimate_log_partition().value
+        # A point of [0, 1]^n never has a positive log-probability (-F is convex in v,
+        # so its maximum is at a binary state, whose probability is at most 1): an
+        # estimated log Z that says otherwise is too low for that row.
+        return np.minimum(log_likelihood, 0.0, out=log_likelihood)
+
+    @staticmethod
+    def _rows_outside_support(X):
+        """Mask of the rows of ``X`` (dense or sparse) with a value outside [0, 1]."""
+        if sp.issparse(X):
+            X = X.tocsr()
+            outside_value = (X.data < 0) | (X.data > 1)
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[outside_value]
+            mask = np.zeros(X.shape[0], dtype=bool)
+            mask[rows] = True
+            return mask
+        return np.any((X < 0) | (X > 1), axis=1)
 
     def score(self, X, y=None):
         """Mean log-likelihood of the rows of ``X`` (higher is better).

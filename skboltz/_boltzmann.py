@@ -17,7 +17,7 @@ from ._base import (
     make_generator,
 )
 from ._energy import BMView, bm_gibbs_sweep, bm_mean_field, sigmoid
-from ._sklearn import Interval, StrOptions
+from ._sklearn import Interval, StrOptions, check_count
 from .learning._base import LEARNING_STRATEGIES, BMLearningStrategy
 from .partition._base import Z_ESTIMATORS
 
@@ -364,6 +364,19 @@ class BoltzmannMachine(BoltzmannBase):
     def _n_features_out(self):
         return self.coupling_.shape[0] - self.n_features_in_
 
+    def _divergence_hint(self, X):
+        if self.temperature < 1e-3:
+            return (
+                f"temperature={self.temperature:g} divides every update by T, which "
+                "makes the steps huge; use a temperature near 1 or scale learning_rate "
+                "with it."
+            )
+        return super()._divergence_hint(X)
+
+    def _free_energy_is_exact(self, view):
+        # Closed form, or a sum over at most 2**10 hidden states per row.
+        return _hidden_uncoupled(view) or view.n_hidden <= 10
+
     # -- inference -----------------------------------------------------------------
     @staticmethod
     def _hidden_marginals(view, V):
@@ -529,6 +542,8 @@ class BoltzmannMachine(BoltzmannBase):
             Binary visible states.
         """
         check_is_fitted(self, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
         probability = np.full((n_samples, view.n_units), 0.5)

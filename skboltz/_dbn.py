@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import all_or_nothing, make_generator
 from ._energy import bernoulli_sample
 from ._rbm import RBM
-from ._sklearn import _fit_context
+from ._sklearn import _fit_context, check_count
 
 
 class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -236,6 +236,8 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             Binary visible states ("sample") or probabilities ("mean").
         """
         check_is_fitted(self)
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         if down_pass not in ("sample", "mean"):
             raise ValueError(f"down_pass must be 'sample' or 'mean', got {down_pass!r}.")
         rng = make_generator(self.random_state if random_state is None else random_state)

@@ -17,7 +17,7 @@ from ._base import (
     make_generator,
 )
 from ._energy import AugmentedRBM, Noise, RBMView, bernoulli_sample, sigmoid
-from ._sklearn import Interval, StrOptions
+from ._sklearn import Interval, StrOptions, check_count
 from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 
 #: Minibatch updates whose weight-decay terms are added to the velocity together; the
@@ -507,6 +507,8 @@ class RBM(BoltzmannBase):
             Binary visible states.
         """
         check_is_fitted(self, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
         rates = self._training_state["data_rates"].astype(view.dtype)
