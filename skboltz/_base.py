@@ -81,6 +81,9 @@ MONITOR_ROWS = 1000
 #: stay a few percent of a digits epoch, enough for a smooth curve).
 RECONSTRUCTION_ROWS = 256
 
+#: Of those, rows on which the end of each fit / partial_fit is checked for divergence.
+LIKELIHOOD_CHECK_ROWS = 32
+
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
 
@@ -520,8 +523,8 @@ class BoltzmannBase(
         view = self._model_view_of(state)
         if rows.shape[0] == 0 or not self._free_energy_is_exact(view):
             return
-        step = max(1, rows.shape[0] // RECONSTRUCTION_ROWS)
-        rows = np.asarray(rows[::step], dtype=np.float64)
+        step = max(1, rows.shape[0] // LIKELIHOOD_CHECK_ROWS)
+        rows = rows[::step]
         if rows.min() < 0 or rows.max() > 1:
             return  # outside the model's support: fit already warned
         sampler = state.get("sampler")
@@ -551,17 +554,25 @@ class BoltzmannBase(
         log-sum in -F is convex in v). The best of a few candidates (the rows, their
         roundings, the persistent chains' states, which sit near the model's modes)
         bounds log Z from below at the cost of one free-energy pass, so
-        mean(-F(v)) - bound is an upper bound on the log-likelihood.
+        mean(-F(v)) - bound is an upper bound on the log-likelihood. Computed in the
+        view's dtype: float32 rounding is far below the margins it is compared with.
         """
-        candidates = [rows, np.rint(rows)]
-        if isinstance(chains, np.ndarray):
-            candidates.append(np.clip(chains[:, : rows.shape[1]], 0, 1))
-        candidates = np.unique(np.vstack(candidates).astype(np.float64), axis=0)
-        entropy = entr(candidates).sum(axis=1) + entr(1 - candidates).sum(axis=1)
+        rows = rows.astype(view.dtype, copy=False)
+        candidates = [rows]
+        fractional = not np.all((rows == 0) | (rows == 1))
+        if fractional:
+            candidates.append(np.rint(rows))
+        if isinstance(chains, np.ndarray):  # persistent chains: states near the modes
+            chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS)]
+            candidates.append(np.clip(chains[:, : rows.shape[1]], 0, 1).astype(view.dtype))
+        candidates = np.vstack(candidates)
         with np.errstate(over="ignore", invalid="ignore"):
-            view = view.astype(np.float64)
-            log_z_lower = np.max(entropy - view.free_energy(candidates))
-            return float(np.mean(-view.free_energy(rows)) - log_z_lower)
+            log_weights = -np.asarray(view.free_energy(candidates), dtype=np.float64)
+            mean_log_weight = float(np.mean(log_weights[: rows.shape[0]]))
+            if fractional:  # binary candidates have zero entropy
+                m = rows.astype(np.float64)
+                log_weights[: rows.shape[0]] += (entr(m) + entr(1 - m)).sum(axis=1)
+            return mean_log_weight - float(np.max(log_weights))
 
     def _free_energy_is_exact(self, view):
         """Whether ``view.free_energy`` is exact and cheap (the divergence bound needs it)."""
