@@ -134,21 +134,42 @@ _COPY_SEED = np.random.SeedSequence(0)
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 
+#: Counts an estimator's publications (tells a failed fit from one that finished).
+_GENERATION = "_fit_generation"
+
+
+def publish(estimator, attributes):
+    """Set an estimator's fitted attributes all at once.
+
+    The new ``__dict__`` is built aside and stored in one assignment. A
+    ``KeyboardInterrupt`` (or any signal handler's exception) arrives between
+    bytecodes, so it lands before the store (nothing changed) or after it (everything
+    new), never with some attributes from the old fit and some from the new one.
+    """
+    attributes[_GENERATION] = estimator.__dict__.get(_GENERATION, 0) + 1
+    estimator.__dict__ = {**estimator.__dict__, **attributes}
+
+
 @contextlib.contextmanager
 def all_or_nothing(estimator):
-    """Undo validate_data's input bookkeeping if the training in the block fails.
+    """Undo validate_data's input bookkeeping if the fit in the block does not publish.
 
-    Fitting publishes its results only at the end, but ``validate_data(reset=True)``
-    records ``n_features_in_`` (and ``feature_names_in_``) first; restoring them keeps
-    a failed ``fit`` from leaving them out of step with the kept parameters.
+    Fits publish their results only at the end (:func:`publish`), but
+    ``validate_data(reset=True)`` records ``n_features_in_`` (and ``feature_names_in_``)
+    at the start; restoring them keeps a failed or interrupted fit from leaving them
+    out of step with the kept model. The restore is one store, like the publication.
     """
     saved = {k: estimator.__dict__[k] for k in _INPUT_ATTRIBUTES if k in estimator.__dict__}
+    generation = estimator.__dict__.get(_GENERATION, 0)
     try:
         yield
     except BaseException:
-        for key in _INPUT_ATTRIBUTES:
-            estimator.__dict__.pop(key, None)
-        estimator.__dict__.update(saved)
+        if estimator.__dict__.get(_GENERATION, 0) == generation:  # nothing published
+            restored = {
+                k: v for k, v in estimator.__dict__.items() if k not in _INPUT_ATTRIBUTES
+            }
+            restored.update(saved)
+            estimator.__dict__ = restored
         raise
 
 
@@ -253,8 +274,8 @@ class BoltzmannBase(
         """One pass over ``X``, updating ``state`` in place."""
 
     @abstractmethod
-    def _publish(self, state):
-        """Set the public fitted attributes from a finished training state."""
+    def _fitted_attributes(self, state):
+        """The fitted attributes (name -> value) of a finished training state."""
 
     @abstractmethod
     def _model_view_of(self, state):
@@ -429,12 +450,13 @@ class BoltzmannBase(
             )
         view = self._model_view_of(state)
         z_estimator = self._resolve_z_estimator(self.z_estimator, view)
-        # Publish only now: every epoch finished and the parameters are finite.
-        self.learning_ = learning
-        self.z_estimator_ = z_estimator
-        self._publish(state)
-        self._training_state = state
-        self._log_z_cache = {}
+        # Publish only now, all at once: every epoch finished and the model is sound.
+        attributes = self._fitted_attributes(state)
+        attributes.update(
+            learning_=learning, z_estimator_=z_estimator, _training_state=state,
+            _log_z_cache={},
+        )
+        publish(self, attributes)
         return self
 
     def _training_product_size(self, X):
@@ -805,4 +827,4 @@ def as_dense(X):
     return X.toarray() if sp.issparse(X) else X
 
 
-__all__ = ["BoltzmannBase", "all_or_nothing", "make_generator"]
+__all__ = ["BoltzmannBase", "all_or_nothing", "make_generator", "publish"]

@@ -346,12 +346,14 @@ class BoltzmannMachine(BoltzmannBase):
         S = np.hstack([V, self._hidden_marginals(view, V)])
         return view.unit_probability(S)[:, : view.n_visible]
 
-    def _publish(self, state):
+    def _fitted_attributes(self, state):
         params = state["params"]
-        self.coupling_ = params[:-1].copy()
-        self.bias_ = params[-1].copy()
-        self.connectivity_mask_ = state["mask"].copy()
-        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+        return {
+            "coupling_": params[:-1].copy(),
+            "bias_": params[-1].copy(),
+            "connectivity_mask_": state["mask"].copy(),
+            "_sampling_rng": np.random.default_rng(state["sampling_seed"]),
+        }
 
     def _model_view_of(self, state):
         if state is not None:

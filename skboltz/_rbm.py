@@ -274,7 +274,7 @@ class RBM(BoltzmannBase):
 
     def _minibatches(self, X, learning, state, model):
         # Buffers and views are made once per fit / partial_fit call, not per epoch;
-        # they live in the training state and _publish drops them.
+        # they live in the training state and _fitted_attributes drops them.
         data = state.get("minibatches")
         if data is None or data.source is not X:
             sampler = state["sampler"]
@@ -399,7 +399,7 @@ class RBM(BoltzmannBase):
         reconstruction -= rows
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
-    def _publish(self, state):
+    def _fitted_attributes(self, state):
         state.pop("minibatches", None)
         if state["iterate"] is not state["params"]:
             state["published"] = state["params"].copy()
@@ -410,10 +410,12 @@ class RBM(BoltzmannBase):
             if isinstance(value, np.ndarray) and value.base is not None:
                 sampler[key] = value.copy()
         params = state["params"]
-        self.components_ = params[:-1, :-1].copy()
-        self.intercept_hidden_ = params[:-1, -1].copy()
-        self.intercept_visible_ = params[-1, :-1].copy()
-        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+        return {
+            "components_": params[:-1, :-1].copy(),
+            "intercept_hidden_": params[:-1, -1].copy(),
+            "intercept_visible_": params[-1, :-1].copy(),
+            "_sampling_rng": np.random.default_rng(state["sampling_seed"]),
+        }
 
     def _model_view_of(self, state):
         if state is not None:
