@@ -265,7 +265,21 @@ class BoltzmannMachine(BoltzmannBase):
     # -- training hooks ------------------------------------------------------------
     def _training_product_size(self, X):
         n_units = X.shape[1] + self.n_hidden
-        return max(self.batch_size, 100) * n_units * n_units
+        return max(self._effective_batch_size(X), 100) * n_units * n_units
+
+    def _training_bytes(self, X):
+        # ~8 coupling-sized float arrays (parameters, velocity, moments of both phases,
+        # the sweep's copies) and the boolean mask.
+        n_units = X.shape[1] + self.n_hidden
+        return (8 * np.dtype(X.dtype).itemsize + 1) * n_units * n_units
+
+    def _size_description(self, X):
+        n_units = X.shape[1] + self.n_hidden
+        return (
+            f"A Boltzmann machine with {n_units} units ({X.shape[1]} visible, "
+            f"{self.n_hidden} hidden; {n_units}**2 couplings)",
+            "Use fewer hidden units (n_hidden), or an RBM for many hidden units.",
+        )
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype
@@ -290,7 +304,7 @@ class BoltzmannMachine(BoltzmannBase):
             "offset": np.concatenate([rates, np.full(self.n_hidden, 0.5)]),
         }
         view = self._model_view_of(state)
-        state["sampler"] = learning.init_state(view, X, self.batch_size, rng)
+        state["sampler"] = learning.init_state(view, X, self._effective_batch_size(X), rng)
         return state
 
     def _training_params(self, dtype):

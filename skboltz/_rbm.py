@@ -200,7 +200,22 @@ class RBM(BoltzmannBase):
 
     # -- training hooks ------------------------------------------------------------
     def _training_product_size(self, X):
-        return self.batch_size * X.shape[1] * self.n_components
+        return self._effective_batch_size(X) * X.shape[1] * self.n_components
+
+    def _training_bytes(self, X):
+        # ~6 parameter-sized arrays (parameters, iterate, velocity, gradient, scratch,
+        # published copy) and minibatch buffers of up to 256 stacked blocks.
+        itemsize = np.dtype(X.dtype).itemsize
+        rows = 2 * self._effective_batch_size(X)
+        n_visible, n_hidden = X.shape[1] + 1, self.n_components + 1
+        return itemsize * (6 * n_hidden * n_visible + 256 * rows * n_visible
+                           + 4 * rows * n_hidden)
+
+    def _size_description(self, X):
+        return (
+            f"An RBM with {self.n_components} hidden units on {X.shape[1]} features",
+            "Use fewer hidden units (n_components) or a smaller batch_size.",
+        )
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype
@@ -222,7 +237,9 @@ class RBM(BoltzmannBase):
             "n_averaged": 1,
             "averaged_at": 0,
             "velocity": np.zeros_like(params),
-            "sampler": learning.init_state(model.view(), X, self.batch_size, rng),
+            "sampler": learning.init_state(
+                model.view(), X, self._effective_batch_size(X), rng
+            ),
             "rng": rng,
             "noise": Noise(rng, dtype),
             "pending_decay": 0,
@@ -279,7 +296,8 @@ class RBM(BoltzmannBase):
         if data is None or data.source is not X:
             sampler = state["sampler"]
             data = state["minibatches"] = _Minibatches(
-                X, self.batch_size, lambda n: learning._n_negative(sampler, n), model,
+                X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
+                model,
                 self.learning_rate,
             )
         return data

@@ -293,3 +293,29 @@ def test_sample_arguments_are_checked(make, arguments, error, message):
 def test_booleans_are_not_counts(model, parameter):
     with pytest.raises(ValueError, match=f"'{parameter}' parameter .* Got True"):
         model.set_params(**{parameter: True}).fit(GOOD)
+
+
+# -- sizes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: BoltzmannMachine(n_hidden=20_000), r"Boltzmann machine with 20005 units .* "
+     r"needs about [0-9.]+ GiB, more than the 1 GiB of memory available"),
+    (lambda: RBM(n_components=10**7), r"RBM with 10000000 hidden units on 5 features "
+     r"needs about [0-9.]+ GiB"),
+])
+def test_models_too_large_for_memory_fail_at_once(monkeypatch, make, message):
+    import skboltz._base
+
+    monkeypatch.setattr(skboltz._base, "available_memory", lambda: 2**30)
+    model = make()
+    with pytest.raises(MemoryError, match=message):
+        model.fit(GOOD)
+    assert not hasattr(model, "n_features_in_")
+
+
+def test_batches_and_chains_never_exceed_the_rows():
+    rbm = RBM(n_components=3, batch_size=10**7, n_iter=2, random_state=0).fit(GOOD)
+    assert rbm._training_state["sampler"]["chains"].shape[0] == GOOD.shape[0]
+    bm = BoltzmannMachine(n_hidden=2, batch_size=10**7, n_iter=1, random_state=0).fit(GOOD)
+    assert bm._training_state["sampler"]["chains"].shape[0] == 100  # Gibbs' minimum
