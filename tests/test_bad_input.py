@@ -19,7 +19,8 @@ from skboltz.learning import CD, PCD
 from skboltz.partition import LogZ, ZEstimator
 
 # Factories of small unfitted estimators, with the methods each one offers after fit.
-DENSITY_METHODS = ["transform", "score_samples", "score", "free_energy", "partial_fit"]
+DENSITY_METHODS = ["transform", "score_samples", "score", "free_energy", "partial_fit",
+                   "gibbs", "reconstruct"]
 ESTIMATORS = {
     "RBM": (lambda: RBM(n_components=3, n_iter=2, random_state=0), DENSITY_METHODS),
     "BoltzmannMachine": (
@@ -319,3 +320,17 @@ def test_batches_and_chains_never_exceed_the_rows():
     assert rbm._training_state["sampler"]["chains"].shape[0] == GOOD.shape[0]
     bm = BoltzmannMachine(n_hidden=2, batch_size=10**7, n_iter=1, random_state=0).fit(GOOD)
     assert bm._training_state["sampler"]["chains"].shape[0] == 100  # Gibbs' minimum
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RBM(n_components=3, n_iter=1, random_state=0),
+    lambda: BoltzmannMachine(n_hidden=2, n_iter=1, random_state=0),
+], ids=["RBM", "BoltzmannMachine"])
+@pytest.mark.parametrize("z_estimator, error, message", [
+    ("nope", ValueError, r"Unknown z_estimator 'nope'; choose one of \['ais', 'exact'"),
+    (3, ValueError, "Unknown z_estimator 3"),
+])
+def test_estimate_log_partition_rejects_unknown_estimators(make, z_estimator, error, message):
+    model = make().fit(GOOD)
+    with pytest.raises(error, match=message):
+        model.estimate_log_partition(z_estimator)
