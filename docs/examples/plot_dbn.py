@@ -4,7 +4,8 @@ Deep belief net: stacked features and samples
 ================================================
 
 A :class:`skboltz.DBN` is trained greedily: an RBM on the digits, a second RBM on the
-first one's hidden probabilities, and so on (seed 001's "greedy layer-wise training").
+first one's hidden probabilities, and so on: the greedy layer-wise training of Hinton,
+Osindero and Teh, "A fast learning algorithm for deep belief nets" (2006).
 We compare logistic regression on the features of each depth, then draw samples: Gibbs
 sampling in the top RBM followed by a pass down through the lower layers' P(v | h).
 """

@@ -3,9 +3,9 @@
 Threes vs not-threes: one Boltzmann machine per class
 =======================================================
 
-The seed's idea: an RBM trained on threes is a model of a three, so it can tell threes
-from other digits. :class:`skboltz.BoltzmannClassifier` trains one RBM on the threes and
-one on everything else and classifies by Bayes' rule,
+An RBM trained on threes is a model of a three, so it can tell threes from other
+digits by how probable it finds them. :class:`skboltz.BoltzmannClassifier` trains one
+RBM on the threes and one on everything else and classifies by Bayes' rule,
 
 .. math:: \\log p(y \\mid x) = \\log p(x \\mid y) + \\log p(y) - \\log p(x),
 
