@@ -1,7 +1,8 @@
 """Figures for Boltzmann machines: weight filters, samples, training curves, log Z.
 
 matplotlib is optional: it is imported only when a function here is called (install it
-with ``pip install "skboltz[plot]"``). Every function draws with ``matplotlib.pyplot``
+with ``pip install matplotlib``, or install skboltz with its ``plot`` extra, see
+:ref:`install`). Every function draws with ``matplotlib.pyplot``
 and returns the matplotlib ``Figure`` or ``Axes`` it drew on, so the result can be
 saved, shown or decorated further.
 """
@@ -21,7 +22,8 @@ def _pyplot():
         import matplotlib.pyplot as plt
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "skboltz.plotting needs matplotlib; install it with: pip install skboltz[plot]"
+            "skboltz.plotting needs matplotlib; install it with: pip install matplotlib "
+            "(or, in a source checkout of skboltz: pip install -e \".[plot]\")"
         ) from error
     return plt
 

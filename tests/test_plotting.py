@@ -147,7 +147,7 @@ def test_log_z_list_labels_by_method_and_draws_on_given_axes():
 
 def test_missing_matplotlib_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import now fails
-    with pytest.raises(ImportError, match=r"pip install skboltz\[plot\]"):
+    with pytest.raises(ImportError, match=r"pip install matplotlib"):
         plot_samples(np.zeros((1, 4)), (2, 2))
 
 

@@ -129,7 +129,7 @@ plt.show()
 # %%
 # On a dask cluster
 # -----------------
-# Install the extra (``pip install skboltz[distributed]``), connect a client and wrap
+# Install the ``distributed`` extra (see :ref:`install`), connect a client and wrap
 # the same ``fit`` in joblib's dask backend; each cross-validation fit becomes a task
 # on the cluster and the results equal the local run's (not executed here)::
 #
