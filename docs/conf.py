@@ -98,6 +98,7 @@ sphinx_gallery_conf = {
     "backreferences_dir": "generated/backreferences",
     "reference_url": {"skboltz": None},  # local links only: no fetching at build time
     "remove_config_comments": True,
+    "capture_repr": (),  # no "<Figure size ...>" under cells that end with a plot call
     "plot_gallery": "True",
     "abort_on_example_error": False,  # report every broken example; -W then fails the build
     "only_warn_on_example_error": False,

@@ -68,7 +68,7 @@ def _image_grid(images, image_shape, *, n_cols, cmap, limits, title, tile_size):
     n_cols = max(1, min(int(n_cols), n_images))
     n_rows = math.ceil(n_images / n_cols)
     height, width = image_shape
-    inches_per_pixel = tile_size / max(height, width)
+    inches_per_pixel = tile_size / (max(height, width) + 1)  # a tile and its gap
     top_margin = 0.5 if title else 0.1
     fig = plt.figure(figsize=(inches_per_pixel * n_cols * (width + 1) + 0.2,
                               inches_per_pixel * n_rows * (height + 1) + 0.1 + top_margin))
