@@ -28,7 +28,8 @@ MAX_ENUMERATED_HIDDEN = 16
 #: hidden means at each update (the sliding average of Melchior et al. 2016).
 OFFSET_RATE = 0.01
 
-#: The z_estimator that "auto" picks for each learning method (the seed ties them).
+#: The z_estimator that "auto" picks for each learning method: the estimate of log Z
+#: that follows the same approximation as the learning rule's negative phase.
 AUTO_Z_ESTIMATOR = {"exact": "exact", "gibbs": "ais", "mean_field": "mean_field"}
 
 
@@ -254,7 +255,7 @@ class BoltzmannMachine(BoltzmannBase):
     # -- strategy resolution -------------------------------------------------------
     def _auto_z_estimator(self, view):
         # Exact whenever it is cheap: both faster and exact for small machines. Beyond
-        # that, the estimator that matches the learning method (the seed's pairing).
+        # that, the estimator that makes the same approximation as the learning method.
         if 2**view.n_enumerated_units <= AUTO_EXACT_MAX_STATES:
             return "exact"
         learning = self.learning

@@ -25,8 +25,9 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
     ``fit`` trains a clone of ``estimator`` on the rows of each class;
     ``predict_proba`` applies Bayes' rule,
     p(y | x) = p(x | y) p(y) / sum_k p(x | k) p(k),
-    with log p(x | y) from each class model's ``score_samples`` — the seed's "threes
-    vs not-threes" idea, generalised to any number of classes.
+    with log p(x | y) from each class model's ``score_samples``: a model trained on
+    threes can tell threes from not-threes by how probable it finds a digit, and one
+    model per class generalises this to any number of classes.
 
     **Why log Z matters.** An RBM's ``score_samples`` is ``-F(x) - log Z``. The free
     energies F of different models are not comparable by themselves: each class's
