@@ -16,8 +16,13 @@ from skboltz.learning import (
 )
 from skboltz.partition import AIS, MeanField, VisitedStates
 
-# Small, fast instances covering each learning string and object-valued strategies.
+# Every estimator with its default parameters, then small, fast instances covering
+# each learning string and object-valued strategies.
 ESTIMATORS = [
+    RBM(),
+    BoltzmannMachine(),
+    DBN(),
+    BoltzmannClassifier(),
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
     RBM(n_components=3, visible_bias_init="zero", momentum=0.0, n_iter=3, random_state=0),
