@@ -32,6 +32,13 @@ from .learning._base import (
 )
 from .partition._base import Z_ESTIMATORS, ZEstimator
 
+try:  # scikit-learn >= 1.9: est.set_callbacks(ProgressBar()) and other callbacks
+    from sklearn.callback import CallbackSupportMixin
+except ImportError:  # older scikit-learn: no callbacks, fit_callback_context does nothing
+
+    class CallbackSupportMixin:
+        """Stand-in for scikit-learn's callback mixin where it does not exist."""
+
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
 DIVERGED_MAGNITUDE = 1e6
@@ -132,6 +139,48 @@ def make_generator(random_state):
         return random_state
     seed = check_random_state(random_state).randint(0, np.iinfo(np.int32).max)
     return np.random.default_rng(seed)
+
+
+def sub_estimator_seeds(random_state, n):
+    """One seed per sub-estimator drawn from ``random_state``; None gives no seeds."""
+    if random_state is None:
+        return [None] * n
+    return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n).tolist()
+
+
+class _NoCallbacks:
+    """A callback context that does nothing (no callback set, or scikit-learn < 1.9).
+
+    It answers the calls skboltz makes on scikit-learn's ``CallbackContext``, so the
+    training loops need no ``if`` around them and cost nothing without callbacks.
+    """
+
+    def subcontext(self, **task):
+        return self
+
+    def call_on_fit_task_begin(self, **arguments):
+        return self
+
+    def call_on_fit_task_end(self, **arguments):
+        return False  # no callback asks to stop
+
+    def propagate_callback_context(self, sub_estimator):
+        return contextlib.nullcontext()
+
+
+NO_CALLBACKS = _NoCallbacks()
+
+
+def fit_callback_context(estimator, *, max_subtasks):
+    """The root callback context of a ``fit``, or ``NO_CALLBACKS`` when none can listen.
+
+    A context is built when the estimator has callbacks (``set_callbacks``) or runs
+    inside a meta-estimator's task tree (``GridSearchCV``, ``Pipeline``, a DBN or a
+    classifier with callbacks), so progress nests under the outer task.
+    """
+    if getattr(estimator, "_skl_callbacks", None) or hasattr(estimator, "_parent_callback_ctx"):
+        return estimator._init_callback_context(max_subtasks=max_subtasks)
+    return NO_CALLBACKS
 
 
 def copy_training_state(state):
@@ -283,7 +332,11 @@ STRATEGY_PARAMETERS = ("learning", "z_estimator")
 
 
 class BoltzmannBase(
-    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator, metaclass=ABCMeta
+    CallbackSupportMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    BaseEstimator,
+    metaclass=ABCMeta,
 ):
     """Base class of skboltz density models: training loop, validation and scoring.
 
@@ -478,8 +531,14 @@ class BoltzmannBase(
         if validation is not None:
             monitor["valid"] = as_dense(validation)
         n_epochs = 1 if partial else self.n_iter
+        # Callbacks see one task per call with one subtask per epoch (_train).
+        callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
+        callback_ctx.call_on_fit_task_begin(estimator=self, X=X)
         with blas_threads_for(self._training_product_size(X)):
-            self._train(X, state, learning, n_epochs, monitor, early_stopping=not partial)
+            self._train(
+                X, state, learning, n_epochs, monitor, early_stopping=not partial,
+                callback_ctx=callback_ctx,
+            )
             self._check_likelihood(
                 state, monitor["train"], None if first_call else self._model_view()
             )
@@ -492,6 +551,7 @@ class BoltzmannBase(
             _log_z_cache={},
         )
         publish(self, attributes)
+        callback_ctx.call_on_fit_task_end(estimator=self, X=X, reconstruction_attributes={})
         return self
 
     def _training_product_size(self, X):
@@ -522,11 +582,16 @@ class BoltzmannBase(
         order = rng.permutation(X.shape[0])
         return X[np.sort(order[n_valid:])], X[np.sort(order[:n_valid])]
 
-    def _train(self, X, state, learning, n_epochs, monitor, *, early_stopping):
+    def _train(
+        self, X, state, learning, n_epochs, monitor, *, early_stopping,
+        callback_ctx=NO_CALLBACKS,
+    ):
         history = state["history"]
         criterion = self._stopping_criterion(monitor)
         best_score, best_params, epochs_no_change = -np.inf, None, 0
         for _ in range(n_epochs):
+            epoch_ctx = callback_ctx.subcontext(task_name="epoch")
+            epoch_ctx.call_on_fit_task_begin(estimator=self, X=X)
             start = time.perf_counter()
             # Overflow in a diverging run is caught by the magnitude check below,
             # which raises a clear error instead of numpy's warnings.
@@ -546,6 +611,8 @@ class BoltzmannBase(
                 history.setdefault(key, []).append(value)
             if self.verbose:
                 self._print_progress(record)
+            if epoch_ctx.call_on_fit_task_end(estimator=self, X=X):
+                break  # a callback asked to stop; the parameters are this epoch's
             if not early_stopping or self.n_iter_no_change is None:
                 continue
             # Stop when the criterion has not improved by tol for n_iter_no_change epochs.
@@ -875,4 +942,4 @@ def as_dense(X):
     return X.toarray() if sp.issparse(X) else X
 
 
-__all__ = ["BoltzmannBase", "all_or_nothing", "make_generator", "publish"]
+__all__ = ["BoltzmannBase", "all_or_nothing", "fit_callback_context", "make_generator", "publish"]
