@@ -59,7 +59,7 @@ def mean_field_fixed_point(coupling, bias, m, *, order=1, damping=0.5, max_iter=
                            tol=1e-10):
     """Damped fixed-point iteration of the mean-field (order 1) or TAP (order 2) equations.
 
-    Iterates ``m <- (1 - damping) m + damping sigma(b + W m [+ (1/2 - m) W^2 v])``, all
+    Iterates ``m <- damping m + (1 - damping) sigma(b + W m [+ (1/2 - m) W^2 v])``, all
     units at once, from the starting magnetisations ``m``.
 
     Parameters
@@ -73,7 +73,8 @@ def mean_field_fixed_point(coupling, bias, m, *, order=1, damping=0.5, max_iter=
     order : {1, 2}, default=1
         1 for naive mean field, 2 for TAP (with the Onsager term).
     damping : float, default=0.5
-        Fraction of the step towards the new magnetisations taken per iteration.
+        Weight of the old magnetisations in each iteration, in [0, 1):
+        ``m <- damping * m + (1 - damping) * new``; 0 is the undamped iteration.
     max_iter : int, default=1000
         Maximum number of iterations.
     tol : float, default=1e-10
@@ -104,7 +105,7 @@ def mean_field_fixed_point(coupling, bias, m, *, order=1, damping=0.5, max_iter=
             field += (0.5 - m) * (squared @ (m * (1 - m)))
         target = sigmoid(field)
         change = np.max(np.abs(target - m), initial=0.0)
-        m += damping * (target - m)
+        m += (1.0 - damping) * (target - m)
         if change < tol:
             return m, n_iter, True
     return m, max_iter, False
@@ -127,14 +128,15 @@ class MeanField(ZEstimator):
     degrades as couplings grow. The visible magnetisations start at the training data's
     rates, the others at ``sigma(bias)``. A
     :class:`~skboltz.exceptions.MeanFieldConvergenceWarning` is issued when the
-    iteration does not converge (lower ``damping`` or raise ``max_iter``).
+    iteration does not converge (raise ``damping`` or ``max_iter``).
 
     Parameters
     ----------
     order : {1, 2}, default=1
         1 for naive mean field, 2 for TAP.
     damping : float, default=0.5
-        Fraction of the step towards the new magnetisations taken per iteration.
+        Weight of the old magnetisations in each iteration, in [0, 1):
+        ``m <- damping * m + (1 - damping) * new``; 0 is the undamped iteration.
     max_iter : int, default=1000
         Maximum number of iterations.
     tol : float, default=1e-10
@@ -143,7 +145,7 @@ class MeanField(ZEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import Exact, MeanField
     >>> rng = np.random.default_rng(0)
     >>> model = RBMView(rng.normal(0, 0.1, (4, 6)), np.zeros(6), np.zeros(4))
@@ -155,7 +157,7 @@ class MeanField(ZEstimator):
 
     _parameter_constraints = {
         "order": [Interval(Integral, 1, 2, closed="both")],
-        "damping": [Interval(Real, 0, 1, closed="right")],
+        "damping": [Interval(Real, 0, 1, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
     }
@@ -181,7 +183,7 @@ class MeanField(ZEstimator):
         if not converged:
             warnings.warn(
                 f"The {method} fixed-point iteration did not converge in {self.max_iter} "
-                "iterations; the log Z value may be poor. Lower damping or raise max_iter, "
+                "iterations; the log Z value may be poor. Raise damping or max_iter, "
                 "or use AIS for strongly coupled models.",
                 MeanFieldConvergenceWarning,
                 stacklevel=2,
@@ -199,7 +201,8 @@ class TAP(MeanField):
     Parameters
     ----------
     damping : float, default=0.5
-        Fraction of the step towards the new magnetisations taken per iteration.
+        Weight of the old magnetisations in each iteration, in [0, 1):
+        ``m <- damping * m + (1 - damping) * new``; 0 is the undamped iteration.
     max_iter : int, default=1000
         Maximum number of iterations.
     tol : float, default=1e-10
@@ -208,7 +211,7 @@ class TAP(MeanField):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import TAP
     >>> model = RBMView(np.full((2, 3), 0.1), np.zeros(3), np.zeros(2))
     >>> TAP().estimate(model).method
