@@ -15,6 +15,7 @@ from ._base import (
     NO_CALLBACKS,
     CallbackSupportMixin,
     all_or_nothing,
+    publish,
     fit_callback_context,
     sub_estimator_seeds,
 )
@@ -207,13 +208,13 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
                 )
                 for k, model in enumerate(self._class_models(n_classes))
             )
-            estimators = [model for model, _ in fitted]
-            log_partitions = [log_z for _, log_z in fitted]
-        self.classes_ = classes
-        self.class_count_ = class_count
-        self.class_prior_ = class_prior
-        self.estimators_ = estimators
-        self.log_partitions_ = log_partitions
+            publish(self, {  # all at once: an interrupt never leaves a mix
+                "classes_": classes,
+                "class_count_": class_count,
+                "class_prior_": class_prior,
+                "estimators_": [model for model, _ in fitted],
+                "log_partitions_": [log_z for _, log_z in fitted],
+            })
         callback_ctx.call_on_fit_task_end(estimator=self, X=X, y=y, reconstruction_attributes={})
         return self
 

@@ -18,6 +18,7 @@ from ._base import (
     all_or_nothing,
     fit_callback_context,
     make_generator,
+    publish,
     sub_estimator_seeds,
 )
 from ._energy import bernoulli_sample
@@ -163,7 +164,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             X = self._validate_X(X, reset=True)
             layers = self._new_layers()
             self._train_layers(X, layers, "fit")
-        self.layers_ = layers
+            publish(self, {"layers_": layers})
         return self
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -190,13 +191,19 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         first_call = not hasattr(self, "layers_")
         with all_or_nothing(self):
             X = self._validate_X(X, reset=first_call)
-            # Train copies: if an upper layer fails, the lower ones stay as they were.
-            layers = self._new_layers() if first_call else copy.deepcopy(self.layers_)
-            self._train_layers(X, layers, "partial_fit")
-        if first_call:
-            self.layers_ = layers
-        else:
-            self.layers_[:] = layers  # the same list, now holding the trained layers
+            if first_call:
+                layers = self._new_layers()
+                self._train_layers(X, layers, "partial_fit")
+                publish(self, {"layers_": layers})
+            else:
+                # Train shallow copies: each layer's partial_fit works on a copy of its
+                # training state and publishes a new __dict__, so if an upper layer
+                # fails the lower ones stay as they were. (Deep copies also copied
+                # every layer's growing history: calls slowed from 7 to 19 ms over
+                # 5,000 calls.)
+                layers = [copy.copy(layer) for layer in self.layers_]
+                self._train_layers(X, layers, "partial_fit")
+                self.layers_[:] = layers  # one step; the same list, trained layers
         return self
 
     def _train_layers(self, X, layers, method):

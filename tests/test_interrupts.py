@@ -11,7 +11,7 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
 import skboltz._base as base
-from skboltz import RBM, BoltzmannMachine
+from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
 
 OLD = (np.random.default_rng(0).random((40, 5)) < 0.5).astype(float)
 NEW = (np.random.default_rng(1).random((30, 4)) < 0.3).astype(float)
@@ -108,3 +108,67 @@ def test_an_interrupt_at_any_publishing_line_leaves_old_or_new(name):
             break
     assert line > 20  # the publishing code really was walked through
     assert outcomes == {"old", "new"}  # late interrupts land after the publication
+
+
+LABELS_OLD = np.arange(40) % 2
+LABELS_NEW = np.arange(30) % 3
+
+META = {
+    "DBN": (
+        DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=1), random_state=0),
+        {inspect.unwrap(DBN.fit).__code__},
+        lambda model: (model.n_features_in_, [layer.components_.copy() for layer in
+                                              model.layers_]),
+        lambda model, X, y: model.fit(X),
+    ),
+    "BoltzmannClassifier": (
+        BoltzmannClassifier(RBM(n_components=2, n_iter=1), random_state=0),
+        {inspect.unwrap(BoltzmannClassifier.fit).__code__},
+        lambda model: (model.n_features_in_, list(model.classes_),
+                       [est.components_.copy() for est in model.estimators_]),
+        lambda model, X, y: model.fit(X, y),
+    ),
+}
+
+
+def _same_nested(a, b):
+    if isinstance(a, np.ndarray | list | tuple):
+        return (len(a) == len(b) if not isinstance(a, np.ndarray) else a.shape == b.shape) \
+            and all(_same_nested(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@pytest.mark.parametrize("name", sorted(META))
+def test_meta_estimators_publish_in_one_step(name):
+    template, own_code, snapshot, fit = META[name]
+    traced = own_code | {_code(base.publish), _code(base.all_or_nothing)}
+    old = snapshot(fit(clone(template), OLD, LABELS_OLD))
+    new = snapshot(fit(clone(template), NEW, LABELS_NEW))
+    outcomes = set()
+    for line in range(1, 10_000):
+        model = fit(clone(template), OLD, LABELS_OLD)
+        seen = 0
+
+        def local(frame, event, arg):
+            nonlocal seen
+            if event == "line":
+                seen += 1
+                if seen == line:
+                    raise KeyboardInterrupt
+            return local
+
+        sys.settrace(lambda frame, event, arg: local if frame.f_code in traced else None)
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                fit(model, NEW, LABELS_NEW)
+        finally:
+            sys.settrace(None)
+        state = snapshot(model)
+        if _same_nested(state, old):
+            outcomes.add("old")
+        else:
+            assert _same_nested(state, new), f"mixed model after an interrupt at line {line}"
+            outcomes.add("new")
+        if seen < line:  # the fit ran to the end without reaching this line
+            break
+    assert outcomes == {"old", "new"}
