@@ -17,7 +17,7 @@ from ._base import (
 from ._energy import Noise
 from ._gaussian_energy import AugmentedGaussianRBM, GaussianRBMView
 from ._rbm import DECAY_INTERVAL, RBM
-from ._sklearn import Interval, StrOptions
+from ._sklearn import Interval, StrOptions, check_count
 from .exceptions import DataScaleWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 from .partition import Z_ESTIMATORS, MeanField, ZEstimator
@@ -129,7 +129,7 @@ class GaussianRBM(RBM):
         Parallel tempering costs 3-5 times as much per epoch as PCD; on the
         benchmark datasets it gave held-out log densities 0.3-0.5 nats higher and
         trained stably at twice the learning rate (with PCD or CD, use a learning
-        rate of about 0.01: at 0.02 PCD with 64 hidden units diverged on the
+        rate of about 0.02: at 0.04 PCD with 64 hidden units diverged on the
         standardised digits). The closed-form strategies of binary units ("exact",
         "tap") are not available.
     z_estimator : {"auto", "exact", "ais", "visited_states"} or ZEstimator, \
@@ -139,18 +139,23 @@ class GaussianRBM(RBM):
         sampling over the hidden units (the visible ones integrated out); or an
         estimator object of :mod:`skboltz.partition` (cloned). Mean-field estimators
         need binary units and are refused. Recorded in ``z_estimator_``.
-    learning_rate : float, default=0.02
+    learning_rate : float, default=0.04
         Step size on the mean minibatch update direction (the gradients of the
         weights and visible means are taken in the model's own scale, times
-        sigma^2; a variance moves as sigma^2 <- sigma^2 (1 + step)).
+        sigma^2; a variance moves as sigma^2 <- sigma^2 (1 + step)). Momentum is in
+        :class:`RBM`'s moving-average form, so this is the mean step per update.
     batch_size : int, default=10
         Rows per minibatch; the minibatches are reshuffled every epoch.
     n_iter : int, default=100
         Number of epochs (passes over the data) for ``fit``. Small datasets need
         many epochs (on wine, 133 rows, 50 epochs fell 0.5 nats short of 100).
     momentum : float or (float, float), default=0.5
-        Momentum of the parameter updates; a pair means the first value for the first
-        5 epochs and the second afterwards.
+        Momentum of the updates, in moving-average form (see :class:`RBM`): velocity
+        <- momentum * velocity + (1 - momentum) * learning_rate * update direction. A
+        pair means the first value for the first 5 epochs and the second afterwards.
+        Unlike :class:`RBM` (default 0), the Gaussian RBM keeps some momentum: its
+        negative phase is noisier (real-valued samples), and the defaults were tuned
+        with it.
     weight_decay : float, default=1e-4
         L2 penalty on the weights (not the biases or variances).
     average_window : int or None, default=100
@@ -241,7 +246,7 @@ class GaussianRBM(RBM):
         *,
         learning="pt",
         z_estimator="auto",
-        learning_rate=0.02,
+        learning_rate=0.04,
         batch_size=10,
         n_iter=100,
         momentum=0.5,
@@ -314,11 +319,23 @@ class GaussianRBM(RBM):
             self._refuse_mean_field(estimator)
         return estimator
 
-    def _divergence_advice(self):
+    def _divergence_hint(self, X):
+        std, constant = feature_spread(as_dense(X))
+        if np.any(std[~constant] > SCALE_TOLERANCE):
+            return (
+                "The features are not standardised (largest standard deviation "
+                f"{std.max():.3g}); put sklearn.preprocessing.StandardScaler() in front."
+            )
         return (
-            super()._divergence_advice()
-            + " Standardise the features first (StandardScaler) if they are not."
+            "The learning rate is probably too high (learning_rate="
+            f"{self.learning_rate}); lower it, or raise batch_size."
         )
+
+    def _check_likelihood(self, state, rows, previous_view=None):
+        # The base's check bounds the likelihood of binary units against the uniform
+        # distribution on {0, 1}^n; real-valued units have their own checks (run-away
+        # values and collapsing variances, in _train_epoch).
+        return
 
     # -- training hooks ------------------------------------------------------------
     def _new_training_state(self, X, learning, rng):
@@ -336,7 +353,9 @@ class GaussianRBM(RBM):
             "n_averaged": 1,
             "averaged_at": 0,
             "velocity": np.zeros_like(params),
-            "sampler": learning.init_state(model.view(), X, self.batch_size, rng),
+            "sampler": learning.init_state(
+                model.view(), X, self._effective_batch_size(X), rng
+            ),
             "rng": rng,
             "noise": Noise(rng, dtype),
             "pending_decay": 0,
@@ -382,7 +401,7 @@ class GaussianRBM(RBM):
                 f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the model "
                 f"put visible values {spread:.3g} away from the data, more than "
                 f"{RUNAWAY_SCALE:g} times the largest feature's standard deviation "
-                f"({state['data_scale']:.3g}). {self._divergence_advice()} The estimator "
+                f"({state['data_scale']:.3g}). {self._divergence_hint(X)} The estimator "
                 "was left as it was before this call."
             )
         if self.learn_variance:
@@ -407,9 +426,9 @@ class GaussianRBM(RBM):
         velocity, rng, sampler = state["velocity"], state["rng"], state["sampler"]
         noise, fused = state["noise"], learning._uses_fast_loop()
         model = AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
-        momentum = self._momentum_at(state["n_iter"])
+        momentum, step = self._momentum_and_step(state["n_iter"])
         progress = self._progress(state)
-        decay = self.learning_rate * self.weight_decay
+        decay = step * self.weight_decay
         weights, weight_velocity = params[1:-1, :-1], velocity[1:-1, :-1]
         variance_velocity, log_variance = velocity[0, :-1], params[0, :-1]
         order = rng.permutation(X.shape[0])
@@ -424,7 +443,7 @@ class GaussianRBM(RBM):
             else:
                 negative = learning._negative_statistics(model, batch, sampler, rng, progress)
             positive -= negative
-            positive *= self.learning_rate
+            positive *= step
             velocity *= momentum
             velocity += positive
             velocity[-1, -1] = 0  # the constant units' coupling is not learnt
@@ -452,15 +471,17 @@ class GaussianRBM(RBM):
         reconstruction -= rows
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
-    def _publish(self, state):
-        super()._publish(state)
-        state["published_log_variance"] = state["params"][0, :-1].copy()
-
-    def _publish_parameters(self, params):
-        self.components_ = params[1:-1, :-1].copy()
-        self.intercept_hidden_ = params[1:-1, -1].copy()
-        self.intercept_visible_ = params[-1, :-1].copy()
-        self.variance_ = np.exp(params[0, :-1])
+    def _fitted_attributes(self, state):
+        attributes = super()._fitted_attributes(state)
+        params = state["params"]
+        state["published_log_variance"] = params[0, :-1].copy()
+        attributes.update(
+            components_=params[1:-1, :-1].copy(),
+            intercept_hidden_=params[1:-1, -1].copy(),
+            intercept_visible_=params[-1, :-1].copy(),
+            variance_=np.exp(params[0, :-1]),
+        )
+        return attributes
 
     def _model_view_of(self, state):
         if state is not None:
@@ -513,6 +534,8 @@ class GaussianRBM(RBM):
             Real-valued visible rows.
         """
         check_is_fitted(self, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
         mean = self._training_state["data_mean"].astype(view.dtype)
@@ -522,6 +545,28 @@ class GaussianRBM(RBM):
         for _ in range(n_steps):
             V = view.sample_visible(view.sample_hidden(V, rng), rng)
         return V
+
+    def score_samples(self, X):
+        """Log density log p(x) of each row, in nats.
+
+        The model's true log density, ``-free_energy(x) - log Z``, with log Z from
+        ``z_estimator_`` (exact up to 20 hidden units), estimated once per fitted model;
+        deterministic and row-wise. A density, not a probability: values above 0 are
+        possible (a density narrower than 1 exceeds 1), and any real values are
+        scored as they are.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score, scaled as the training data were.
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+            The log density log p(x) of each row, in float64.
+        """
+        check_is_fitted(self, "_training_state")
+        return -self.free_energy(X) - self.estimate_log_partition().value
 
     def _visible_given_hidden(self, H, rng, sample=True):
         """A draw from p(v | h) for each row of ``H`` (or its mean when not ``sample``)."""

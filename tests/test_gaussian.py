@@ -465,9 +465,12 @@ def test_runaway_visible_values_raise_before_parameters_overflow(wine):
     model = GaussianRBM(n_components=3, n_iter=2, random_state=0).fit(wine)
     model.components_[0, 0] = 1e4
     before = model.components_.copy()
-    with pytest.raises(TrainingDivergedError, match="StandardScaler"):
+    with pytest.raises(TrainingDivergedError, match="put visible values 1e\\+04 away"):
         model.set_params(learning_rate=1e-6).partial_fit(wine)
     assert_array_equal(model.components_, before)
+    # the hint names the fix that fits the data: standardising unscaled features
+    assert "learning rate" in model._divergence_hint(wine)
+    assert "StandardScaler" in model._divergence_hint(wine * np.r_[1e3, np.ones(12)])
 
 
 @pytest.mark.parametrize("learning", [ExactGradient(), TAPGradient()])
