@@ -125,6 +125,18 @@ def test_log_density_matches_direct_sum_over_hidden_states(n_visible, n_hidden, 
     assert model.z_estimator_.name == "exact"
 
 
+def test_densities_are_not_clipped_like_probabilities():
+    # A narrow density exceeds 1 (log density > 0), and real values outside [0, 1]
+    # are scored as they are, with no warning.
+    model = grbm_with_parameters(np.zeros((1, 1)), [3.0], [0.0], [0.01])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        log_density = model.score_samples([[3.0], [2.9]])
+    expected = -0.5 * np.log(2 * np.pi * 0.01) - np.array([0.0, 0.5])
+    assert_allclose(log_density, expected, atol=1e-12)
+    assert log_density[0] > 0
+
+
 def test_view_energies_and_conditionals_match_the_energy_function():
     params = random_grbm(4, 3, 1.0, seed=2)
     view = GaussianRBMView(*params)
