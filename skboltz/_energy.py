@@ -53,6 +53,27 @@ def softplus_row_sums(x, overwrite=False):
     return positive_part + t.sum(axis=1)
 
 
+def sum_log_rows(x, max_factors):
+    """``np.log(x).sum(axis=1)`` for positive ``x``, overwriting ``x``, with fewer logarithms.
+
+    Multiplies the columns pairwise (the first half by the second, repeatedly) until
+    each remaining entry is a product of up to ``max_factors`` entries, then takes one
+    logarithm per product. The caller picks ``max_factors`` so that no product can
+    leave the floating-point range (e.g. 64 for factors in (1/2, 2) in float32). Each
+    product adds at most one rounding per factor, as many as the sum of logarithms.
+    Small arrays skip the halving (a call costs more than the logarithms it saves).
+    """
+    width = x.shape[1]
+    factors = 1
+    while 2 * factors <= max_factors and width > 1 and x.shape[0] * width > 4096:
+        half = width // 2
+        # An odd width leaves the middle column alone until the next round.
+        np.multiply(x[:, :half], x[:, width - half : width], out=x[:, :half])
+        width -= half
+        factors *= 2
+    return np.log(x[:, :width], out=x[:, :width]).sum(axis=1)
+
+
 def bernoulli_sample(probability, rng, out=None):
     """Draw 0/1 units with the given probabilities, in the probabilities' dtype."""
     uniform = rng.random(probability.shape, dtype=probability.dtype)
@@ -112,7 +133,7 @@ def signed_uniform_noise(rng, n, dtype):
 
 
 class Noise:
-    """Buffered streams of logistic and of signed uniform noise, drawn in large blocks.
+    """Buffered streams of logistic, signed uniform and uniform noise, drawn in blocks.
 
     Drawing per minibatch costs a few microseconds of call overhead each time, so
     numbers are drawn ``block_size`` at a time and handed out as views. The streams are
@@ -120,7 +141,11 @@ class Noise:
     deep-copied) with the training state and continued.
     """
 
-    _MAKERS = {"logistic": logistic_noise, "signed_uniform": signed_uniform_noise}
+    _MAKERS = {
+        "logistic": logistic_noise,
+        "signed_uniform": signed_uniform_noise,
+        "uniform": uniform_open,
+    }
 
     def __init__(self, rng, dtype, block_size=2**16):
         self.rng = rng
@@ -153,6 +178,10 @@ class Noise:
     def signed_uniform(self, shape):
         """The next numbers uniform on (-1, 1), as an array of ``shape``."""
         return self._take("signed_uniform", shape)
+
+    def uniform(self, shape):
+        """The next numbers uniform on (0, 1), as an array of ``shape``."""
+        return self._take("uniform", shape)
 
     def _store(self, kind, block):
         block.flags.writeable = False  # copies of the streams share it (__deepcopy__)
@@ -295,27 +324,49 @@ class RBMView:
         H = bernoulli_sample(self.hidden_probability(V), rng)
         return bernoulli_sample(self.visible_probability(H), rng)
 
-    def interpolate(self, beta, base_visible_bias):
-        """The RBM whose visible marginal is p_A(v)^(1 - beta) p(v)^beta (up to Z).
+    def interpolate(self, beta, base_bias):
+        """The RBM whose joint distribution is p_A(v, h)^(1 - beta) p(v, h)^beta (up to Z).
 
-        ``p_A`` is the independent model with visible bias ``base_visible_bias`` and no
-        couplings; ``beta`` runs from 0 (the base) to 1 (this model). This is the
-        annealing path of Salakhutdinov & Murray (2008).
+        ``p_A`` is the independent model with biases ``base_bias`` (all units, visible
+        first; with only ``n_visible`` entries the hidden biases are 0) and no
+        couplings; ``beta`` runs from 0 (the base) to 1 (this model). With zero hidden
+        base biases this is the annealing path of Salakhutdinov & Murray (2008).
         """
+        base_visible, base_hidden = self._split_base(base_bias)
         return RBMView(
             beta * self.weights,
-            (1.0 - beta) * base_visible_bias + beta * self.visible_bias,
-            beta * self.hidden_bias,
+            (1.0 - beta) * base_visible + beta * self.visible_bias,
+            (1.0 - beta) * base_hidden + beta * self.hidden_bias,
         )
+
+    def _split_base(self, base_bias):
+        base_bias = np.asarray(base_bias, dtype=np.float64)
+        hidden = base_bias[self.n_visible :]
+        return base_bias[: self.n_visible], hidden if hidden.size else np.zeros(self.n_hidden)
 
     def base_bias_from_rates(self, data_rates):
         """Visible bias of the independent base model: logit of the clipped data rates."""
         return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
 
+    def annealing_base(self, data_rates, hidden="uniform"):
+        """Biases of an independent base model for annealing, all units (visible first).
+
+        Visible units: the logits of the clipped data rates. Hidden units: 0
+        (``hidden="uniform"``) or their input ``W r + c`` at the clipped data rates r
+        (``"response"``; the rates are 1/2 without data).
+        """
+        return _annealing_base(self, data_rates, hidden, lambda rates: (
+            np.asarray(self.weights, dtype=np.float64) @ rates + self.hidden_bias
+        ))
+
     def base_log_partition(self, base_bias):
-        """log Z of ``interpolate(0, base_bias)``: independent visible units, free hidden."""
-        return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum()
-                     + self.n_hidden * np.log(2.0))
+        """log Z of ``interpolate(0, base_bias)``, an independent model."""
+        base_visible, base_hidden = self._split_base(base_bias)
+        return float(softplus(base_visible).sum() + softplus(base_hidden).sum())
+
+    def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
+        """The :class:`RBMAnnealing` chains of AIS from ``base_bias`` to this model."""
+        return RBMAnnealing(self, base_bias, n_chains, rng, dtype)
 
     # -- mean field ----------------------------------------------------------------
     def coupling_matrix(self):
@@ -359,6 +410,194 @@ class RBMView:
         for high in binary_states(n_units - n_low):
             np.add(low_input, high @ to_other[n_low:], out=buffer)
             yield low_linear + high @ bias[n_low:] + softplus_row_sums(buffer, overwrite=True)
+
+
+def _annealing_base(view, data_rates, hidden, hidden_input):
+    """Visible logits of the clipped data rates; hidden 0 or ``hidden_input(rates)``."""
+    base = np.zeros(view.n_units)
+    base[: view.n_visible] = base_bias_from_rates(data_rates, view.n_visible, view.n_visible)
+    if hidden == "response" and view.n_hidden:
+        if data_rates is None:
+            rates = np.full(view.n_visible, 0.5)
+        else:
+            rates = np.clip(np.asarray(data_rates, dtype=np.float64).ravel(),
+                            BASE_RATE_CLIP, 1 - BASE_RATE_CLIP)
+        base[view.n_visible :] = hidden_input(rates)
+    elif hidden not in ("uniform", "response"):
+        raise ValueError(f"hidden must be 'uniform' or 'response', got {hidden!r}.")
+    return base
+
+
+#: Integer views that reach the sign bit of float32 / float64 numbers.
+_SIGN_BITS = {
+    np.dtype(np.float32): (np.int32, np.int32(-(2**31))),
+    np.dtype(np.float64): (np.int64, np.int64(-(2**63))),
+}
+
+#: Ratios (1 + exp(-|y'|)) / (1 + exp(-|y|)) lie in (1/2, 2): a product of 64 of them
+#: stays well inside the float32 range, so one logarithm serves 64 hidden units.
+_RATIO_FACTORS = 64
+
+
+class RBMAnnealing:
+    """The chains of annealed importance sampling (AIS) on an RBM.
+
+    The path runs from an independent model with biases ``base_bias`` (a over the
+    visible, d over the hidden units) at beta = 0 to the RBM at beta = 1, with the
+    hidden units summed out:
+
+        log p*_beta(v) = ((1 - beta) a + beta b) . v
+                         + sum_j softplus(beta (W v + c)_j + (1 - beta) d_j).
+
+    The states are the visible units of ``n_chains`` chains. :meth:`add_log_ratio`
+    adds ``log p*_beta'(v) - log p*_beta(v)`` of the current states to float64 log
+    weights; :meth:`transition` makes one block-Gibbs step v -> h -> v at a beta. One
+    matrix product W v serves both the weight increment and the hidden draw of the
+    following transition, and so do the exponentials: with y the hidden inputs,
+    ``softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|))`` and ``1 + exp(-|y|)`` also
+    gives the hidden draw (``u (1 + exp(-|y|)) < 1`` has probability sigmoid(|y|)).
+    The elementwise work is in ``dtype`` (float32 by default: each increment carries
+    rounding errors of about 1e-6 nats, and the transitions' probabilities relative
+    errors of 1e-7), the log weights are accumulated in float64.
+
+    Parameters
+    ----------
+    view : RBMView
+    base_bias : ndarray of shape (n_units,)
+        Biases of the base model, visible units first.
+    n_chains : int
+    rng : numpy.random.Generator
+        Seeds the chains' own (SFC64) stream of random numbers.
+    dtype : float32 or float64, default=float32
+    """
+
+    def __init__(self, view, base_bias, n_chains, rng, dtype=np.float32):
+        dtype = np.dtype(dtype)
+        weights = np.asarray(view.weights, dtype=np.float64)
+        n_hidden, n_visible = weights.shape
+        base_visible, base_hidden = view._split_base(base_bias)
+        visible_bias = np.asarray(view.visible_bias, dtype=np.float64)
+        hidden_bias = np.asarray(view.hidden_bias, dtype=np.float64)
+        self.dtype = dtype
+        self.n_chains = n_chains
+        self._to_hidden = np.ascontiguousarray(weights.T, dtype=dtype)
+        self._to_visible = np.ascontiguousarray(weights, dtype=dtype)
+        # Hidden inputs on the path: y_beta = beta P + d with P = W v + c - d.
+        self._shift = (hidden_bias - base_hidden).astype(dtype)
+        self._base_hidden = base_hidden.astype(dtype) if np.any(base_hidden) else None
+        # The visible term's slope and the row sums of P, both linear in v: float64.
+        self._linear = np.stack([visible_bias - base_visible, weights.sum(axis=0)], axis=1)
+        self._linear_offset = float(self._shift.astype(np.float64).sum())
+        self._visible_bias = visible_bias
+        self._base_visible = base_visible
+        # The chains' own fast generator (SFC64), seeded from rng: deterministic.
+        seed = int(rng.integers(np.iinfo(np.int64).max))
+        self._noise = Noise(np.random.Generator(np.random.SFC64(seed)), dtype)
+        int_type, self._sign_bit = _SIGN_BITS[dtype]
+        self._int_type = int_type
+        hidden_shape = (n_chains, n_hidden)
+        self.states = np.empty((n_chains, n_visible), dtype=dtype)
+        self._input = np.empty(hidden_shape, dtype=dtype)
+        self._from, self._to, self._scratch = (
+            np.empty(hidden_shape, dtype=dtype) for _ in range(3)
+        )
+        self._positive = np.empty(hidden_shape, dtype=bool)
+        self._chosen = np.empty(hidden_shape, dtype=bool)
+        self._hidden = np.empty(hidden_shape, dtype=dtype)
+        self._visible_input = np.empty((n_chains, n_visible), dtype=dtype)
+        self._visible_shift = np.empty(n_visible)
+        self._ready = None  # (beta, 1 + exp(-|y_beta|)) for the next transition
+
+    def start_from_base(self):
+        """Draw every chain's state from the base model."""
+        noise = self._noise.logistic(self.states.shape)
+        np.greater(self._base_visible.astype(self.dtype), noise, out=self.states)
+        self._ready = None
+
+    def set_states(self, X):
+        """Start the chains at the visible rows ``X`` (one row per chain)."""
+        self.states[...] = X
+        self._ready = None
+
+    def _project(self):
+        np.matmul(self.states, self._to_hidden, out=self._input)
+        self._input += self._shift
+
+    def _negative_abs_input(self, beta, out, positive=None):
+        """``out = -|y_beta|``, and ``positive = y_beta > 0`` when asked."""
+        np.multiply(self._input, self.dtype.type(beta), out=out)
+        if self._base_hidden is not None:
+            out += self._base_hidden
+        if positive is not None:
+            np.greater(out, 0, out=positive)
+        bits = out.view(self._int_type)
+        np.bitwise_or(bits, self._sign_bit, out=bits)  # set the sign bit: -|y|
+
+    def add_log_ratio(self, beta, beta_next, log_w, sign=1.0, then_sample_at=None):
+        """``log_w += sign * (log p*_beta_next(v) - log p*_beta(v))`` for the states.
+
+        ``then_sample_at`` (``beta`` or ``beta_next``) names the beta of the next
+        :meth:`transition`, which then reuses this step's products and exponentials.
+        """
+        self._project()
+        step = beta_next - beta
+        # The terms linear in v, in float64: step * (visible slope . v + sum_j P_j / 2).
+        linear = self.states @ (self._linear @ (step, 0.5 * step))
+        low, high, ratio = self._from, self._to, self._scratch
+        self._negative_abs_input(
+            beta, low, self._positive if then_sample_at == beta else None
+        )
+        self._negative_abs_input(
+            beta_next, high, self._positive if then_sample_at == beta_next else None
+        )
+        # softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|)) summed over j, at beta_next
+        # minus at beta: the y part is linear (above), then |y| and the logarithms.
+        np.subtract(low, high, out=ratio)  # |y_next| - |y|
+        nonlinear = ratio.sum(axis=1)
+        nonlinear *= 0.5
+        np.exp(low, out=low)
+        low += 1
+        np.exp(high, out=high)
+        high += 1
+        np.divide(high, low, out=ratio)
+        nonlinear += sum_log_rows(ratio, _RATIO_FACTORS)
+        linear += nonlinear
+        linear += 0.5 * step * self._linear_offset
+        if sign != 1.0:
+            linear *= sign
+        log_w += linear
+        if then_sample_at is None:
+            self._ready = None
+        else:
+            self._ready = (then_sample_at, low if then_sample_at == beta else high)
+
+    def transition(self, beta):
+        """One block-Gibbs step v -> h -> v of every chain at ``beta``."""
+        if beta == 0:  # the base model: independent visible units
+            self.start_from_base()
+            return
+        if self._ready is not None and self._ready[0] == beta:
+            one_plus = self._ready[1]
+        else:
+            self._project()
+            one_plus = self._scratch
+            self._negative_abs_input(beta, one_plus, self._positive)
+            np.exp(one_plus, out=one_plus)
+            one_plus += 1
+        self._ready = None
+        # h = 1 with probability sigmoid(y): u (1 + exp(-|y|)) < 1 has probability
+        # sigmoid(|y|), and its complement sigmoid(-|y|) serves the units with y <= 0.
+        np.multiply(one_plus, self._noise.uniform(one_plus.shape), out=one_plus)
+        np.less(one_plus, 1, out=self._chosen)
+        np.equal(self._chosen, self._positive, out=self._hidden)
+        # v: beta (W^T h + b) + (1 - beta) a = beta (W^T h + b + a (1 - beta) / beta)
+        np.matmul(self._hidden, self._to_visible, out=self._visible_input)
+        np.multiply(self._base_visible, (1.0 - beta) / beta, out=self._visible_shift)
+        self._visible_shift += self._visible_bias
+        self._visible_input += self._visible_shift
+        self._visible_input *= self.dtype.type(beta)
+        noise = self._noise.logistic(self.states.shape)
+        np.greater(self._visible_input, noise, out=self.states)
 
 
 class AugmentedRBM:
@@ -521,49 +760,120 @@ def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
     others stay clamped, e.g. the visible units in a clamped phase); None updates all.
     Unit i of every chain is updated at once: s_i = 1 with probability
     sigmoid((W s + b)_i / T), i.e. when (W s + b)_i > T * logit(u) with u uniform.
-    The sweep's logistic noise is drawn in one call. For a block of up to
-    ``SWEEP_BLOCK`` consecutive units, one matrix product gives each unit's threshold
-    T logit(u) - b_i - (field from the units outside the block and the block's later
-    units); inside the block a unit then needs one short matrix-vector product (the
-    block's earlier, already updated units) and one comparison. Leaves p(s)
-    proportional to exp(-E(s)/T) invariant.
+    See :class:`SequentialSweep`, which keeps the set-up for repeated sweeps. Leaves
+    p(s) proportional to exp(-E(s)/T) invariant.
 
     Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two transposing
     copies per sweep. Returns ``S``.
     """
-    units = np.arange(S.shape[1]) if units is None else np.unique(units)
-    n_chains = S.shape[0]
-    if units.size == 0 or n_chains == 0:
+    return SequentialSweep(coupling, S.shape[1], S.dtype, units)(S, rng, bias, temperature)
+
+
+class SequentialSweep:
+    """Sequential Gibbs sweeps over the rows (chains) of a BM's states, set up once.
+
+    The sweep's logistic noise is drawn in one call. For a block of up to
+    ``SWEEP_BLOCK`` consecutive units, one matrix product gives each unit's threshold
+    T logit(u) - b_i - (field from the units outside the block and the block's later
+    units); inside the block a unit then needs one short matrix-vector product (the
+    block's earlier, already updated units) and one comparison.
+
+    Parameters
+    ----------
+    coupling : ndarray of shape (n_units, n_units)
+        Symmetric couplings W with zero diagonal.
+    n_units : int
+    dtype : dtype of the states
+    units : array-like of int or None
+        Units to update, in increasing order; None updates all.
+    """
+
+    def __init__(self, coupling, n_units, dtype, units=None):
+        self.units = np.arange(n_units) if units is None else np.unique(units)
+        self.dtype = np.dtype(dtype)
+        self.coupling = np.asarray(coupling).astype(self.dtype, copy=False)
+        self.blocks = list(_contiguous_blocks(self.units, SWEEP_BLOCK))
+        # outer[i, j] = w_ij except for j an earlier unit of i's block (added one by one).
+        self.outer = self.coupling.copy()
+        for first, size in self.blocks:
+            block = slice(first, first + size)
+            self.outer[block, block] = np.triu(self.outer[block, block])
+
+    def __call__(self, S, rng, bias, temperature=1.0):
+        """Sweep ``S`` in place at ``temperature`` with biases ``bias``; returns ``S``."""
+        units = self.units
+        n_chains = S.shape[0]
+        if units.size == 0 or n_chains == 0:
+            return S
+        dtype = self.dtype
+        # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
+        states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
+        thresholds = logistic_noise(rng, (units.size, n_chains), dtype)
+        if temperature != 1.0:
+            thresholds *= dtype.type(temperature)
+        thresholds -= np.asarray(bias).astype(dtype, copy=False)[units, None]
+        field = np.empty(n_chains, dtype=dtype)
+        done = 0
+        for first, size in self.blocks:
+            block = slice(first, first + size)
+            threshold = thresholds[done : done + size]
+            threshold -= self.outer[block] @ states_t
+            within = self.coupling[block, block]
+            np.less(threshold[0], 0, out=states_t[first])
+            for k in range(1, size):
+                np.matmul(within[k, :k], states_t[first : first + k], out=field)
+                np.less(threshold[k], field, out=states_t[first + k])
+            done += size
+        if not np.shares_memory(states_t, S):
+            S[...] = states_t.T
         return S
-    dtype = S.dtype
-    coupling = np.asarray(coupling).astype(dtype, copy=False)
-    # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
-    states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
-    blocks = list(_contiguous_blocks(units, SWEEP_BLOCK))
-    # outer[i, j] = w_ij except for j an earlier unit of i's block (added one by one).
-    outer = coupling.copy()
-    for first, size in blocks:
-        block = slice(first, first + size)
-        outer[block, block] = np.triu(outer[block, block])
-    thresholds = logistic_noise(rng, (units.size, n_chains), dtype)
-    if temperature != 1.0:
-        thresholds *= dtype.type(temperature)
-    thresholds -= np.asarray(bias).astype(dtype, copy=False)[units, None]
-    field = np.empty(n_chains, dtype=dtype)
-    done = 0
-    for first, size in blocks:
-        block = slice(first, first + size)
-        threshold = thresholds[done : done + size]
-        threshold -= outer[block] @ states_t
-        within = coupling[block, block]
-        np.less(threshold[0], 0, out=states_t[first])
-        for k in range(1, size):
-            np.matmul(within[k, :k], states_t[first : first + k], out=field)
-            np.less(threshold[k], field, out=states_t[first + k])
-        done += size
-    if not np.shares_memory(states_t, S):
-        S[...] = states_t.T
-    return S
+
+
+class BMAnnealing:
+    """The chains of annealed importance sampling (AIS) on a general Boltzmann machine.
+
+    The path runs from the independent model with biases ``base_bias`` (a) at
+    beta = 0 to the model at beta = 1, over all units:
+    ``log p*_beta(s) = beta (s^T W s / 2 + b^T s) / T + (1 - beta) a^T s``. Same
+    interface as :class:`RBMAnnealing`; the transitions are sequential sweeps in
+    ``dtype`` (set up once), the log weights are accumulated in float64.
+    """
+
+    def __init__(self, view, base_bias, n_chains, rng, dtype=np.float32):
+        dtype = np.dtype(dtype)
+        self.dtype = dtype
+        self.n_chains = n_chains
+        self._coupling = view.coupling_matrix()
+        self._bias = view.bias_vector()
+        self._base = np.asarray(base_bias, dtype=np.float64)
+        self._sweep = SequentialSweep(self._coupling, self._base.size, dtype)
+        seed = int(rng.integers(np.iinfo(np.int64).max))
+        self._rng = np.random.Generator(np.random.SFC64(seed))
+        self.states = np.empty((n_chains, self._base.size), dtype=dtype, order="F")
+
+    def start_from_base(self):
+        """Draw every chain's state from the base model."""
+        noise = logistic_noise(self._rng, self.states.shape, self.dtype)
+        np.greater(self._base.astype(self.dtype), noise, out=self.states)
+
+    def set_states(self, X):
+        """Start the chains at the rows ``X`` (one row per chain)."""
+        self.states[...] = X
+
+    def add_log_ratio(self, beta, beta_next, log_w, sign=1.0, then_sample_at=None):
+        """``log_w += sign * (log p*_beta_next(s) - log p*_beta(s))`` for the states."""
+        S = self.states.astype(np.float64)
+        slope = 0.5 * np.einsum("ni,ni->n", S @ self._coupling, S) + S @ (self._bias - self._base)
+        log_w += (sign * (beta_next - beta)) * slope
+
+    def transition(self, beta):
+        """One sequential sweep of every chain at ``beta``."""
+        if beta == 0:  # the base model: independent units
+            self.start_from_base()
+            return
+        # Field beta (W s + b) / T + (1 - beta) a, i.e. temperature 1 / beta.
+        bias = self._bias + ((1.0 - beta) / beta) * self._base
+        self._sweep(self.states, self._rng, bias, 1.0 / beta)
 
 
 def bm_hidden_log_sums(V, coupling, bias, n_visible, temperature=1.0, chunk_elements=2**20):
@@ -801,6 +1111,22 @@ class BMView:
     def base_log_partition(self, base_bias):
         """log Z of the independent model with biases ``base_bias``."""
         return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum())
+
+    def annealing_base(self, data_rates, hidden="uniform"):
+        """Biases of an independent base model for annealing, all units (visible first).
+
+        Visible units: the logits of the clipped data rates. Hidden units: 0
+        (``hidden="uniform"``) or their input from the visible units at the clipped
+        data rates r, ``(W_hv r + b_h) / T`` (``"response"``; r = 1/2 without data).
+        """
+        hid, vis = slice(self.n_visible, None), slice(0, self.n_visible)
+        return _annealing_base(self, data_rates, hidden, lambda rates: (
+            self.coupling_matrix()[hid, vis] @ rates + self.bias_vector()[hid]
+        ))
+
+    def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
+        """The :class:`BMAnnealing` chains of AIS from ``base_bias`` to this model."""
+        return BMAnnealing(self, base_bias, n_chains, rng, dtype)
 
     # -- mean field ------------------------------------------------------------------
     def coupling_matrix(self):
