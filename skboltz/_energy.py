@@ -53,25 +53,25 @@ def softplus_row_sums(x, overwrite=False):
     return positive_part + t.sum(axis=1)
 
 
-def sum_log_rows(x, max_factors):
-    """``np.log(x).sum(axis=1)`` for positive ``x``, overwriting ``x``, with fewer logarithms.
+def sum_log(x, max_factors):
+    """``np.log(x).sum(axis=0)`` for positive ``x``, overwriting ``x``, with fewer logarithms.
 
-    Multiplies the columns pairwise (the first half by the second, repeatedly) until
-    each remaining entry is a product of up to ``max_factors`` entries, then takes one
+    Multiplies the rows pairwise (the first half by the second, repeatedly) until each
+    remaining entry is a product of up to ``max_factors`` entries, then takes one
     logarithm per product. The caller picks ``max_factors`` so that no product can
     leave the floating-point range (e.g. 64 for factors in (1/2, 2) in float32). Each
     product adds at most one rounding per factor, as many as the sum of logarithms.
     Small arrays skip the halving (a call costs more than the logarithms it saves).
     """
-    width = x.shape[1]
+    height = x.shape[0]
     factors = 1
-    while 2 * factors <= max_factors and width > 1 and x.shape[0] * width > 4096:
-        half = width // 2
-        # An odd width leaves the middle column alone until the next round.
-        np.multiply(x[:, :half], x[:, width - half : width], out=x[:, :half])
-        width -= half
+    while 2 * factors <= max_factors and height > 1 and x[:height].size > 4096:
+        half = height // 2
+        # An odd height leaves the middle row alone until the next round.
+        np.multiply(x[:half], x[height - half : height], out=x[:half])
+        height -= half
         factors *= 2
-    return np.log(x[:, :width], out=x[:, :width]).sum(axis=1)
+    return np.log(x[:height], out=x[:height]).sum(axis=0)
 
 
 def bernoulli_sample(probability, rng, out=None):
@@ -391,10 +391,18 @@ class RBMView:
         """Yield unnormalised log-probabilities whose log-sum-exp is log Z.
 
         The smaller layer is enumerated, in chunks of up to ``chunk_size`` states, and
-        the other layer summed in closed form; everything in float64. Within a chunk
-        only the low bits of the enumerated states change, so their contribution to the
-        other layer's input is computed once and each chunk adds a constant row for its
-        high bits: no matrix product per chunk, only the softplus sums.
+        the other layer summed in closed form, -F(s) = a.s + sum_i softplus(x_i) with
+        x = s W' + b' its inputs; everything in float64. Within a chunk only the low
+        bits of the enumerated states change: x = L + H with L the low bits' inputs
+        (one matrix for all chunks) and H a row per chunk. So no exponential is needed
+        per state: with E = exp(L - max L) computed once and m_i = max(0, max L_i + H_i),
+
+            softplus(x_i) = m_i + log(exp(-m_i) + E_i exp(max L_i + H_i - m_i)),
+
+        a product and a sum per entry, whose logarithms are taken for products of
+        several entries at once (:func:`sum_log`, each factor lies in
+        [exp(-m_i), 2]). Chunks whose inputs exceed 600 in size fall back to
+        :func:`softplus_row_sums`.
         """
         view = self.astype(np.float64)
         if self.n_visible <= self.n_hidden:  # -F(v) = b.v + sum softplus(W v + c)
@@ -404,12 +412,31 @@ class RBMView:
         n_units = self.n_enumerated_units
         n_low = min(n_units, max(0, int(chunk_size).bit_length() - 1))
         low = binary_states(n_low)
-        low_input = low @ to_other[:n_low] + other_bias
+        # Inputs with the other layer's units as rows: the products below then run
+        # over long contiguous rows.
+        low_input = (low @ to_other[:n_low] + other_bias).T.copy()
         low_linear = low @ bias[:n_low]
+        low_top = low_input.max(axis=1)
+        low_exp = np.exp(low_input - low_top[:, None])
         buffer = np.empty_like(low_input)
         for high in binary_states(n_units - n_low):
-            np.add(low_input, high @ to_other[n_low:], out=buffer)
-            yield low_linear + high @ bias[n_low:] + softplus_row_sums(buffer, overwrite=True)
+            high_input = high @ to_other[n_low:]
+            top = low_top + high_input  # the largest input of each unit in the chunk
+            shift = np.maximum(top, 0.0)
+            linear = low_linear + high @ bias[n_low:]
+            if shift.max() > _EXACT_MAX_SHIFT:  # exp(-shift) would underflow
+                np.add(low_input.T, high_input, out=buffer.T)
+                yield linear + softplus_row_sums(buffer.T, overwrite=True)
+                continue
+            np.multiply(low_exp, np.exp(top - shift)[:, None], out=buffer)
+            buffer += np.exp(-shift)[:, None]
+            # A product of k factors is at least exp(-k max(shift)) > 1e-300.
+            factors = 2 ** int(np.log2(_EXACT_MAX_SHIFT / max(shift.max(), 1.0)))
+            yield linear + shift.sum() + sum_log(buffer, min(factors, 512))
+
+
+#: Above this input size, exact RBM enumeration takes logarithms entry by entry.
+_EXACT_MAX_SHIFT = 600.0
 
 
 def _annealing_base(view, data_rates, hidden, hidden_input):
@@ -454,10 +481,12 @@ class RBMAnnealing:
     weights; :meth:`transition` makes one block-Gibbs step v -> h -> v at a beta. One
     matrix product W v serves both the weight increment and the hidden draw of the
     following transition, and so do the exponentials: with y the hidden inputs,
-    ``softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|))`` and ``1 + exp(-|y|)`` also
-    gives the hidden draw (``u (1 + exp(-|y|)) < 1`` has probability sigmoid(|y|)).
+    ``softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|))``, the logarithms are taken of
+    products of 64 ratios at once (:func:`sum_log`), and ``1 + exp(-|y|)`` also gives
+    the hidden draw (``u (1 + exp(-|y|)) < 1`` has probability sigmoid(|y|)). Units
+    are rows and chains columns, so the reductions over units run along long rows.
     The elementwise work is in ``dtype`` (float32 by default: each increment carries
-    rounding errors of about 1e-6 nats, and the transitions' probabilities relative
+    rounding errors of about 1e-6 nats, the transitions' probabilities relative
     errors of 1e-7), the log weights are accumulated in float64.
 
     Parameters
@@ -480,47 +509,52 @@ class RBMAnnealing:
         hidden_bias = np.asarray(view.hidden_bias, dtype=np.float64)
         self.dtype = dtype
         self.n_chains = n_chains
-        self._to_hidden = np.ascontiguousarray(weights.T, dtype=dtype)
-        self._to_visible = np.ascontiguousarray(weights, dtype=dtype)
+        self._weights = np.ascontiguousarray(weights, dtype=dtype)
+        self._weights_t = np.ascontiguousarray(weights.T, dtype=dtype)
         # Hidden inputs on the path: y_beta = beta P + d with P = W v + c - d.
-        self._shift = (hidden_bias - base_hidden).astype(dtype)
-        self._base_hidden = base_hidden.astype(dtype) if np.any(base_hidden) else None
-        # The visible term's slope and the row sums of P, both linear in v: float64.
-        self._linear = np.stack([visible_bias - base_visible, weights.sum(axis=0)], axis=1)
+        self._shift = (hidden_bias - base_hidden).astype(dtype)[:, None]
+        self._base_hidden = base_hidden.astype(dtype)[:, None] if np.any(base_hidden) else None
+        # The visible term's slope and the column sums of W (for sum_j P_j): the parts
+        # of the increment linear in v, in float64.
+        self._linear = np.stack([visible_bias - base_visible, weights.sum(axis=0)])
         self._linear_offset = float(self._shift.astype(np.float64).sum())
         self._visible_bias = visible_bias
         self._base_visible = base_visible
         # The chains' own fast generator (SFC64), seeded from rng: deterministic.
         seed = int(rng.integers(np.iinfo(np.int64).max))
         self._noise = Noise(np.random.Generator(np.random.SFC64(seed)), dtype)
-        int_type, self._sign_bit = _SIGN_BITS[dtype]
-        self._int_type = int_type
-        hidden_shape = (n_chains, n_hidden)
-        self.states = np.empty((n_chains, n_visible), dtype=dtype)
+        self._int_type, self._sign_bit = _SIGN_BITS[dtype]
+        hidden_shape = (n_hidden, n_chains)
+        self._visible = np.empty((n_visible, n_chains), dtype=dtype)
         self._input = np.empty(hidden_shape, dtype=dtype)
-        self._from, self._to, self._scratch = (
+        self._low, self._high, self._scratch = (
             np.empty(hidden_shape, dtype=dtype) for _ in range(3)
         )
         self._positive = np.empty(hidden_shape, dtype=bool)
         self._chosen = np.empty(hidden_shape, dtype=bool)
         self._hidden = np.empty(hidden_shape, dtype=dtype)
-        self._visible_input = np.empty((n_chains, n_visible), dtype=dtype)
-        self._visible_shift = np.empty(n_visible)
+        self._visible_input = np.empty((n_visible, n_chains), dtype=dtype)
+        self._visible_shift = np.empty((n_visible, 1))
         self._ready = None  # (beta, 1 + exp(-|y_beta|)) for the next transition
+
+    @property
+    def states(self):
+        """The chains' visible states, shape (n_chains, n_visible)."""
+        return self._visible.T
 
     def start_from_base(self):
         """Draw every chain's state from the base model."""
-        noise = self._noise.logistic(self.states.shape)
-        np.greater(self._base_visible.astype(self.dtype), noise, out=self.states)
+        noise = self._noise.logistic(self._visible.shape)
+        np.greater(self._base_visible.astype(self.dtype)[:, None], noise, out=self._visible)
         self._ready = None
 
     def set_states(self, X):
         """Start the chains at the visible rows ``X`` (one row per chain)."""
-        self.states[...] = X
+        self._visible[...] = np.asarray(X).T
         self._ready = None
 
     def _project(self):
-        np.matmul(self.states, self._to_hidden, out=self._input)
+        np.matmul(self._weights, self._visible, out=self._input)
         self._input += self._shift
 
     def _negative_abs_input(self, beta, out, positive=None):
@@ -542,8 +576,8 @@ class RBMAnnealing:
         self._project()
         step = beta_next - beta
         # The terms linear in v, in float64: step * (visible slope . v + sum_j P_j / 2).
-        linear = self.states @ (self._linear @ (step, 0.5 * step))
-        low, high, ratio = self._from, self._to, self._scratch
+        linear = (step, 0.5 * step) @ self._linear @ self._visible
+        low, high, ratio = self._low, self._high, self._scratch
         self._negative_abs_input(
             beta, low, self._positive if then_sample_at == beta else None
         )
@@ -553,14 +587,14 @@ class RBMAnnealing:
         # softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|)) summed over j, at beta_next
         # minus at beta: the y part is linear (above), then |y| and the logarithms.
         np.subtract(low, high, out=ratio)  # |y_next| - |y|
-        nonlinear = ratio.sum(axis=1)
+        nonlinear = ratio.sum(axis=0)
         nonlinear *= 0.5
         np.exp(low, out=low)
         low += 1
         np.exp(high, out=high)
         high += 1
         np.divide(high, low, out=ratio)
-        nonlinear += sum_log_rows(ratio, _RATIO_FACTORS)
+        nonlinear += sum_log(ratio, _RATIO_FACTORS)
         linear += nonlinear
         linear += 0.5 * step * self._linear_offset
         if sign != 1.0:
@@ -591,13 +625,13 @@ class RBMAnnealing:
         np.less(one_plus, 1, out=self._chosen)
         np.equal(self._chosen, self._positive, out=self._hidden)
         # v: beta (W^T h + b) + (1 - beta) a = beta (W^T h + b + a (1 - beta) / beta)
-        np.matmul(self._hidden, self._to_visible, out=self._visible_input)
-        np.multiply(self._base_visible, (1.0 - beta) / beta, out=self._visible_shift)
-        self._visible_shift += self._visible_bias
+        np.matmul(self._weights_t, self._hidden, out=self._visible_input)
+        np.multiply(self._base_visible[:, None], (1.0 - beta) / beta, out=self._visible_shift)
+        self._visible_shift += self._visible_bias[:, None]
         self._visible_input += self._visible_shift
         self._visible_input *= self.dtype.type(beta)
-        noise = self._noise.logistic(self.states.shape)
-        np.greater(self._visible_input, noise, out=self.states)
+        noise = self._noise.logistic(self._visible.shape)
+        np.greater(self._visible_input, noise, out=self._visible)
 
 
 class AugmentedRBM:
@@ -945,14 +979,22 @@ def split_half_log_weights(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES)
 
     The model is p(s) proportional to exp(s^T W s / 2 + b^T s) over s in {0, 1}^n
     (``coupling`` W symmetric with zero diagonal, already divided by the temperature).
-    The units are split into a first part A and a second part B of about n/2 units;
-    with a, b their states,
+    The units are split into a first part A and a second part B of about n/2 units,
+    and A again into A1 and A2; with a = (a1, a2) and b their states,
 
-        log p*(a, b) = f_A(a) + f_B(b) + a^T W_AB b,
+        log p*(a, b) = f_A(a) + f_B(b) + a1^T W_1 b + a2^T W_2 b.
 
-    so a block of A-states against all 2^|B| B-states is one matrix product. Each
-    yielded array holds, for one block of A-states, the log-sum over all B-states
-    (float64). Measured ~60x faster than evaluating E(s) chunk by chunk.
+    For each B-state the two parts of A contribute independent factors, so the sum
+    over B is a matrix product in exp space:
+
+        sum_b exp(log p*(a, b) - f_A(a)) = e^C sum_b X1[a1, b] X2[a2, b],
+        X1 = exp(a1^T W_1 b - c(b)),   X2 = exp(a2^T W_2 b + f_B(b) + c(b) - C),
+
+    with c(b) the largest A1-term for b and C the largest exponent: every factor is at
+    most 1, the sums of positive terms are accurate to a few ulps, and only
+    (2^|A1| + 2^|A2|) 2^|B| exponentials are needed instead of 2^n. A-states whose sum
+    falls below 1e-250 (575 nats under the largest term, where float64 would start to
+    lose digits) are recomputed in log space. All in float64.
 
     Parameters
     ----------
@@ -961,8 +1003,8 @@ def split_half_log_weights(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES)
     bias : ndarray of shape (n_units,)
         Biases.
     block_states : int, default=2**18
-        Joint states evaluated per block (bounds the memory: 8 bytes each; 2**18
-        measured ~2x faster than 2**22 at 26 units, staying in cache).
+        Bounds the memory: each matrix product covers at most this many (A-part,
+        B-state) pairs (8 bytes each).
 
     Yields
     ------
@@ -983,23 +1025,57 @@ def split_half_log_weights(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES)
     bias = np.asarray(bias, dtype=np.float64)
     n_units = bias.shape[0]
     n_a = n_units // 2
-    states_b = binary_states(n_units - n_a)
-    coupling_ab = coupling[:n_a, n_a:]
-    # f_B(b) = b^T W_BB b / 2 + bias_B^T b for all B-states, once.
-    log_b = 0.5 * np.einsum(
-        "ni,ni->n", states_b @ coupling[n_a:, n_a:], states_b
-    ) + states_b @ bias[n_a:]
-    # (W_AB B^T) once: each block is then (block, n_a) @ (n_a, 2^|B|).
-    projected_b = coupling_ab @ states_b.T
-    rows = max(1, block_states // states_b.shape[0])
-    for start in range(0, 2**n_a, rows):
-        states_a = binary_states(n_a, start, min(start + rows, 2**n_a))
-        log_a = 0.5 * np.einsum(
-            "ni,ni->n", states_a @ coupling[:n_a, :n_a], states_a
-        ) + states_a @ bias[:n_a]
-        block = states_a @ projected_b
-        block += log_b
-        yield log_a + _logsumexp_rows(block)
+    n_1 = n_a // 2
+    n_b = n_units - n_a
+    part_1, part_2 = binary_states(n_1), binary_states(n_a - n_1)
+    coupling_1, coupling_2 = coupling[:n_1, n_a:], coupling[n_1:n_a, n_a:]
+    states_a = binary_states(n_a)  # code a1 + 2^|A1| a2: the order of sums.ravel()
+    log_a = _quadratic_log_weights(states_a, coupling[:n_a, :n_a], bias[:n_a])
+    chunk = max(1, block_states // max(part_1.shape[0], part_2.shape[0]))
+    sums = np.zeros((part_2.shape[0], part_1.shape[0]))
+    top = -np.inf
+    for start in range(0, 2**n_b, chunk):
+        states_b = binary_states(n_b, start, min(start + chunk, 2**n_b))
+        exponent_1 = part_1 @ (coupling_1 @ states_b.T)
+        exponent_2 = part_2 @ (coupling_2 @ states_b.T)
+        largest_1 = exponent_1.max(axis=0)
+        exponent_2 += _quadratic_log_weights(states_b, coupling[n_a:, n_a:], bias[n_a:])
+        exponent_2 += largest_1
+        chunk_top = exponent_2.max()
+        if chunk_top > top:  # rescale what was summed so far to the new largest term
+            sums *= np.exp(top - chunk_top)
+            top = chunk_top
+        exponent_1 -= largest_1
+        exponent_2 -= top
+        sums += np.exp(exponent_2, out=exponent_2) @ np.exp(exponent_1, out=exponent_1).T
+    sums = sums.ravel()
+    with np.errstate(divide="ignore"):
+        log_weights = log_a + top + np.log(sums)
+    lost = np.flatnonzero(sums < 1e-250)
+    if lost.size:
+        projected = states_a[lost] @ coupling[:n_a, n_a:]
+        log_weights[lost] = log_a[lost] + _log_sum_over_states(
+            projected, coupling[n_a:, n_a:], bias[n_a:], block_states
+        )
+    yield log_weights
+
+
+def _quadratic_log_weights(S, coupling, bias):
+    """s^T W s / 2 + b^T s for each row of ``S``."""
+    return 0.5 * np.einsum("ni,ni->n", S @ coupling, S) + S @ bias
+
+
+def _log_sum_over_states(fields, coupling, bias, block_states):
+    """log sum_s exp(f . s + s^T W s / 2 + b^T s) over all binary s, for each row f."""
+    n_units = bias.shape[0]
+    out = np.full(fields.shape[0], -np.inf)
+    chunk = max(1, block_states // max(1, fields.shape[0]))
+    for start in range(0, 2**n_units, chunk):
+        states = binary_states(n_units, start, min(start + chunk, 2**n_units))
+        block = fields @ states.T
+        block += _quadratic_log_weights(states, coupling, bias)
+        out = np.logaddexp(out, _logsumexp_rows(block))
+    return out
 
 
 @dataclass(frozen=True, eq=False)

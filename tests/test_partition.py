@@ -48,14 +48,34 @@ def models(seed, scale):
 
 
 # -- exact enumeration -------------------------------------------------------------
-@pytest.mark.parametrize("n_units", [1, 2, 5, 9])
+@pytest.mark.parametrize("n_units", [1, 2, 5, 9, 12])
 @pytest.mark.parametrize("temperature", [1.0, 2.5])
-def test_split_half_matches_brute_force(n_units, temperature):
-    view = random_bm(n_units, 1, 1.0, np.random.default_rng(n_units), temperature)
+@pytest.mark.parametrize("scale", [1.0, 400.0])
+def test_split_half_matches_brute_force(n_units, temperature, scale):
+    """Exact to ~1e-15 relative, also when couplings of hundreds push some sums of the
+    exp-space matrix product below float64's range (recomputed in log space)."""
+    view = random_bm(n_units, 1, scale, np.random.default_rng(n_units), temperature)
     expected = logsumexp(view.brute_force_log_weights())
     got = split_half_log_partition(view.coupling_matrix(), view.bias_vector(), 8)
-    assert got == pytest.approx(expected, abs=1e-10)
-    assert Exact().estimate(view).value == pytest.approx(expected, abs=1e-10)
+    assert got == pytest.approx(expected, rel=1e-13, abs=1e-12)
+    assert Exact().estimate(view).value == pytest.approx(expected, rel=1e-13, abs=1e-12)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 30.0, 1000.0])
+@pytest.mark.parametrize("chunk_size", [4, 4096])
+def test_exact_rbm_matches_free_energy_sum(scale, chunk_size):
+    """The factorised enumeration (and its log-space fallback for inputs beyond 600)
+    against a plain log-sum-exp of -F(v) over all visible states."""
+    view = random_rbm(11, 13, scale, np.random.default_rng(int(scale * 10)))
+    if scale == 30.0:  # Z dominated by states whose hidden inputs are all far negative
+        weights = np.where(np.arange(11) < 6, scale, -scale) * np.ones((13, 1))
+        view = RBMView(weights, np.where(np.arange(11) < 6, 0.0, 2 * scale), np.zeros(13))
+    expected = logsumexp(-view.free_energy(binary_states(11)))
+    got = Exact(chunk_size=chunk_size).estimate(view).value
+    assert got == pytest.approx(expected, rel=1e-13, abs=1e-12)
+    flipped = RBMView(view.weights.T, view.hidden_bias, view.visible_bias)  # enumerate h
+    assert Exact(chunk_size=chunk_size).estimate(flipped).value == pytest.approx(
+        expected, rel=1e-13, abs=1e-12)
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (6, 2)])

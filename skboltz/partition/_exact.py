@@ -6,12 +6,9 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
-
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import LogZ, ZEstimator, register
-
-
 
 
 def split_half_log_partition(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES):
@@ -96,6 +93,12 @@ class Exact(ZEstimator):
                 "(annealed importance sampling, with error bars) or 'mean_field' / 'tap' "
                 "(fast approximations), or raise Exact(max_states=...) if you can wait."
             )
-        chunks = [logsumexp(w) for w in model.enumerate_log_weights(self.chunk_size)]
-        value = float(logsumexp(chunks))
+        # Each chunk as (largest log weight, sum of exp(w - largest)); one log-sum-exp
+        # at the end (scipy's costs ~0.1 ms a call, as much as a chunk's own work).
+        tops, sums = [], []
+        for log_weights in model.enumerate_log_weights(self.chunk_size):
+            top = log_weights.max()
+            tops.append(top)
+            sums.append(np.exp(log_weights - top).sum())
+        value = float(logsumexp(tops, b=sums))
         return LogZ(value, None, value, value, method=self.name, cost={"n_states": n_states})
