@@ -25,9 +25,14 @@ MAX_LOG_WEIGHT_SPREAD = 0.5
 #: of the first batch; the chosen one is topped up, the other one's chains discarded.
 PILOT_SHARE = 4
 
+#: A doubling of the betas is worth repeating only if it narrowed the log weights to
+#: less than this fraction of their spread (1 / sqrt(2) = 0.71 when the spread comes
+#: from the steps alone).
+DOUBLING_GAIN = 0.8
+
 #: Caps of the adaptive search: chains in all, and betas.
-MAX_CHAINS = 100_000
-MAX_BETAS = 2**20
+MAX_CHAINS = 2**15
+MAX_BETAS = 2**15
 
 #: Chains simulated together are capped so that one (units x chains) buffer holds at
 #: most this many numbers: on a 64 x 256 RBM, 300 chains per batch cost 10 % less per
@@ -179,10 +184,13 @@ class AIS(ZEstimator):
     with a standard error from the spread of the weights (delta method) and the
     3-sigma interval as ``lower`` / ``upper``.
 
-    **Precision is the knob.** With ``target_std_error`` (the default) batches of
-    ``n_chains`` chains are added until the standard error is reached; the number of
-    betas is doubled first while a batch's log weights spread more than 0.5 nats
-    (beyond that their spread measures the error poorly). ``max_time`` caps the seconds spent
+    **Precision is the knob.** With ``target_std_error`` (the default) chains are
+    added until the standard error is reached. First the number of betas is doubled
+    while a batch's log weights spread more than 0.5 nats (beyond that their spread
+    measures the error poorly) and each doubling still narrows them; a model whose
+    weights stay wide (several modes that the annealing cannot balance) gets more
+    chains instead, and ``LogZ.cost["log_weight_spread"]`` above 1 says to read its
+    standard error with care. Caps: 2**15 betas and 2**15 chains. ``max_time`` caps the seconds spent
     instead of (or as well as) the precision. With ``target_std_error=None`` and no
     ``max_time``, exactly ``n_chains`` chains run through ``n_betas`` betas. Results
     are deterministic for a given random generator unless ``max_time`` stops the run
@@ -280,8 +288,9 @@ class AIS(ZEstimator):
         log_z : LogZ
             The estimate; ``cost`` holds ``n_chains`` and ``n_betas`` (of the final
             estimate), ``n_transitions`` (all chains and pilots), ``hidden_base``,
-            ``seconds`` and ``stopped_by`` ("n_chains", "target_std_error",
-            "max_time" or "max_chains").
+            ``seconds``, ``stopped_by`` ("n_chains", "target_std_error", "max_time"
+            or "max_chains") and ``log_weight_spread`` (standard deviation of the log
+            weights, nats).
         """
         run = _AdaptiveRun(self, model, as_generator(rng), data_rates, progress)
         return run.result()
@@ -502,12 +511,19 @@ class _AdaptiveRun:
         ais, model = self.ais, self.model
         target = ais.target_std_error
         n_betas = ais.n_betas
-        while True:
-            hidden, base, log_w = self._choose_base(n_betas)
-            if (target is None or np.std(log_w) <= MAX_LOG_WEIGHT_SPREAD
-                    or 2 * n_betas > MAX_BETAS or self._fits_in_time(1, 2 * n_betas) < 1):
-                break
+        hidden, base, log_w = self._choose_base(n_betas)
+        spread = np.std(log_w)
+        # More betas narrow the weights (their variance falls like 1 / n_betas) until
+        # the chains' spread comes from modes the annealing cannot equilibrate: stop
+        # doubling when a doubling no longer narrows them by a fifth.
+        while (target is not None and spread > MAX_LOG_WEIGHT_SPREAD
+               and 2 * n_betas <= MAX_BETAS and self._fits_in_time(1, 2 * n_betas) >= 1):
             n_betas *= 2
+            log_w = self._run(base, ais.n_chains, n_betas)
+            narrowed = np.std(log_w) < DOUBLING_GAIN * spread
+            spread = np.std(log_w)
+            if not narrowed:
+                break
         _, std_error = _log_mean_exp(log_w)
         stopped_by = "n_chains"
         while target is not None:
@@ -517,9 +533,11 @@ class _AdaptiveRun:
             if log_w.size >= MAX_CHAINS:
                 stopped_by = "max_chains"
                 break
-            # The standard error falls like 1 / sqrt(chains): aim 10 % past the target.
+            # The standard error falls like 1 / sqrt(chains): aim 10 % past the target,
+            # adding at most three times the chains so far before looking again.
             wanted = math.ceil(1.1 * log_w.size * ((std_error / target) ** 2 - 1))
-            wanted = min(max(wanted, ais.n_chains), MAX_CHAINS - log_w.size)
+            wanted = min(max(wanted, ais.n_chains), 3 * log_w.size,
+                         MAX_CHAINS - log_w.size)
             more = self._fits_in_time(wanted, n_betas)
             if more < 1:
                 stopped_by = "max_time"
@@ -540,6 +558,7 @@ class _AdaptiveRun:
                 "hidden_base": hidden,
                 "seconds": round(self._elapsed(), 4),
                 "stopped_by": stopped_by,
+                "log_weight_spread": round(float(np.std(log_w)), 4),
             },
         )
 
