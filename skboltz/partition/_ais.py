@@ -30,9 +30,16 @@ PILOT_SHARE = 4
 #: from the steps alone).
 DOUBLING_GAIN = 0.8
 
-#: Caps of the adaptive search: chains in all, and betas.
+#: When added chains leave the standard error this many times above the 1 / sqrt(n)
+#: forecast, the weights are heavy-tailed: the betas are doubled instead.
+HEAVY_TAIL_FACTOR = 1.5
+
+#: Caps of the adaptive search: chains in the estimate, betas, and Gibbs transitions
+#: in all (pilots included; 2**27 is about a minute on a 64 x 256 RBM, half an hour
+#: on 784 x 500).
 MAX_CHAINS = 2**15
 MAX_BETAS = 2**15
+MAX_TRANSITIONS = 2**27
 
 #: Chains simulated together are capped so that one (units x chains) buffer holds at
 #: most this many numbers: on a 64 x 256 RBM, 300 chains per batch cost 10 % less per
@@ -189,8 +196,11 @@ class AIS(ZEstimator):
     while a batch's log weights spread more than 0.5 nats (beyond that their spread
     measures the error poorly) and each doubling still narrows them; a model whose
     weights stay wide (several modes that the annealing cannot balance) gets more
-    chains instead, and ``LogZ.cost["log_weight_spread"]`` above 1 says to read its
-    standard error with care. Caps: 2**15 betas and 2**15 chains. ``max_time`` caps the seconds spent
+    chains instead, and more betas again if new chains keep bringing outlying
+    weights (the standard error then shrinks much slower than 1 / sqrt(chains)).
+    ``LogZ.cost["log_weight_spread"]`` above 1 says to read the standard error with
+    care. Caps: 2**15 betas, 2**15 chains, 2**27 Gibbs transitions in all; set
+    ``max_time`` for large models. ``max_time`` caps the seconds spent
     instead of (or as well as) the precision. With ``target_std_error=None`` and no
     ``max_time``, exactly ``n_chains`` chains run through ``n_betas`` betas. Results
     are deterministic for a given random generator unless ``max_time`` stops the run
@@ -288,9 +298,9 @@ class AIS(ZEstimator):
         log_z : LogZ
             The estimate; ``cost`` holds ``n_chains`` and ``n_betas`` (of the final
             estimate), ``n_transitions`` (all chains and pilots), ``hidden_base``,
-            ``seconds``, ``stopped_by`` ("n_chains", "target_std_error", "max_time"
-            or "max_chains") and ``log_weight_spread`` (standard deviation of the log
-            weights, nats).
+            ``seconds``, ``stopped_by`` ("n_chains", "target_std_error", "max_time",
+            "max_chains" or "max_transitions") and ``log_weight_spread`` (standard
+            deviation of the log weights, nats).
         """
         run = _AdaptiveRun(self, model, as_generator(rng), data_rates, progress)
         return run.result()
@@ -515,15 +525,15 @@ class _AdaptiveRun:
         spread = np.std(log_w)
         # More betas narrow the weights (their variance falls like 1 / n_betas) until
         # the chains' spread comes from modes the annealing cannot equilibrate: stop
-        # doubling when a doubling no longer narrows them by a fifth.
+        # doubling when a doubling no longer narrows them by a fifth, and keep the
+        # cheaper betas then.
         while (target is not None and spread > MAX_LOG_WEIGHT_SPREAD
-               and 2 * n_betas <= MAX_BETAS and self._fits_in_time(1, 2 * n_betas) >= 1):
-            n_betas *= 2
-            log_w = self._run(base, ais.n_chains, n_betas)
-            narrowed = np.std(log_w) < DOUBLING_GAIN * spread
-            spread = np.std(log_w)
-            if not narrowed:
+               and 2 * n_betas <= MAX_BETAS
+               and self._fits_in_time(ais.n_chains, 2 * n_betas) == ais.n_chains):
+            candidate = self._run(base, ais.n_chains, 2 * n_betas)
+            if np.std(candidate) >= DOUBLING_GAIN * spread:
                 break
+            n_betas, log_w, spread = 2 * n_betas, candidate, np.std(candidate)
         _, std_error = _log_mean_exp(log_w)
         stopped_by = "n_chains"
         while target is not None:
@@ -542,8 +552,19 @@ class _AdaptiveRun:
             if more < 1:
                 stopped_by = "max_time"
                 break
+            if self.n_transitions + more * (n_betas - 1) > MAX_TRANSITIONS:
+                stopped_by = "max_transitions"
+                break
+            expected = std_error * math.sqrt(log_w.size / (log_w.size + more))
             log_w = np.concatenate([log_w, self._run(base, more, n_betas)])
             _, std_error = _log_mean_exp(log_w)
+            if (std_error > HEAVY_TAIL_FACTOR * expected and 2 * n_betas <= MAX_BETAS
+                    and self._fits_in_time(ais.n_chains, 2 * n_betas) == ais.n_chains):
+                # New chains brought weights far above the others: a heavy tail that
+                # more chains only reveal slowly. Start over with twice the betas.
+                n_betas *= 2
+                log_w = self._run(base, ais.n_chains, n_betas)
+                _, std_error = _log_mean_exp(log_w)
         if target is None and ais.max_time is not None and log_w.size < ais.n_chains:
             stopped_by = "max_time"
         ratio, std_error = _log_mean_exp(log_w)
