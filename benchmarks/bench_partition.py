@@ -237,7 +237,7 @@ def target_ais_64x20(rows, skip_before, seeds=5):
 
 def target_mnist(rows, skip_before):
     X = mnist_like()
-    rbm, fit_seconds = timed(lambda: RBM(n_components=500, n_iter=3, random_state=0).fit(X))
+    rbm, fit_seconds = timed(lambda: RBM(n_components=500, n_iter=1, random_state=0).fit(X))
     view, rates = rbm._model_view(), rbm._training_state["data_rates"]
     log_z, seconds = timed(lambda: AIS(target_std_error=0.1).estimate(
         view, rng=0, data_rates=rates))

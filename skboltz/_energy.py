@@ -518,6 +518,7 @@ class RBMAnnealing:
         # of the increment linear in v, in float64.
         self._linear = np.stack([visible_bias - base_visible, weights.sum(axis=0)])
         self._linear_offset = float(self._shift.astype(np.float64).sum())
+        self._coefficients = np.empty(n_visible, dtype=dtype)
         self._visible_bias = visible_bias
         self._base_visible = base_visible
         # The chains' own fast generator (SFC64), seeded from rng: deterministic.
@@ -527,9 +528,11 @@ class RBMAnnealing:
         hidden_shape = (n_hidden, n_chains)
         self._visible = np.empty((n_visible, n_chains), dtype=dtype)
         self._input = np.empty(hidden_shape, dtype=dtype)
-        self._low, self._high, self._scratch = (
-            np.empty(hidden_shape, dtype=dtype) for _ in range(3)
-        )
+        # The hidden inputs at a pair of betas, side by side: one call per operation.
+        self._pair = np.empty((2,) + hidden_shape, dtype=dtype)
+        self._pair_bits = self._pair.view(self._int_type)
+        self._betas = np.empty((2, 1, 1), dtype=dtype)
+        self._scratch = np.empty(hidden_shape, dtype=dtype)
         self._positive = np.empty(hidden_shape, dtype=bool)
         self._chosen = np.empty(hidden_shape, dtype=bool)
         self._hidden = np.empty(hidden_shape, dtype=dtype)
@@ -575,35 +578,37 @@ class RBMAnnealing:
         """
         self._project()
         step = beta_next - beta
-        # The terms linear in v, in float64: step * (visible slope . v + sum_j P_j / 2).
-        linear = (step, 0.5 * step) @ self._linear @ self._visible
-        low, high, ratio = self._low, self._high, self._scratch
-        self._negative_abs_input(
-            beta, low, self._positive if then_sample_at == beta else None
-        )
-        self._negative_abs_input(
-            beta_next, high, self._positive if then_sample_at == beta_next else None
-        )
+        # The terms linear in v: step * (visible slope . v + sum_j P_j / 2). Their
+        # rounding in dtype is scaled by the step, like the rest of the increment.
+        np.matmul((step, 0.5 * step), self._linear, out=self._coefficients, casting="unsafe")
+        increment = self._coefficients @ self._visible
+        # -|y| at both betas at once, and the sign of y at the next transition's beta.
+        pair = self._pair
+        self._betas[:, 0, 0] = beta, beta_next
+        np.multiply(self._input, self._betas, out=pair)
+        if self._base_hidden is not None:
+            pair += self._base_hidden
+        sample = {beta: 0, beta_next: 1}.get(then_sample_at)
+        if sample is not None:
+            np.greater(pair[sample], 0, out=self._positive)
+        np.bitwise_or(self._pair_bits, self._sign_bit, out=self._pair_bits)
         # softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|)) summed over j, at beta_next
         # minus at beta: the y part is linear (above), then |y| and the logarithms.
+        low, high, ratio = pair[0], pair[1], self._scratch
         np.subtract(low, high, out=ratio)  # |y_next| - |y|
         nonlinear = ratio.sum(axis=0)
         nonlinear *= 0.5
-        np.exp(low, out=low)
-        low += 1
-        np.exp(high, out=high)
-        high += 1
+        np.exp(pair, out=pair)
+        pair += 1
         np.divide(high, low, out=ratio)
         nonlinear += sum_log(ratio, _RATIO_FACTORS)
-        linear += nonlinear
-        linear += 0.5 * step * self._linear_offset
+        increment += nonlinear
+        total = increment.astype(np.float64)
+        total += 0.5 * step * self._linear_offset
         if sign != 1.0:
-            linear *= sign
-        log_w += linear
-        if then_sample_at is None:
-            self._ready = None
-        else:
-            self._ready = (then_sample_at, low if then_sample_at == beta else high)
+            total *= sign
+        log_w += total
+        self._ready = None if sample is None else (then_sample_at, pair[sample])
 
     def transition(self, beta):
         """One block-Gibbs step v -> h -> v of every chain at ``beta``."""

@@ -21,9 +21,12 @@ THREE_STAGE = ((0.0, 0.5, 500), (0.5, 0.9, 4000), (0.9, 1.0, 10000))
 #: 100 chains is itself uncertain by about 11 %, at spread 1 by about 50 %.
 MAX_LOG_WEIGHT_SPREAD = 0.5
 
-#: With ``hidden_base="auto"``, each candidate base runs this fraction (1 / PILOT_SHARE)
-#: of the first batch; the chosen one is topped up, the other one's chains discarded.
+#: With ``hidden_base="auto"``, each candidate base runs a pilot of this fraction
+#: (1 / PILOT_SHARE) of ``n_chains`` through this fraction of ``n_betas``, at least
+#: PILOT_MIN_CHAINS and PILOT_MIN_BETAS.
 PILOT_SHARE = 4
+PILOT_MIN_CHAINS = 8
+PILOT_MIN_BETAS = 16
 
 #: A doubling of the betas is worth repeating only if it narrowed the log weights to
 #: less than this fraction of their spread (1 / sqrt(2) = 0.71 when the spread comes
@@ -193,27 +196,28 @@ class AIS(ZEstimator):
 
     **Precision is the knob.** With ``target_std_error`` (the default) chains are
     added until the standard error is reached. First the number of betas is doubled
-    while a batch's log weights spread more than 0.5 nats (beyond that their spread
-    measures the error poorly) and each doubling still narrows them; a model whose
-    weights stay wide (several modes that the annealing cannot balance) gets more
-    chains instead, and more betas again if new chains keep bringing outlying
-    weights (the standard error then shrinks much slower than 1 / sqrt(chains)).
+    while the first batch's log weights spread more than 0.5 nats (beyond that their
+    spread measures the error poorly) and a doubling still narrows them; a model
+    whose weights stay wide (modes the annealing cannot balance) gets more chains
+    instead, and more betas again if new chains keep bringing outlying weights (the
+    standard error then shrinks much slower than 1 / sqrt(chains)).
     ``LogZ.cost["log_weight_spread"]`` above 1 says to read the standard error with
-    care. Caps: 2**15 betas, 2**15 chains, 2**27 Gibbs transitions in all; set
-    ``max_time`` for large models. ``max_time`` caps the seconds spent
-    instead of (or as well as) the precision. With ``target_std_error=None`` and no
-    ``max_time``, exactly ``n_chains`` chains run through ``n_betas`` betas. Results
-    are deterministic for a given random generator unless ``max_time`` stops the run
-    (how far it gets then depends on the machine). ``LogZ.cost`` reports what was
-    spent and why the run stopped.
+    care. The search stops at 2**15 betas, 2**15 chains or 2**27 Gibbs transitions
+    in all (about a minute for a 64 x 256 RBM, half an hour for 784 x 500), or at
+    ``max_time`` seconds: set it for large models. With ``target_std_error=None``
+    one batch of ``n_chains`` chains runs through ``n_betas`` betas. Results are
+    deterministic for a given random generator unless ``max_time`` stops the run
+    (how far it gets then depends on the machine's speed). ``LogZ.cost`` reports what
+    was spent and why the run stopped; :meth:`estimated_seconds` forecasts it.
 
     **Base model.** Visible units start at the training data's visible rates (stored
     at fit time). Hidden units start either uniform, or at the probabilities the data
-    rates give them (``hidden_base="response"``); which one needs fewer chains depends
-    on the model (on digits RBMs "response" was 15x cheaper for 256 hidden units and
-    2x dearer for 20), so ``"auto"`` runs a quarter of the first batch from each and
-    continues with the one whose log weights spread less (the other quarter is
-    discarded).
+    rates give them (``hidden_base="response"``). Which one needs fewer chains depends
+    on the model: on RBMs trained on the digits "response" needed 15x fewer for 256
+    hidden units and 2x more for 20, on a 784 x 500 RBM of MNIST-like data the uniform
+    base left log weights spread over 60 nats and "response" 2. So ``"auto"`` runs a
+    short pilot from each (a quarter of ``n_chains`` through a quarter of ``n_betas``)
+    and keeps the one whose log weights spread less.
 
     The elementwise work is in float32 (the log weights are summed in float64): the
     rounding it adds to a log weight is about 1e-6 nats per beta.
@@ -225,9 +229,9 @@ class AIS(ZEstimator):
 
     Parameters
     ----------
-    n_chains : int, default=100
-        Chains per batch (importance samples simulated together). With
-        ``target_std_error`` this is the first batch; more are added as needed.
+    n_chains : int, default=64
+        Chains of the first batch (importance samples simulated together); with
+        ``target_std_error`` more are added as needed.
     n_betas : int, default=300
         Distributions on the path, both ends included (the cost per chain). With
         ``target_std_error`` this is where the search starts; it may be doubled.
@@ -240,8 +244,9 @@ class AIS(ZEstimator):
         Add chains (and betas) until the standard error of log Z is at most this many
         nats. None runs one batch.
     max_time : float or None, default=None
-        Stop adding chains when this many seconds would be exceeded (at least the
-        first batch always runs). Makes the result depend on the machine's speed.
+        Stop adding chains or betas when this many seconds would be exceeded (the
+        pilot and the first batch always run). Makes the result depend on the
+        machine's speed.
 
     Examples
     --------
@@ -267,7 +272,7 @@ class AIS(ZEstimator):
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, n_chains=100, n_betas=300, schedule="linear", hidden_base="auto",
+    def __init__(self, n_chains=64, n_betas=300, schedule="linear", hidden_base="auto",
                  target_std_error=0.02, max_time=None):
         self.n_chains = n_chains
         self.n_betas = n_betas
@@ -355,8 +360,9 @@ class AIS(ZEstimator):
                 variance /= 2
             n_chains = max(n_chains, math.ceil(variance / self.target_std_error**2))
         n_transitions = min(n_chains, MAX_CHAINS) * n_betas
-        if self.hidden_base == "auto":
-            n_transitions += (self.n_chains // PILOT_SHARE) * n_betas  # discarded pilot
+        if self.hidden_base == "auto":  # the two pilots
+            n_transitions += 2 * (max(PILOT_MIN_CHAINS, self.n_chains // PILOT_SHARE)
+                                  * max(PILOT_MIN_BETAS, self.n_betas // PILOT_SHARE))
         seconds = n_transitions * per_transition
         return seconds if self.max_time is None else min(seconds, self.max_time)
 
@@ -498,30 +504,28 @@ class _AdaptiveRun:
         return int(min(n_chains, max(0, left) // per_chain))
 
     def _choose_base(self, n_betas):
-        """Base biases and log weights of the first batch (the hidden-base pilot)."""
+        """The hidden base's name and biases, from a short pilot when it is "auto"."""
         ais, model = self.ais, self.model
         candidates = ["uniform", "response"] if ais.hidden_base == "auto" else [ais.hidden_base]
         bases = {name: _base_bias(model, self.data_rates, name) for name in candidates}
         if len(candidates) > 1 and np.array_equal(*bases.values()):  # no hidden units
             candidates = candidates[:1]
-        if len(candidates) == 1:
-            name = candidates[0]
-            return name, bases[name], self._run(bases[name], ais.n_chains, n_betas)
-        n_pilot = max(2, ais.n_chains // PILOT_SHARE)
-        pilots = {name: self._run(bases[name], n_pilot, n_betas) for name in candidates}
-        name = min(candidates, key=lambda key: np.var(pilots[key]))
-        log_w = pilots[name]
-        if ais.n_chains > n_pilot:  # top the chosen base up to a full batch
-            more = self._fits_in_time(ais.n_chains - n_pilot, n_betas)
-            if more:
-                log_w = np.concatenate([log_w, self._run(bases[name], more, n_betas)])
-        return name, bases[name], log_w
+        if len(candidates) > 1:
+            # A quarter of the chains through a quarter of the betas each: the spreads
+            # of the log weights rank the bases as they would at full length.
+            n_pilot = max(PILOT_MIN_CHAINS, ais.n_chains // PILOT_SHARE)
+            pilot_betas = max(PILOT_MIN_BETAS, ais.n_betas // PILOT_SHARE)
+            spreads = {name: np.std(self._run(bases[name], n_pilot, pilot_betas))
+                       for name in candidates}
+            candidates = [min(candidates, key=spreads.get)]
+        return candidates[0], bases[candidates[0]]
 
     def result(self):
         ais, model = self.ais, self.model
         target = ais.target_std_error
         n_betas = ais.n_betas
-        hidden, base, log_w = self._choose_base(n_betas)
+        hidden, base = self._choose_base(n_betas)
+        log_w = self._run(base, ais.n_chains, n_betas)
         spread = np.std(log_w)
         # More betas narrow the weights (their variance falls like 1 / n_betas) until
         # the chains' spread comes from modes the annealing cannot equilibrate: stop
@@ -546,7 +550,7 @@ class _AdaptiveRun:
             # The standard error falls like 1 / sqrt(chains): aim 10 % past the target,
             # adding at most three times the chains so far before looking again.
             wanted = math.ceil(1.1 * log_w.size * ((std_error / target) ** 2 - 1))
-            wanted = min(max(wanted, ais.n_chains), 3 * log_w.size,
+            wanted = min(max(wanted, ais.n_chains // 4, 2), 3 * log_w.size,
                          MAX_CHAINS - log_w.size)
             more = self._fits_in_time(wanted, n_betas)
             if more < 1:
