@@ -28,7 +28,7 @@ import numpy as np
 
 from skboltz import BoltzmannMachine
 from skboltz._energy import binary_states, bm_gibbs_sweep, sigmoid
-from skboltz.learning import Gibbs, MeanField
+from skboltz.learning import Gibbs, MeanFieldGradient
 
 N_SEEDS = 20
 PATTERNS = np.hstack([np.eye(4), np.eye(4)])  # one-hot patterns copied to both groups
@@ -70,9 +70,9 @@ def encoder_success(bm):
 METHODS = {
     "exact": (lambda: "exact", True),
     "exact, uncentred": (lambda: "exact", False),
-    "gibbs": (lambda: Gibbs(n_sweeps=5, n_chains=100, annealing=[(4.0, 2), (2.0, 2), (1.5, 2)]),
+    "gibbs": (lambda: Gibbs(n_steps=5, n_chains=100, annealing=[(4.0, 2), (2.0, 2), (1.5, 2)]),
               True),
-    "mean_field": (lambda: MeanField(linear_response=True), True),
+    "mean_field": (lambda: MeanFieldGradient(linear_response=True), True),
 }
 
 #: The same settings for every method and seed: full batch (the 4 patterns), so the
@@ -87,7 +87,7 @@ def bench_encoder(n_seeds, max_iter, hidden_coupled=True):
         for name, (learning, centering) in METHODS.items():  # alternate seed by seed
             bm = BoltzmannMachine(
                 n_hidden=2, connectivity=encoder_mask(hidden_coupled), learning=learning(),
-                centering=centering, max_iter=max_iter, random_state=seed,
+                centering=centering, n_iter=max_iter, random_state=seed,
                 **ENCODER_SETTINGS,
             )
             start = time.perf_counter()

@@ -17,8 +17,8 @@ from ._base import (
     make_generator,
 )
 from ._energy import AugmentedRBM, Noise, RBMView, bernoulli_sample, sigmoid
-from ._sklearn import Interval, StrOptions
-from .learning._base import LearningStrategy
+from ._sklearn import Interval, StrOptions, check_count
+from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 
 #: Minibatch updates whose weight-decay terms are added to the velocity together; the
 #: parameter average is updated at the same interval.
@@ -41,14 +41,23 @@ class RBM(BoltzmannBase):
     ----------
     n_components : int, default=256
         Number of hidden units.
-    learning : {"pcd", "cd", "pt"} or LearningStrategy, default="pcd"
+    learning : {"pcd", "cd", "pt", "exact", "tap"} or RBMLearningStrategy, \
+            default="pcd"
         How the negative-phase statistics are estimated: persistent contrastive
-        divergence, CD-k, or parallel tempering; or an object from
-        :mod:`skboltz.learning` (e.g. ``CD(n_steps=(1, 10))``), which is cloned.
-    z_estimator : {"auto", "exact"} or ZEstimator, default="auto"
+        divergence (:class:`~skboltz.learning.PCD`), CD-k
+        (:class:`~skboltz.learning.CD`), parallel tempering
+        (:class:`~skboltz.learning.ParallelTempering`), the exact gradient by
+        enumeration (:class:`~skboltz.learning.ExactGradient`, small models) or the
+        TAP free energy (:class:`~skboltz.learning.TAPGradient`); or a strategy object,
+        which is cloned (e.g. ``CD(n_steps=(1, 10))``, or your own subclass of
+        :class:`~skboltz.learning.RBMLearningStrategy`).
+    z_estimator : {"auto", "exact", "ais", "mean_field", "tap", "visited_states"} \
+            or ZEstimator, default="auto"
         How log Z is found for ``score_samples``: "auto" enumerates exactly when
         ``2 ** min(n_features, n_components) <= 2**20`` and otherwise uses annealed
-        importance sampling. Recorded in ``z_estimator_``; see :mod:`skboltz.partition`.
+        importance sampling; the other names are the estimators of
+        :mod:`skboltz.partition`, or pass an estimator object (cloned). Recorded in
+        ``z_estimator_``.
     learning_rate : float, default=0.05
         Step size on the mean minibatch gradient.
     batch_size : int, default=10
@@ -143,8 +152,7 @@ class RBM(BoltzmannBase):
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "learning": [StrOptions({"cd", "pcd", "pt", "exact", "tap"}), LearningStrategy],
-        "n_iter": [Interval(Integral, 0, None, closed="left")],
+        "learning": [StrOptions(set(LEARNING_STRATEGIES["rbm"])), RBMLearningStrategy],
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
         "visible_bias_init": [StrOptions({"data_rates", "zero"})],
         **TRAINING_CONSTRAINTS,
@@ -191,11 +199,23 @@ class RBM(BoltzmannBase):
     __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
 
     # -- training hooks ------------------------------------------------------------
-    def _n_epochs(self):
-        return self.n_iter
-
     def _training_product_size(self, X):
-        return self.batch_size * X.shape[1] * self.n_components
+        return self._effective_batch_size(X) * X.shape[1] * self.n_components
+
+    def _training_bytes(self, X):
+        # ~6 parameter-sized arrays (parameters, iterate, velocity, gradient, scratch,
+        # published copy) and minibatch buffers of up to 256 stacked blocks.
+        itemsize = np.dtype(X.dtype).itemsize
+        rows = 2 * self._effective_batch_size(X)
+        n_visible, n_hidden = X.shape[1] + 1, self.n_components + 1
+        return itemsize * (6 * n_hidden * n_visible + 256 * rows * n_visible
+                           + 4 * rows * n_hidden)
+
+    def _size_description(self, X):
+        return (
+            f"An RBM with {self.n_components} hidden units on {X.shape[1]} features",
+            "Use fewer hidden units (n_components) or a smaller batch_size.",
+        )
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype
@@ -217,7 +237,9 @@ class RBM(BoltzmannBase):
             "n_averaged": 1,
             "averaged_at": 0,
             "velocity": np.zeros_like(params),
-            "sampler": learning.init_state(model, X, self.batch_size, rng),
+            "sampler": learning.init_state(
+                model.view(), X, self._effective_batch_size(X), rng
+            ),
             "rng": rng,
             "noise": Noise(rng, dtype),
             "pending_decay": 0,
@@ -265,22 +287,17 @@ class RBM(BoltzmannBase):
 
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
-        params = np.zeros(
-            (self.components_.shape[0] + 1, self.components_.shape[1] + 1), dtype=dtype
-        )
-        params[:-1, :-1] = self.components_
-        params[:-1, -1] = self.intercept_hidden_
-        params[-1, :-1] = self.intercept_visible_
-        return params
+        return AugmentedRBM.from_view(self._view_as(dtype)).params
 
     def _minibatches(self, X, learning, state, model):
         # Buffers and views are made once per fit / partial_fit call, not per epoch;
-        # they live in the training state and _publish drops them.
+        # they live in the training state and _fitted_attributes drops them.
         data = state.get("minibatches")
         if data is None or data.source is not X:
             sampler = state["sampler"]
             data = state["minibatches"] = _Minibatches(
-                X, self.batch_size, lambda n: learning.n_negative(sampler, n), model,
+                X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
+                model,
                 self.learning_rate,
             )
         return data
@@ -304,7 +321,7 @@ class RBM(BoltzmannBase):
         averaging = iterate is not state["params"]
         if averaging and state.get("scratch") is None:
             state["scratch"] = np.empty_like(iterate)
-        if not learning.samples_rows:
+        if not learning._uses_fast_loop():
             self._train_epoch_on_statistics(X, state, learning, iterate, averaging)
         else:
             self._train_epoch_on_samples(X, state, learning, iterate, averaging)
@@ -335,7 +352,7 @@ class RBM(BoltzmannBase):
         for n_positive, stacked, hidden, half_weights in data.epoch(state["rng"]):
             # Rows [:n_positive] of `stacked` hold the minibatch, the rest the negative
             # phase's visible states: one product gives every hidden input ...
-            learning.sample_negative(
+            learning._sample_negative(
                 model, stacked[:n_positive], sampler, noise, progress, stacked[n_positive:]
             )
             x = model.hidden_input(stacked, out=hidden)
@@ -345,7 +362,7 @@ class RBM(BoltzmannBase):
             # learning_rate * (positive - negative) for W, b and c at once.
             x *= half
             np.tanh(x, out=x)
-            learning.observe(sampler, x[n_positive:], noise)
+            learning._observe(sampler, x[n_positive:], noise)
             x += one
             x *= half_weights
             np.dot(hidden.T, stacked, out=gradient)
@@ -365,7 +382,7 @@ class RBM(BoltzmannBase):
         state["pending_decay"] = pending_decay
 
     def _train_epoch_on_statistics(self, X, state, learning, params, averaging):
-        """The plain loop, for strategies that return negative statistics (exact, TAP)."""
+        """The plain loop: strategies without the fused hooks (exact, TAP, users' own)."""
         velocity, rng = state["velocity"], state["rng"]
         model = AugmentedRBM(params)
         momentum = self._momentum_at(state["n_iter"])
@@ -377,7 +394,9 @@ class RBM(BoltzmannBase):
             batch = model.augment(as_dense(X[order[start : start + self.batch_size]]))
             hidden = sigmoid(model.hidden_input(batch))
             positive = model.statistics(hidden, batch) / batch.shape[0]
-            negative = learning.negative_phase(model, batch, state["sampler"], rng, progress)
+            negative = learning._negative_statistics(
+                model, batch, state["sampler"], rng, progress
+            )
             velocity *= momentum
             velocity += self.learning_rate * (positive - negative)
             velocity[-1, -1] = 0
@@ -398,7 +417,7 @@ class RBM(BoltzmannBase):
         reconstruction -= rows
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
-    def _publish(self, state):
+    def _fitted_attributes(self, state):
         state.pop("minibatches", None)
         if state["iterate"] is not state["params"]:
             state["published"] = state["params"].copy()
@@ -409,10 +428,12 @@ class RBM(BoltzmannBase):
             if isinstance(value, np.ndarray) and value.base is not None:
                 sampler[key] = value.copy()
         params = state["params"]
-        self.components_ = params[:-1, :-1].copy()
-        self.intercept_hidden_ = params[:-1, -1].copy()
-        self.intercept_visible_ = params[-1, :-1].copy()
-        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+        return {
+            "components_": params[:-1, :-1].copy(),
+            "intercept_hidden_": params[:-1, -1].copy(),
+            "intercept_visible_": params[-1, :-1].copy(),
+            "_sampling_rng": np.random.default_rng(state["sampling_seed"]),
+        }
 
     def _model_view_of(self, state):
         if state is not None:
@@ -506,6 +527,8 @@ class RBM(BoltzmannBase):
             Binary visible states.
         """
         check_is_fitted(self, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
         rates = self._training_state["data_rates"].astype(view.dtype)

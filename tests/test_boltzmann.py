@@ -16,7 +16,7 @@ from skboltz._energy import (
     bm_mean_field,
 )
 from skboltz.exceptions import TooManyStatesError
-from skboltz.learning import ExactGradient, Gibbs, MeanField
+from skboltz.learning import ExactGradient, Gibbs, MeanFieldGradient
 from skboltz.partition import Exact
 
 
@@ -151,11 +151,11 @@ def test_clamped_sweep_samples_the_conditional_and_keeps_clamped_units(block, mo
 
 
 def test_sample_matches_exact_visible_marginal():
-    bm = BoltzmannMachine(n_hidden=2, learning="exact", max_iter=1, random_state=0)
+    bm = BoltzmannMachine(n_hidden=2, learning="exact", n_iter=1, random_state=0)
     bm.fit(np.random.default_rng(0).integers(0, 2, size=(20, 3)))
     view = random_bm(3, 2, scale=1.0, seed=3)
     bm.coupling_, bm.bias_ = view.coupling, view.bias
-    samples = bm.sample(20000, random_state=0, n_sweeps=20)
+    samples = bm.sample(20000, random_state=0, n_steps=20)
     p = exact_visible_marginal(view)
     rng = np.random.default_rng(0)
     noise_floor = total_variation(binary_states(3)[rng.choice(8, size=20000, p=p)], p)
@@ -218,7 +218,7 @@ def test_fully_visible_exact_learning_matches_data_moments():
     X = correlated_data()
     bm = BoltzmannMachine(n_hidden=0, learning="exact", batch_size=X.shape[0],
                           learning_rate=1.0, momentum=0.8, weight_decay=0.0,
-                          max_iter=400, random_state=0).fit(X)
+                          n_iter=400, random_state=0).fit(X)
     np.testing.assert_allclose(model_moments(bm._model_view()), data_moments(X), atol=1e-4)
     assert np.all(np.diff(bm.history_["epoch"]) == 1)
 
@@ -231,7 +231,7 @@ def test_update_is_the_gradient_step_in_centred_or_plain_coordinates(centering):
     lr = 0.3
     bm = BoltzmannMachine(n_hidden=2, learning="exact", batch_size=12, learning_rate=lr,
                           momentum=0.0, weight_decay=0.0, centering=centering,
-                          max_iter=0, random_state=0).fit(X)
+                          n_iter=0, random_state=0).fit(X)
     W0, b0 = bm.coupling_.copy(), bm.bias_.copy()
     bm.partial_fit(X)  # one epoch of one minibatch: one update
     view = BMView(W0, b0, 3, 1.0)
@@ -250,9 +250,9 @@ def test_update_is_the_gradient_step_in_centred_or_plain_coordinates(centering):
 
 def test_fully_visible_gibbs_learning_matches_data_moments():
     X = correlated_data()
-    bm = BoltzmannMachine(n_hidden=0, learning=Gibbs(n_chains=1000, n_sweeps=1),
+    bm = BoltzmannMachine(n_hidden=0, learning=Gibbs(n_chains=1000, n_steps=1),
                           batch_size=100, learning_rate=0.2, momentum=0.5,
-                          weight_decay=0.0, max_iter=40, random_state=0).fit(X)
+                          weight_decay=0.0, n_iter=40, random_state=0).fit(X)
     error = np.abs(model_moments(bm._model_view()) - data_moments(X)).max()
     # Stochastic: 0.007-0.032 over seeds 0-5 after 40 epochs, ~0.10 after one epoch.
     assert error < 0.05
@@ -262,12 +262,12 @@ def test_mean_field_learning_linear_response_beats_naive():
     X = correlated_data(strength=0.3)  # weak correlations, where mean field is accurate
     exact = BoltzmannMachine(n_hidden=0, learning="exact", batch_size=X.shape[0],
                              learning_rate=1.0, momentum=0.8, weight_decay=0.0,
-                             max_iter=400, random_state=0).fit(X)
+                             n_iter=400, random_state=0).fit(X)
     errors = {}
     for linear_response in (False, True):
-        bm = BoltzmannMachine(n_hidden=0, learning=MeanField(linear_response=linear_response),
+        bm = BoltzmannMachine(n_hidden=0, learning=MeanFieldGradient(linear_response=linear_response),
                               batch_size=X.shape[0], learning_rate=0.5, momentum=0.8,
-                              weight_decay=0.0, max_iter=400, random_state=0).fit(X)
+                              weight_decay=0.0, n_iter=400, random_state=0).fit(X)
         errors[linear_response] = np.abs(bm.coupling_ - exact.coupling_).max()
     # naive mean field cannot represent pair correlations, so its couplings run off
     assert errors[True] < 0.03 and errors[False] > 0.3
@@ -296,11 +296,11 @@ def test_gibbs_phases_match_exact_phases_with_hidden_couplings():
     exact = ExactGradient()
     exact_state = exact.init_state(view, X, 3, rng)
     # enumerate_hidden=0: the clamped phase samples (the default would enumerate).
-    gibbs = Gibbs(n_sweeps=3000, n_chains=200, annealing=[(3.0, 5)], enumerate_hidden=0)
+    gibbs = Gibbs(n_steps=3000, n_chains=200, annealing=[(3.0, 5)], enumerate_hidden=0)
     gibbs_state = gibbs.init_state(view, X, 3, rng)
     np.testing.assert_allclose(gibbs.positive_phase(view, X, gibbs_state, rng),
                                exact.positive_phase(view, X, exact_state, rng), atol=0.03)
-    default = Gibbs(n_sweeps=1)
+    default = Gibbs(n_steps=1)
     np.testing.assert_allclose(
         default.positive_phase(view, X, default.init_state(view, X, 3, rng), rng),
         exact.positive_phase(view, X, exact_state, rng), rtol=0, atol=1e-12)
@@ -316,7 +316,7 @@ def test_bipartite_equals_rbm():
     X = correlated_data(60, 5)
     rbm = RBM(n_components=3, n_iter=3, random_state=0).fit(X)
     bm = BoltzmannMachine(n_hidden=3, connectivity="bipartite", learning="exact",
-                          max_iter=1, random_state=0).fit(X)
+                          n_iter=1, random_state=0).fit(X)
     coupling = np.zeros((8, 8))
     coupling[:5, 5:] = rbm.components_.T
     coupling[5:, :5] = rbm.components_
@@ -329,7 +329,7 @@ def test_bipartite_equals_rbm():
 
 def test_score_samples_are_exact_log_probabilities():
     X = correlated_data(50, 4)
-    bm = BoltzmannMachine(n_hidden=3, learning="exact", temperature=1.5, max_iter=5,
+    bm = BoltzmannMachine(n_hidden=3, learning="exact", temperature=1.5, n_iter=5,
                           random_state=0).fit(X)
     p = np.exp(bm.score_samples(binary_states(4)))
     assert p.sum() == pytest.approx(1.0, abs=1e-10)
@@ -338,7 +338,7 @@ def test_score_samples_are_exact_log_probabilities():
 
 def test_many_coupled_hidden_units_use_the_estimator_per_row(monkeypatch):
     X = correlated_data(30, 3)
-    bm = BoltzmannMachine(n_hidden=3, learning="exact", max_iter=3, random_state=0).fit(X)
+    bm = BoltzmannMachine(n_hidden=3, learning="exact", n_iter=3, random_state=0).fit(X)
     exact_scores, exact_hidden = bm.score_samples(X), bm.transform(X)
     monkeypatch.setattr(boltzmann_module, "MAX_ENUMERATED_HIDDEN", 1)
     np.testing.assert_allclose(bm.score_samples(X), exact_scores, atol=1e-10)
@@ -353,7 +353,7 @@ def test_coupling_is_symmetric_and_masked(learning):
     mask = np.zeros((6, 6), dtype=bool)
     mask[0, 1] = mask[1, 0] = mask[4, 5] = mask[5, 4] = True
     mask[2, 4] = mask[4, 2] = mask[3, 5] = mask[5, 3] = True
-    bm = BoltzmannMachine(n_hidden=2, connectivity=mask, learning=learning, max_iter=3,
+    bm = BoltzmannMachine(n_hidden=2, connectivity=mask, learning=learning, n_iter=3,
                           random_state=0).fit(X.astype(np.float32))
     assert bm.coupling_.dtype == np.float32
     assert np.array_equal(bm.coupling_, bm.coupling_.T)
@@ -377,18 +377,18 @@ def test_bad_connectivity_and_too_many_states():
 def test_z_estimator_auto_is_exact_when_cheap_else_follows_learning():
     X = correlated_data(20, 3)
     for learning in ("exact", ExactGradient(), "gibbs", "mean_field"):
-        bm = BoltzmannMachine(n_hidden=1, learning=learning, max_iter=1).fit(X)
+        bm = BoltzmannMachine(n_hidden=1, learning=learning, n_iter=1).fit(X)
         assert bm.z_estimator_.name == "exact"
     X = correlated_data(20, 18)
     for learning, expected in [("gibbs", "ais"), ("mean_field", "mean_field")]:
-        bm = BoltzmannMachine(n_hidden=3, learning=learning, max_iter=1).fit(X)
+        bm = BoltzmannMachine(n_hidden=3, learning=learning, n_iter=1).fit(X)
         assert bm.z_estimator_.name == expected
 
 
 def test_partial_fit_continues_fit():
     X = correlated_data(40, 4)
-    a = BoltzmannMachine(n_hidden=2, learning="gibbs", max_iter=3, random_state=0).fit(X)
-    b = BoltzmannMachine(n_hidden=2, learning="gibbs", max_iter=3, random_state=0)
+    a = BoltzmannMachine(n_hidden=2, learning="gibbs", n_iter=3, random_state=0).fit(X)
+    b = BoltzmannMachine(n_hidden=2, learning="gibbs", n_iter=3, random_state=0)
     for _ in range(3):
         b.partial_fit(X)
     assert b.n_iter_ == 3

@@ -1,16 +1,31 @@
 """scikit-learn's estimator checks on every skboltz estimator, with no expected failures."""
 
+import numpy as np
 import pytest
+from sklearn import config_context
+from sklearn.base import BaseEstimator, clone
 from sklearn.neighbors import KernelDensity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
-from skboltz.learning import CD, PCD, TAP, ExactGradient, Gibbs, ParallelTempering
-from skboltz.learning import MeanField as MeanFieldLearning
+from skboltz.learning import (
+    CD,
+    PCD,
+    ExactGradient,
+    Gibbs,
+    MeanFieldGradient,
+    ParallelTempering,
+    TAPGradient,
+)
 from skboltz.partition import AIS, MeanField, VisitedStates
 
-# Small, fast instances covering each learning string and object-valued strategies.
+# Every estimator with its default parameters, then small, fast instances covering
+# each learning string and object-valued strategies.
 ESTIMATORS = [
+    RBM(),
+    BoltzmannMachine(),
+    DBN(),
+    BoltzmannClassifier(),
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
     RBM(n_components=3, visible_bias_init="zero", momentum=0.0, n_iter=3, random_state=0),
@@ -32,17 +47,17 @@ ESTIMATORS = [
     RBM(n_components=3, learning="exact", n_iter=3, random_state=0),
     RBM(n_components=3, learning="tap", n_iter=3, random_state=0),
     RBM(n_components=3, learning=ExactGradient(chunk_size=2), n_iter=2, random_state=0),
-    RBM(n_components=3, learning=TAP(n_chains=4, n_iter=2), n_iter=2, random_state=0),
+    RBM(n_components=3, learning=TAPGradient(n_chains=4, max_iter=2), n_iter=2, random_state=0),
     # General Boltzmann machines: each learning method, hidden-hidden couplings, none.
-    BoltzmannMachine(n_hidden=2, learning="exact", max_iter=2, random_state=0),
-    BoltzmannMachine(n_hidden=2, learning="gibbs", max_iter=2, random_state=0),
-    BoltzmannMachine(n_hidden=2, learning="mean_field", max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="exact", n_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="gibbs", n_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="mean_field", n_iter=2, random_state=0),
     BoltzmannMachine(n_hidden=3, connectivity="no_hidden_hidden", learning=Gibbs(
-        n_sweeps=2, n_chains=20, annealing=[(3.0, 1), (2.0, 1)]), max_iter=2,
+        n_steps=2, n_chains=20, annealing=[(3.0, 1), (2.0, 1)]), n_iter=2,
         random_state=0),
-    BoltzmannMachine(n_hidden=3, learning=MeanFieldLearning(linear_response=False),
-                     max_iter=2, random_state=0),
-    BoltzmannMachine(n_hidden=0, learning="exact", max_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=3, learning=MeanFieldGradient(linear_response=False),
+                     n_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=0, learning="exact", n_iter=2, random_state=0),
     # Deep belief nets and class-wise density classifiers.
     DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2), random_state=0),
     DBN(hidden_layer_sizes=[3], rbm=RBM(learning="cd", n_iter=2, random_state=0)),
@@ -73,3 +88,27 @@ def test_registered_defaults_satisfy_their_constraints(strategy_class):
     # Strategies named by a string are built with their defaults and not re-validated
     # on every fit (skboltz._base.resolve_strategy), so the defaults must be valid.
     strategy_class()._validate_params()
+
+
+@pytest.mark.parametrize(
+    "estimator, y",
+    [(DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=1)), None),
+     (BoltzmannClassifier(RBM(n_components=2, n_iter=1)), [0, 1] * 10)],
+    ids=["DBN", "BoltzmannClassifier"],
+)
+def test_skip_parameter_validation_is_honoured(estimator, y, monkeypatch):
+    validated = []
+    original = BaseEstimator._validate_params
+
+    def recording(self):
+        validated.append(type(self).__name__)
+        return original(self)
+
+    monkeypatch.setattr(BaseEstimator, "_validate_params", recording)
+    X = np.random.default_rng(0).random((20, 4))
+    clone(estimator).fit(X, y)
+    assert validated[0] == type(estimator).__name__ and "RBM" in validated
+    validated.clear()
+    with config_context(skip_parameter_validation=True):
+        clone(estimator).fit(X, y)
+    assert validated == []  # neither the estimator nor its RBMs

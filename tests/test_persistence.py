@@ -13,8 +13,8 @@ X = (np.random.default_rng(0).random((60, 6)) < 0.4).astype(float)
 MODELS = {
     "RBM-pcd": lambda seed: RBM(n_components=4, n_iter=2, random_state=seed),
     "RBM-pt": lambda seed: RBM(n_components=4, learning="pt", n_iter=2, random_state=seed),
-    "BM-gibbs": lambda seed: BoltzmannMachine(n_hidden=2, max_iter=2, random_state=seed),
-    "BM-exact": lambda seed: BoltzmannMachine(n_hidden=2, learning="exact", max_iter=2,
+    "BM-gibbs": lambda seed: BoltzmannMachine(n_hidden=2, n_iter=2, random_state=seed),
+    "BM-exact": lambda seed: BoltzmannMachine(n_hidden=2, learning="exact", n_iter=2,
                                               random_state=seed),
     "DBN": lambda seed: DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2), random_state=seed),
 }

@@ -100,8 +100,9 @@ def test_negative_phase_matches_exact_expectation(strategy):
     )
     rng = np.random.default_rng(0)
     positive = model.augment(data)
-    state = strategy.init_state(model, data, 6000, rng)
-    rounds = [strategy.negative_phase(model, positive, state, rng, 1.0) for _ in range(30)]
+    state = strategy.init_state(model.view(), data, 6000, rng)
+    rounds = [strategy._negative_statistics(model, positive, state, rng, 1.0)
+              for _ in range(30)]
     estimate = np.mean(rounds[10:], axis=0)
     assert_allclose(estimate, exact, atol=0.02)
 
@@ -117,9 +118,9 @@ def test_persistent_chains_reach_exact_distribution(strategy):
     )
     rng = np.random.default_rng(2)
     start = np.zeros((50, 4))  # a bad start: the chains must mix away from it
-    state = strategy.init_state(model, start, 5000, rng)
+    state = strategy.init_state(model.view(), start, 5000, rng)
     for _ in range(40):
-        strategy.negative_phase(model, model.augment(start), state, rng, 1.0)
+        strategy._negative_statistics(model, model.augment(start), state, rng, 1.0)
     cold = state["chains"][:5000, :-1]
     assert total_variation(cold, log_p) < 0.04
     # the bound is tight enough to catch a sampler that ignores the couplings
@@ -405,8 +406,8 @@ class _RecordingPCD(PCD):
 
     records = []
 
-    def sample_negative(self, model, positive, state, noise, progress, out):
-        super().sample_negative(model, positive, state, noise, progress, out)
+    def _sample_negative(self, model, positive, state, noise, progress, out):
+        super()._sample_negative(model, positive, state, noise, progress, out)
         self.records.append((model.params.copy(), positive[:, :-1].copy(), out[:, :-1].copy()))
 
 

@@ -7,7 +7,7 @@ from scipy.special import logsumexp
 from skboltz import RBM
 from skboltz._energy import AugmentedRBM, binary_states
 from skboltz.exceptions import TooManyStatesError
-from skboltz.learning import TAP, ExactGradient
+from skboltz.learning import ExactGradient, TAPGradient
 from skboltz.learning._exact import exact_statistics
 from skboltz.learning._tap import tap_iterate, tap_statistics
 from skboltz.partition import Exact, MeanField
@@ -45,7 +45,7 @@ def test_exact_gradient_matches_finite_differences(shape, seed):
     batch = model.augment(X)
     positive = model.statistics(model.hidden_probability(batch), batch) / X.shape[0]
     strategy = ExactGradient(chunk_size=3)
-    negative = strategy.negative_phase(model, batch, None, None, 0.0)
+    negative = strategy._negative_statistics(model, batch, None, None, 0.0)
     gradient = positive - negative
     gradient[-1, -1] = 0
     assert np.allclose(gradient, finite_difference_gradient(params, X), atol=1e-7)
@@ -119,11 +119,11 @@ def test_tap_warm_starts_from_previous_fixed_point():
     params = random_params(5, 3, 0.3, 4)
     model = AugmentedRBM(params)
     X = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
-    strategy = TAP(n_chains=4, n_iter=1)
-    state = strategy.init_state(model, X, 10, np.random.default_rng(0))
+    strategy = TAPGradient(n_chains=4, max_iter=1)
+    state = strategy.init_state(model.view(), X, 10, np.random.default_rng(0))
     assert state["m_v"].shape == (4, 5) and state["m_h"].shape == (4, 3)
     for _ in range(300):
-        strategy.negative_phase(model, None, state, None, 0.0)
+        strategy._negative_statistics(model, None, state, None, 0.0)
     m_v, m_h = tap_fixed_point(params)
     assert np.allclose(state["m_v"], m_v, atol=1e-6)  # one fixed point at weak coupling
 

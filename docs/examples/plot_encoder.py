@@ -55,7 +55,7 @@ def train(seed):
     return BoltzmannMachine(
         n_hidden=2, connectivity=mask, learning="exact", temperature=2.0,
         learning_rate=0.3, momentum=0.9, batch_size=4, weight_decay=1e-4,
-        max_iter=300, random_state=seed,
+        n_iter=300, random_state=seed,
     ).fit(X)
 
 

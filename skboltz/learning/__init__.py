@@ -4,11 +4,16 @@ Pass a string or one of these objects as ``learning`` to a skboltz model; tune a
 strategy's settings in a grid search as ``learning__n_steps`` and so on.
 """
 
-from ._base import LEARNING_STRATEGIES, LearningStrategy
-from ._boltzmann import BMLearningStrategy, Gibbs, MeanField
+from ._base import (
+    LEARNING_STRATEGIES,
+    BMLearningStrategy,
+    LearningStrategy,
+    RBMLearningStrategy,
+)
+from ._boltzmann import Gibbs, MeanFieldGradient
 from ._exact import ExactGradient
 from ._sampling import CD, PCD, ParallelTempering
-from ._tap import TAP
+from ._tap import TAPGradient
 
 __all__ = [
     "BMLearningStrategy",
@@ -17,8 +22,9 @@ __all__ = [
     "Gibbs",
     "LEARNING_STRATEGIES",
     "LearningStrategy",
-    "MeanField",
+    "MeanFieldGradient",
     "PCD",
     "ParallelTempering",
-    "TAP",
+    "RBMLearningStrategy",
+    "TAPGradient",
 ]

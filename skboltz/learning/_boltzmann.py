@@ -3,13 +3,13 @@
 The Boltzmann learning rule (Ackley, Hinton & Sejnowski 1985) moves each coupling by
 <s_i s_j>_clamped - <s_i s_j>_free and each bias by <s_i>_clamped - <s_i>_free (times
 1/T). A BM strategy supplies both phases as one symmetric matrix of second moments
-whose diagonal holds the means (see ``skboltz._energy.bm_second_moments``):
+whose diagonal holds the means (see :class:`~skboltz.learning.BMLearningStrategy`):
 
 - ``positive_phase(model, batch, state, rng)``: the clamped statistics, visible units
   fixed to the minibatch rows and the hidden units inferred;
 - ``negative_phase(model, batch, state, rng, progress)``: the free statistics.
 
-``model`` is a :class:`skboltz._energy.BMView` on the current parameters. When the
+``model`` is a :class:`skboltz.views.BMView` on the current parameters. When the
 hidden units are not coupled to each other, every strategy uses the exact conditional
 P(h | v) in the clamped phase (it factorises).
 """
@@ -28,66 +28,7 @@ from .._energy import (
     sigmoid,
 )
 from .._sklearn import Interval
-from ._base import LearningStrategy, register
-
-
-class BMLearningStrategy(LearningStrategy):
-    """Base class of Boltzmann-machine strategies: a clamped and a free phase.
-
-    Subclasses implement :meth:`positive_phase` (visible units clamped to the data,
-    hidden units inferred) and :meth:`negative_phase` (the free-running model). Both
-    return second moments in one symmetric matrix whose diagonal holds the means.
-
-    Examples
-    --------
-    >>> from skboltz.learning import BMLearningStrategy, Gibbs, MeanField
-    >>> issubclass(Gibbs, BMLearningStrategy) and issubclass(MeanField, BMLearningStrategy)
-    True
-    """
-
-    def positive_phase(self, model, batch, state, rng):
-        """Clamped second moments (mean s s^T, diagonal = mean s) for ``batch``.
-
-        Parameters
-        ----------
-        model : BMView
-            Read-only view of the machine's current parameters.
-        batch : ndarray of shape (n_rows, n_visible)
-            Visible rows (values in [0, 1]).
-        state : object
-            What :meth:`init_state` returned.
-        rng : numpy.random.Generator
-            Source of randomness for sampling strategies.
-
-        Returns
-        -------
-        moments : ndarray of shape (n_units, n_units)
-            Mean of s s^T with the visible units clamped to the rows.
-        """
-        raise NotImplementedError
-
-    def negative_phase(self, model, batch, state, rng, progress):
-        """Free second moments (mean s s^T, diagonal = mean s) under the model.
-
-        Parameters
-        ----------
-        model : BMView
-            Read-only view of the machine's current parameters.
-        batch : ndarray of shape (n_rows, n_visible)
-            The minibatch (used by strategies that start chains at the data).
-        state : object
-            What :meth:`init_state` returned, updated in place.
-        rng : numpy.random.Generator
-            Source of randomness for sampling strategies.
-        progress : float
-            Fraction of the requested training done, in [0, 1].
-
-        Returns
-        -------
-        moments : ndarray of shape (n_units, n_units)
-            Mean of s s^T under the model's free-running distribution.
-        """
-        raise NotImplementedError
+from ._base import BMLearningStrategy, register
 
 
 def _hidden_uncoupled(model):
@@ -131,8 +72,8 @@ def _validate_annealing(annealing):
             or pair[1] < 0
         ):
             raise ValueError(
-                "annealing must be a list of (temperature, n_sweeps) pairs with "
-                f"temperature > 0 and integer n_sweeps >= 0, got {annealing!r}."
+                "annealing must be a list of (temperature, n_steps) pairs with "
+                f"temperature > 0 and integer n_steps >= 0, got {annealing!r}."
             )
         schedule.append((float(pair[0]), int(pair[1])))
     return schedule
@@ -178,20 +119,20 @@ class Gibbs(BMLearningStrategy):
     coupled to each other, or a sum over the 2**n_hidden hidden states of each row when
     there are at most ``enumerate_hidden`` hidden units (no sampling noise; for a few
     hidden units cheaper than sampling). Otherwise it runs one chain per minibatch row
-    over the hidden units with the visible units fixed. Before the ``n_sweeps``
+    over the hidden units with the visible units fixed. Before the ``n_steps``
     measured sweeps, each sampled phase can follow a simulated-annealing schedule to
     approach equilibrium.
 
     Parameters
     ----------
-    n_sweeps : int, default=1
-        Sweeps at the model's temperature per update; the statistics are averaged over
-        them.
+    n_steps : int, default=1
+        Gibbs steps at the model's temperature per update, each a sequential sweep
+        over the units; the statistics are averaged over them.
     n_chains : int or None, default=None
         Persistent free-phase chains; None uses ``max(100, batch_size)``.
     annealing : list of (float, int) or None, default=None
         Simulated-annealing schedule run before the measured sweeps in both phases:
-        ``[(temperature, n_sweeps), ...]``, e.g. ``[(20, 2), (15, 2), (12, 2), (10, 4)]``
+        ``[(temperature, n_steps), ...]`` (steps = sweeps), e.g. ``[(20, 2), (15, 2), (12, 2), (10, 4)]``
         from hot to the model's temperature.
     enumerate_hidden : int, default=8
         Up to this many coupled hidden units, the clamped phase sums P(h | v) exactly
@@ -204,40 +145,40 @@ class Gibbs(BMLearningStrategy):
     >>> from skboltz import BoltzmannMachine
     >>> from skboltz.learning import Gibbs
     >>> schedule = [(4.0, 2), (2.0, 2)]
-    >>> bm = BoltzmannMachine(n_hidden=2, learning=Gibbs(n_sweeps=2, annealing=schedule))
+    >>> bm = BoltzmannMachine(n_hidden=2, learning=Gibbs(n_steps=2, annealing=schedule))
     >>> bm.learning.annealing
     [(4.0, 2), (2.0, 2)]
     """
 
     _parameter_constraints = {
-        "n_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "n_steps": [Interval(Integral, 1, None, closed="left")],
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],
         "annealing": [list, tuple, None],
         "enumerate_hidden": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, n_sweeps=1, n_chains=None, annealing=None, enumerate_hidden=8):
-        self.n_sweeps = n_sweeps
+    def __init__(self, n_steps=1, n_chains=None, annealing=None, enumerate_hidden=8):
+        self.n_steps = n_steps
         self.n_chains = n_chains
         self.annealing = annealing
         self.enumerate_hidden = enumerate_hidden
 
-    def init_state(self, model, data, batch_size, rng):
+    def init_state(self, model, X, batch_size, rng):
         schedule = _validate_annealing(self.annealing)
         n_chains = self.n_chains or max(100, batch_size)
-        return {"chains": _initial_chains(model, data, n_chains, rng), "schedule": schedule}
+        return {"chains": _initial_chains(model, X, n_chains, rng), "schedule": schedule}
 
     def _run(self, model, S, state, rng, units):
-        """Anneal, then average the moments over ``n_sweeps`` sweeps at T."""
+        """Anneal, then average the moments over ``n_steps`` sweeps at T."""
         coupling, bias = model.coupling, model.bias
-        for temperature, n_sweeps in state["schedule"]:
-            for _ in range(n_sweeps):
+        for temperature, n_steps in state["schedule"]:
+            for _ in range(n_steps):
                 bm_gibbs_sweep(S, coupling, bias, rng, temperature, units)
         moments = 0.0
-        for _ in range(self.n_sweeps):
+        for _ in range(self.n_steps):
             bm_gibbs_sweep(S, coupling, bias, rng, model.temperature, units)
             moments = moments + bm_second_moments(S)
-        return moments / self.n_sweeps
+        return moments / self.n_steps
 
     def positive_phase(self, model, batch, state, rng):
         if _hidden_uncoupled(model) or model.n_hidden <= self.enumerate_hidden:
@@ -253,7 +194,7 @@ class Gibbs(BMLearningStrategy):
 
 
 @register("mean_field", "bm")
-class MeanField(BMLearningStrategy):
+class MeanFieldGradient(BMLearningStrategy):
     """Mean-field learning: the deterministic Boltzmann machine (Peterson & Anderson 1987).
 
     Both phases replace sampling by the naive mean-field fixed point
@@ -277,8 +218,8 @@ class MeanField(BMLearningStrategy):
     Examples
     --------
     >>> from skboltz import BoltzmannMachine
-    >>> from skboltz.learning import MeanField
-    >>> bm = BoltzmannMachine(n_hidden=0, learning=MeanField(linear_response=False))
+    >>> from skboltz.learning import MeanFieldGradient
+    >>> bm = BoltzmannMachine(n_hidden=0, learning=MeanFieldGradient(linear_response=False))
     >>> bm.learning.linear_response
     False
     """
@@ -296,8 +237,8 @@ class MeanField(BMLearningStrategy):
         self.max_iter = max_iter
         self.tol = tol
 
-    def init_state(self, model, data, batch_size, rng):
-        rates = np.clip(np.asarray(data.mean(axis=0), dtype=np.float64).ravel(), 0.01, 0.99)
+    def init_state(self, model, X, batch_size, rng):
+        rates = np.clip(np.asarray(X.mean(axis=0), dtype=np.float64).ravel(), 0.01, 0.99)
         m = np.full(model.n_units, 0.5)
         m[: model.n_visible] = rates
         return {"magnetisation": m, "n_unconverged": 0}
@@ -347,5 +288,5 @@ class MeanField(BMLearningStrategy):
         return moments
 
 
-__all__ = ["BMLearningStrategy", "Gibbs", "MeanField", "exact_clamped_moments",
+__all__ = ["BMLearningStrategy", "Gibbs", "MeanFieldGradient", "exact_clamped_moments",
            "exact_free_moments"]

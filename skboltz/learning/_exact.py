@@ -5,11 +5,11 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._energy import AugmentedRBM, binary_states, rbm_hidden_free_energy
+from .._energy import AugmentedRBM, BMView, RBMView, binary_states, rbm_hidden_free_energy
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
-from ._base import register
-from ._boltzmann import BMLearningStrategy, exact_clamped_moments, exact_free_moments
+from ._base import BMLearningStrategy, RBMLearningStrategy, register
+from ._boltzmann import exact_clamped_moments, exact_free_moments
 
 
 def exact_statistics(model, chunk_size=4096):
@@ -69,7 +69,7 @@ def exact_statistics(model, chunk_size=4096):
 
 
 @register("exact", "rbm", "bm")
-class ExactGradient(BMLearningStrategy):
+class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
     """The exact likelihood gradient, by enumeration: for small models and as a reference.
 
     For an RBM the negative phase enumerates the smaller layer
@@ -107,8 +107,8 @@ class ExactGradient(BMLearningStrategy):
         self.max_states = max_states
         self.chunk_size = chunk_size
 
-    def init_state(self, model, data, batch_size, rng):
-        is_rbm = isinstance(model, AugmentedRBM)
+    def init_state(self, model, X, batch_size, rng):
+        is_rbm = isinstance(model, RBMView)
         n_units = min(model.n_visible, model.n_hidden) if is_rbm else model.n_units
         if 2**n_units > self.max_states:
             alternatives = (
@@ -128,11 +128,14 @@ class ExactGradient(BMLearningStrategy):
     def positive_phase(self, model, batch, state, rng):
         return exact_clamped_moments(model, batch)
 
-    def negative_phase(self, model, positive, state, rng, progress):
-        if isinstance(model, AugmentedRBM):
-            statistics = exact_statistics(model, self.chunk_size)
-            return statistics.astype(model.params.dtype, copy=False)
-        return exact_free_moments(model, state["states"])
+    def negative_phase(self, model, batch, state, rng, progress):
+        if isinstance(model, BMView):
+            return exact_free_moments(model, state["states"])
+        return super().negative_phase(model, batch, state, rng, progress)
+
+    def _negative_statistics(self, model, positive, state, rng, progress):
+        statistics = exact_statistics(model, self.chunk_size)
+        return statistics.astype(model.params.dtype, copy=False)
 
 
 __all__ = ["ExactGradient", "exact_statistics"]

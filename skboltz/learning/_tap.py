@@ -4,12 +4,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._energy import AugmentedRBM, sigmoid
+from .._energy import sigmoid
 from .._sklearn import Interval
-from ._base import LearningStrategy, register
+from ._base import RBMLearningStrategy, register
 
 
-def tap_iterate(weights, visible_bias, hidden_bias, m_v, m_h, n_iter, damping):
+def tap_iterate(weights, visible_bias, hidden_bias, m_v, m_h, max_iter, damping, tol=0.0):
     """Damped TAP fixed-point iterations for RBM magnetisations, rows = chains.
 
     With ``W2 = W ** 2`` (elementwise) and hidden units updated first,
@@ -17,17 +17,23 @@ def tap_iterate(weights, visible_bias, hidden_bias, m_v, m_h, n_iter, damping):
         m_h <- sigma(c + W m_v - (m_h - 1/2) W2 (m_v - m_v^2))
         m_v <- sigma(b + W^T m_h - (m_v - 1/2) W2^T (m_h - m_h^2)),
 
-    each step taken as ``m <- (1 - damping) m + damping * new``. Returns the new
+    each step taken as ``m <- damping m + (1 - damping) new``, for ``max_iter``
+    iterations or until no magnetisation moves more than ``tol``. Returns the new
     ``(m_v, m_h)``.
     """
     squared = weights * weights
-    for _ in range(n_iter):
+    step = 1.0 - damping
+    for _ in range(max_iter):
         field = m_v @ weights.T + hidden_bias
         field -= (m_h - 0.5) * ((m_v - m_v * m_v) @ squared.T)
-        m_h = m_h + damping * (sigmoid(field) - m_h)
+        change_h = step * (sigmoid(field) - m_h)
+        m_h = m_h + change_h
         field = m_h @ weights + visible_bias
         field -= (m_v - 0.5) * ((m_h - m_h * m_h) @ squared)
-        m_v = m_v + damping * (sigmoid(field) - m_v)
+        change_v = step * (sigmoid(field) - m_v)
+        m_v = m_v + change_v
+        if tol > 0 and max(np.abs(change_h).max(initial=0), np.abs(change_v).max(initial=0)) < tol:
+            break
     return m_v, m_h
 
 
@@ -46,7 +52,7 @@ def tap_statistics(model, m_v, m_h):
 
 
 @register("tap", "rbm")
-class TAP(LearningStrategy):
+class TAPGradient(RBMLearningStrategy):
     """Training through the TAP free energy (Gabrie, Tramel & Krzakala 2015).
 
     The negative phase is the gradient of the second-order (TAP) approximation of
@@ -62,10 +68,14 @@ class TAP(LearningStrategy):
         Number of magnetisation vectors, started at random training rows and kept from
         update to update (like persistent chains); None uses the estimator's
         ``batch_size``.
-    n_iter : int, default=3
-        TAP iterations per update.
+    max_iter : int, default=3
+        TAP fixed-point iterations per update (warm-started, so a few suffice).
+    tol : float, default=0.0
+        Stop an update's iterations early when no magnetisation moves more than
+        this; 0 always runs ``max_iter``.
     damping : float, default=0.5
-        Fraction of the step towards the new magnetisations taken per iteration.
+        Weight of the old magnetisations in each iteration, in [0, 1):
+        ``m <- damping * m + (1 - damping) * new``.
 
     Examples
     --------
@@ -74,36 +84,37 @@ class TAP(LearningStrategy):
     >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
     >>> rbm = RBM(n_components=4, learning="tap", n_iter=3, random_state=0).fit(X)
     >>> rbm.learning_
-    TAP()
+    TAPGradient()
     """
 
     _parameter_constraints = {
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],
-        "n_iter": [Interval(Integral, 1, None, closed="left")],
-        "damping": [Interval(Real, 0, 1, closed="right")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "damping": [Interval(Real, 0, 1, closed="left")],
     }
 
-    def __init__(self, n_chains=None, n_iter=3, damping=0.5):
+    def __init__(self, n_chains=None, max_iter=3, tol=0.0, damping=0.5):
         self.n_chains = n_chains
-        self.n_iter = n_iter
+        self.max_iter = max_iter
+        self.tol = tol
         self.damping = damping
 
-    def init_state(self, model, data, batch_size, rng):
+    def init_state(self, model, X, batch_size, rng):
         n_chains = self.n_chains or batch_size
-        rows = data[rng.integers(0, data.shape[0], size=n_chains)]
+        rows = X[rng.integers(0, X.shape[0], size=n_chains)]
         rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
-        m_v = np.clip(rows, 0, 1).astype(model.params.dtype)
-        m_h = model.hidden_probability(AugmentedRBM.augment(m_v))[:, :-1]
-        return {"m_v": m_v, "m_h": np.ascontiguousarray(m_h)}
+        m_v = np.clip(rows, 0, 1).astype(model.dtype)
+        return {"m_v": m_v, "m_h": model.hidden_probability(m_v)}
 
-    def negative_phase(self, model, positive, state, rng, progress):
+    def _negative_statistics(self, model, positive, state, rng, progress):
         params = model.params
         m_v, m_h = tap_iterate(
             params[:-1, :-1], params[-1, :-1], params[:-1, -1],
-            state["m_v"], state["m_h"], self.n_iter, self.damping,
+            state["m_v"], state["m_h"], self.max_iter, self.damping, self.tol,
         )
         state["m_v"], state["m_h"] = m_v, m_h
         return tap_statistics(model, m_v, m_h)
 
 
-__all__ = ["TAP", "tap_iterate", "tap_statistics"]
+__all__ = ["TAPGradient", "tap_iterate", "tap_statistics"]

@@ -65,7 +65,7 @@ class Exact(ZEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import Exact
     >>> model = RBMView(np.zeros((2, 3)), np.zeros(3), np.zeros(2))
     >>> log_z = Exact().estimate(model)
@@ -134,7 +134,7 @@ class Exact(ZEstimator):
         Examples
         --------
         >>> import numpy as np
-        >>> from skboltz._energy import RBMView
+        >>> from skboltz.views import RBMView
         >>> from skboltz.partition import Exact
         >>> model = RBMView(np.full((22, 30), 0.01), np.zeros(30), np.zeros(22))
         >>> bool(Exact().estimated_seconds(model) > 0)

@@ -65,8 +65,9 @@ def mean_field_fixed_point(coupling, bias, m, *, order=1, damping=0.5, max_iter=
     """Fixed point of the mean-field (order 1) or TAP (order 2) equations, by ascent.
 
     Each iteration moves all units at once towards
-    ``t = sigma(b + W m [+ (1/2 - m) W^2 v])`` (v = m (1 - m)): ``m <- m + s (t - m)``
-    with the step s starting at ``damping`` and halved until ``-F(m)``
+    ``t = sigma(b + W m [+ (1/2 - m) W^2 v])`` (v = m (1 - m)):
+    ``m <- m + s (t - m)``, i.e. ``m <- damping m + (1 - damping) t`` at full step
+    ``s = 1 - damping``, the step halved until ``-F(m)``
     (:func:`mean_field_free_energy`) does not decrease. ``-F`` is concave in each
     magnetisation alone and ``t_i - m_i`` has the sign of its slope, so such a step
     exists; the iteration climbs to a local maximum of ``-F``. Plain damped
@@ -84,7 +85,9 @@ def mean_field_fixed_point(coupling, bias, m, *, order=1, damping=0.5, max_iter=
     order : {1, 2}, default=1
         1 for naive mean field, 2 for TAP (with the Onsager term).
     damping : float, default=0.5
-        Largest fraction of the step towards ``t`` taken per iteration.
+        Weight of the old magnetisations in each iteration, in [0, 1):
+        ``m <- damping * m + (1 - damping) * new``; 0 is the undamped iteration. The
+        step is shortened further while it would lower ``-F``.
     max_iter : int, default=1000
         Maximum number of iterations.
     tol : float, default=1e-10
@@ -125,7 +128,7 @@ def mean_field_fixed_point(coupling, bias, m, *, order=1, damping=0.5, max_iter=
         if len(recent) > _FLAT_ITERATIONS:
             if abs(value - recent.pop(0)) <= 1e-12 * (1.0 + abs(value)):
                 return m, n_iter, True
-        step = damping
+        step = 1.0 - damping
         # Near the maximum -F changes by less than its rounding: accept such steps.
         slack = 1e-12 * (1.0 + abs(value))
         while True:
@@ -165,8 +168,9 @@ class MeanField(ZEstimator):
     order : {1, 2}, default=1
         1 for naive mean field, 2 for TAP.
     damping : float, default=0.5
-        Largest fraction of the step towards the new magnetisations taken per
-        iteration (halved while it would lower ``-F``).
+        Weight of the old magnetisations in each iteration, in [0, 1):
+        ``m <- damping * m + (1 - damping) * new``; 0 is the undamped iteration. The
+        step is shortened further while it would lower ``-F``.
     max_iter : int, default=1000
         Maximum number of iterations.
     tol : float, default=1e-10
@@ -175,7 +179,7 @@ class MeanField(ZEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import Exact, MeanField
     >>> rng = np.random.default_rng(0)
     >>> model = RBMView(rng.normal(0, 0.1, (4, 6)), np.zeros(6), np.zeros(4))
@@ -187,7 +191,7 @@ class MeanField(ZEstimator):
 
     _parameter_constraints = {
         "order": [Interval(Integral, 1, 2, closed="both")],
-        "damping": [Interval(Real, 0, 1, closed="right")],
+        "damping": [Interval(Real, 0, 1, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
     }
@@ -218,7 +222,7 @@ class MeanField(ZEstimator):
         if not converged:
             warnings.warn(
                 f"The {method} fixed-point iteration did not converge in {self.max_iter} "
-                "iterations; the log Z value may be poor. Lower damping or raise max_iter, "
+                "iterations; the log Z value may be poor. Raise damping or max_iter, "
                 "or use AIS for strongly coupled models.",
                 MeanFieldConvergenceWarning,
                 stacklevel=2,
@@ -236,8 +240,9 @@ class TAP(MeanField):
     Parameters
     ----------
     damping : float, default=0.5
-        Largest fraction of the step towards the new magnetisations taken per
-        iteration (halved while it would lower ``-F``).
+        Weight of the old magnetisations in each iteration, in [0, 1):
+        ``m <- damping * m + (1 - damping) * new``; 0 is the undamped iteration. The
+        step is shortened further while it would lower ``-F``.
     max_iter : int, default=1000
         Maximum number of iterations.
     tol : float, default=1e-10
@@ -246,7 +251,7 @@ class TAP(MeanField):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import TAP
     >>> model = RBMView(np.full((2, 3), 0.1), np.zeros(3), np.zeros(2))
     >>> TAP().estimate(model).method
