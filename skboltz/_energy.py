@@ -399,7 +399,8 @@ class ModelView(Protocol):
         beta : float
             From 0 (the base model) to 1 (this model).
         base_bias : ndarray of shape (n_state_units,)
-            Biases of the independent base model.
+            Biases of the independent base model (an RBM view also takes all
+            ``n_units``, giving its hidden units base biases too).
 
         Returns
         -------
@@ -431,7 +432,8 @@ class ModelView(Protocol):
         Parameters
         ----------
         base_bias : ndarray of shape (n_state_units,)
-            Biases of the independent base model.
+            Biases of the independent base model (or ``n_units``, as for
+            :meth:`interpolate`).
 
         Returns
         -------
@@ -616,11 +618,24 @@ class RBMView(ModelView):
         return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
 
     def annealing_base(self, data_rates, hidden="uniform"):
-        """Biases of an independent base model for annealing, all units (visible first).
+        """Return the biases of an independent base model for annealing, all units.
 
-        Visible units: the logits of the clipped data rates. Hidden units: 0
+        Visible units get the logits of the clipped data rates; hidden units 0
         (``hidden="uniform"``) or their input ``W r + c`` at the clipped data rates r
-        (``"response"``; the rates are 1/2 without data).
+        (``"response"``; r = 1/2 without data). An optional member of the view
+        protocol: :class:`~skboltz.partition.AIS` uses it when present.
+
+        Parameters
+        ----------
+        data_rates : ndarray of shape (n_visible,) or None
+            Mean of each visible unit over the training data.
+        hidden : {"uniform", "response"}, default="uniform"
+            Biases of the hidden units of the base model.
+
+        Returns
+        -------
+        base_bias : ndarray of shape (n_units,)
+            The base model's biases, visible units first, in float64.
         """
         return _annealing_base(self, data_rates, hidden, lambda rates: (
             np.asarray(self.weights, dtype=np.float64) @ rates + self.hidden_bias
@@ -631,7 +646,29 @@ class RBMView(ModelView):
         return float(softplus(base_visible).sum() + softplus(base_hidden).sum())
 
     def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
-        """The :class:`RBMAnnealing` chains of AIS from ``base_bias`` to this model."""
+        """Return annealed-importance-sampling chains from a base model to this one.
+
+        An optional member of the view protocol: :class:`~skboltz.partition.AIS`
+        runs these chains when present (otherwise :meth:`interpolate`,
+        :meth:`log_unnormalized` and :meth:`gibbs_step` in float64).
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_units,)
+            Biases of the independent base model, visible units first.
+        n_chains : int
+            Number of chains.
+        rng : numpy.random.Generator
+            Seeds the chains' random numbers.
+        dtype : float32 or float64, default=float32
+            Type of the elementwise work (log weights are accumulated in float64).
+
+        Returns
+        -------
+        chains : RBMAnnealing
+            With ``start_from_base``, ``set_states``, ``add_log_ratio`` and
+            ``transition``.
+        """
         return RBMAnnealing(self, base_bias, n_chains, rng, dtype)
 
     # -- mean field ----------------------------------------------------------------
@@ -1502,11 +1539,25 @@ class BMView(ModelView):
         return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum())
 
     def annealing_base(self, data_rates, hidden="uniform"):
-        """Biases of an independent base model for annealing, all units (visible first).
+        """Return the biases of an independent base model for annealing, all units.
 
-        Visible units: the logits of the clipped data rates. Hidden units: 0
+        Visible units get the logits of the clipped data rates; hidden units 0
         (``hidden="uniform"``) or their input from the visible units at the clipped
         data rates r, ``(W_hv r + b_h) / T`` (``"response"``; r = 1/2 without data).
+        An optional member of the view protocol, used by
+        :class:`~skboltz.partition.AIS` when present.
+
+        Parameters
+        ----------
+        data_rates : ndarray of shape (n_visible,) or None
+            Mean of each visible unit over the training data.
+        hidden : {"uniform", "response"}, default="uniform"
+            Biases of the hidden units of the base model.
+
+        Returns
+        -------
+        base_bias : ndarray of shape (n_units,)
+            The base model's biases, visible units first, in float64.
         """
         hid, vis = slice(self.n_visible, None), slice(0, self.n_visible)
         return _annealing_base(self, data_rates, hidden, lambda rates: (
@@ -1514,7 +1565,28 @@ class BMView(ModelView):
         ))
 
     def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
-        """The :class:`BMAnnealing` chains of AIS from ``base_bias`` to this model."""
+        """Return annealed-importance-sampling chains from a base model to this one.
+
+        An optional member of the view protocol: :class:`~skboltz.partition.AIS`
+        runs these chains when present.
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_units,)
+            Biases of the independent base model.
+        n_chains : int
+            Number of chains.
+        rng : numpy.random.Generator
+            Seeds the chains' random numbers.
+        dtype : float32 or float64, default=float32
+            Type of the sweeps (log weights are accumulated in float64).
+
+        Returns
+        -------
+        chains : BMAnnealing
+            With ``start_from_base``, ``set_states``, ``add_log_ratio`` and
+            ``transition``.
+        """
         return BMAnnealing(self, base_bias, n_chains, rng, dtype)
 
     # -- mean field ------------------------------------------------------------------
