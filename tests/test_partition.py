@@ -319,3 +319,19 @@ def test_auto_switches_to_ais_for_large_models():
     assert isinstance(rbm.z_estimator_, AIS)
     small = RBM(n_components=4, n_iter=0, random_state=0).fit(X)
     assert isinstance(small.z_estimator_, Exact)
+
+
+def test_exact_reports_progress_and_forecasts_its_cost():
+    view = random_rbm(22, 12, 0.3, np.random.default_rng(3))  # enumerates 2**12 states
+    calls = []
+    log_z = Exact(chunk_size=256).estimate(
+        view, progress=lambda done, total: calls.append((done, total)))
+    done, total = np.array(calls).T
+    assert np.all(np.diff(done) > 0) and np.all(total == 2**12) and done[-1] == 2**12
+    assert len(calls) == 2**12 // 256 + 1 and log_z.cost["n_states"] == 2**12
+    seconds = Exact().estimated_seconds(random_rbm(22, 19, 0.3, np.random.default_rng(3)))
+    assert np.isfinite(seconds) and seconds > 0
+    assert Exact().estimated_seconds(view) is None  # at most 2**18 states: quick
+    bm = random_bm(20, 3, 0.3, np.random.default_rng(1))  # a view Exact cannot shrink
+    assert Exact().estimated_seconds(bm) is None
+    assert MeanField().estimated_seconds(view) is None

@@ -142,11 +142,10 @@ class _InterpolatedChains:
         self.states = self._at(beta).gibbs_step(self.states, self._rng)
 
 
-def _chains(model, base_bias, n_chains, rng, exact_arithmetic=False):
+def _chains(model, base_bias, n_chains, rng):
     """The model's own fast AIS chains, or the generic float64 ones."""
     if hasattr(model, "annealing"):
-        dtype = np.float64 if exact_arithmetic else np.float32
-        return model.annealing(base_bias, n_chains, rng, dtype)
+        return model.annealing(base_bias, n_chains, rng)
     return _InterpolatedChains(model, base_bias, n_chains, rng)
 
 
