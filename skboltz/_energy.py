@@ -832,7 +832,9 @@ class RBMAnnealing:
         self._chosen = np.empty(hidden_shape, dtype=bool)
         self._hidden = np.empty(hidden_shape, dtype=dtype)
         self._visible_input = np.empty((n_visible, n_chains), dtype=dtype)
-        self._visible_shift = np.empty((n_visible, 1))
+        self._visible_shift = np.empty((n_visible, 1), dtype=dtype)
+        self._base_visible_column = base_visible[:, None]
+        self._visible_bias_column = visible_bias.astype(dtype)[:, None]
         self._ready = None  # (beta, 1 + exp(-|y_beta|)) for the next transition
 
     @property
@@ -926,8 +928,9 @@ class RBMAnnealing:
         np.equal(self._chosen, self._positive, out=self._hidden)
         # v: beta (W^T h + b) + (1 - beta) a = beta (W^T h + b + a (1 - beta) / beta)
         np.matmul(self._weights_t, self._hidden, out=self._visible_input)
-        np.multiply(self._base_visible[:, None], (1.0 - beta) / beta, out=self._visible_shift)
-        self._visible_shift += self._visible_bias[:, None]
+        np.multiply(self._base_visible_column, (1.0 - beta) / beta, out=self._visible_shift,
+                    casting="unsafe")  # float64 product, rounded once to dtype
+        self._visible_shift += self._visible_bias_column
         self._visible_input += self._visible_shift
         self._visible_input *= self.dtype.type(beta)
         noise = self._noise.logistic(self._visible.shape)

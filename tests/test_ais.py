@@ -205,8 +205,8 @@ def test_fixed_size_without_target():
                     hidden_base=hidden_base).estimate(view, rng=0)
         assert log_z.cost["n_chains"] == 30 and log_z.cost["n_betas"] == 40
         assert log_z.cost["stopped_by"] == "n_chains"
-    # Two pilots of 8 chains through 16 betas, then the batch.
-    assert log_z.cost["n_transitions"] == 2 * 8 * 15 + 30 * 39
+    # Two pilots of 15 chains through 16 betas, then the batch.
+    assert log_z.cost["n_transitions"] == 2 * 15 * 15 + 30 * 39
 
 
 def test_max_time_stops_early():
