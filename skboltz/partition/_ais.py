@@ -38,8 +38,8 @@ DOUBLING_GAIN = 0.8
 HEAVY_TAIL_FACTOR = 1.5
 
 #: Caps of the adaptive search: chains in the estimate, betas, and Gibbs transitions
-#: in all (pilots included; 2**27 is about a minute on a 64 x 256 RBM, half an hour
-#: on 784 x 500).
+#: in all (pilots included; 2**27 took roughly ten minutes on a 64 x 256 RBM and two
+#: hours on 784 x 500 on the 2-core benchmark machine).
 MAX_CHAINS = 2**15
 MAX_BETAS = 2**15
 MAX_TRANSITIONS = 2**27
@@ -202,7 +202,7 @@ class AIS(ZEstimator):
     standard error then shrinks much slower than 1 / sqrt(chains)).
     ``LogZ.cost["log_weight_spread"]`` above 1 says to read the standard error with
     care. The search stops at 2**15 betas, 2**15 chains or 2**27 Gibbs transitions
-    in all (about a minute for a 64 x 256 RBM, half an hour for 784 x 500), or at
+    in all (roughly ten minutes for a 64 x 256 RBM, two hours for 784 x 500), or at
     ``max_time`` seconds: set it for large models. With ``target_std_error=None``
     one batch of ``n_chains`` chains runs through ``n_betas`` betas. Results are
     deterministic for a given random generator unless ``max_time`` stops the run
