@@ -506,6 +506,96 @@ def bm_second_moments(S, weights=None):
     return moments
 
 
+def bm_enumeration_plan(coupled, n_visible):
+    """How to enumerate a BM cheaply: (conditioned units, list of component unit arrays).
+
+    Given the conditioned units A, the other units fall apart into the connected
+    components of their coupling graph (``coupled``: boolean (n, n), True where
+    w_ij != 0), which are independent of each other, so the states to visit number
+    2^|A| (1 + sum_C 2^|C|) instead of 2^n. A is the cheapest of: no unit, the hidden
+    units, the visible units. On an encoder (two groups of visible units joined only
+    through the hidden units) conditioning on the hidden units visits
+    2^n_hidden * 2 * 2^group states.
+    """
+    n_units = coupled.shape[0]
+    best = None
+    for conditioned in (np.arange(0), np.arange(n_visible, n_units), np.arange(n_visible)):
+        rest = np.setdiff1d(np.arange(n_units), conditioned)
+        components = _connected_components(coupled[np.ix_(rest, rest)])
+        plan = (conditioned, [rest[c] for c in components])
+        cost = bm_enumeration_size(plan)
+        if best is None or cost < best[0]:
+            best = (cost, plan)
+    return best[1]
+
+
+def bm_enumeration_size(plan):
+    """Number of states a plan visits: each conditioned state, with each component's."""
+    conditioned, components = plan
+    return 2**conditioned.size * (1 + sum(2**c.size for c in components))
+
+
+def _connected_components(adjacency):
+    """Connected components of a small undirected graph, as sorted index arrays."""
+    n = adjacency.shape[0]
+    label = np.full(n, -1)
+    components = []
+    for start in range(n):
+        if label[start] >= 0:
+            continue
+        label[start] = len(components)
+        frontier = [start]
+        members = [start]
+        while frontier:
+            neighbours = np.flatnonzero(adjacency[frontier].any(axis=0) & (label < 0))
+            label[neighbours] = len(components)
+            frontier = list(neighbours)
+            members.extend(frontier)
+        components.append(np.sort(np.array(members)))
+    return components
+
+
+def bm_exact_moments(coupling, bias, plan, temperature=1.0):
+    """Exact second moments <s s^T> (diagonal <s>) of a BM, by enumeration, float64.
+
+    Follows ``plan`` from :func:`bm_enumeration_plan`: every state a of the
+    conditioned units A, and for each component C the states c of C given a, with
+    log q(c | a) = c^T (b_C + W_CA a) / T + c^T W_CC c / (2T) - log Z_C(a). Then
+    p(a) is proportional to exp(a^T W_AA a / (2T) + b_A^T a / T) prod_C Z_C(a); pairs
+    in different components (or one in A) are independent given a, so their moments
+    are sums over a of p(a) times products of conditional means, and pairs in one
+    component sum over that component's states.
+    """
+    J = np.asarray(coupling, dtype=np.float64) / temperature
+    b = np.asarray(bias, dtype=np.float64) / temperature
+    conditioned, components = plan
+    A = binary_states(conditioned.size)
+    log_p = 0.5 * np.einsum("ki,ki->k", A @ J[np.ix_(conditioned, conditioned)], A)
+    log_p += A @ b[conditioned]
+    M = np.empty((A.shape[0], J.shape[0]))  # conditional means E[s | a]
+    M[:, conditioned] = A
+    within = []
+    for units in components:
+        C = binary_states(units.size)
+        log_q = (A @ J[np.ix_(conditioned, units)] + b[units]) @ C.T
+        log_q += 0.5 * np.einsum("ki,ki->k", C @ J[np.ix_(units, units)], C)
+        top = log_q.max(axis=1, keepdims=True)
+        q = np.exp(log_q - top)
+        z = q.sum(axis=1, keepdims=True)
+        q /= z
+        log_p += np.log(z[:, 0]) + top[:, 0]
+        M[:, units] = q @ C
+        within.append((units, C, q))
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    moments = M.T @ (p[:, None] * M)
+    for units, C, q in within:
+        r = p @ q  # marginal probability of each state of the component
+        moments[np.ix_(units, units)] = C.T @ (r[:, None] * C)
+    np.fill_diagonal(moments, p @ M)
+    return moments
+
+
 def _contiguous_blocks(units, size):
     """Split sorted unit indices into runs of consecutive indices of at most ``size``."""
     breaks = np.flatnonzero(np.diff(units) != 1) + 1

@@ -236,7 +236,7 @@ def test_update_is_the_gradient_step_in_centred_or_plain_coordinates(centering):
     bm.partial_fit(X)  # one epoch of one minibatch: one update
     view = BMView(W0, b0, 3, 1.0)
     difference = (exact_clamped_moments(view, X)
-                  - exact_free_moments(view, binary_states(5)))
+                  - exact_free_moments(view))
     means = np.diagonal(difference).copy()
     mu = np.r_[X.mean(axis=0), 0.5, 0.5]  # offsets: data rates, hidden 1/2
     if centering:
@@ -413,3 +413,41 @@ def test_sweep_with_scattered_free_units_matches_the_conditional(monkeypatch):
     noise_floor = total_variation(binary_states(3)[rng.choice(8, size=20000,
                                                               p=conditional)], conditional)
     assert total_variation(S[:, [1, 3, 5]], conditional) < 2 * noise_floor + 0.005
+
+
+def encoder_mask(n_group, n_hidden, hidden_coupled=True):
+    n = 2 * n_group + n_hidden
+    mask = np.ones((n, n), dtype=bool)
+    mask[:n_group, n_group : 2 * n_group] = mask[n_group : 2 * n_group, :n_group] = False
+    if not hidden_coupled:
+        mask[2 * n_group :, 2 * n_group :] = False
+    np.fill_diagonal(mask, False)
+    return mask
+
+
+@pytest.mark.parametrize(
+    "n_visible, n_hidden, connectivity, conditioned, components",
+    [
+        (4, 3, "full", 0, [7]),
+        (4, 3, "no_hidden_hidden", 4, [1, 1, 1]),
+        (4, 3, "bipartite", 3, [1, 1, 1, 1]),
+        (5, 0, "full", 5, []),
+        (0, 4, "full", 4, []),
+        (6, 2, encoder_mask(3, 2), 2, [3, 3]),
+        (6, 2, encoder_mask(3, 2, hidden_coupled=False), 2, [3, 3]),
+    ],
+)
+def test_exact_moments_follow_the_cheapest_plan_and_equal_brute_force(
+    n_visible, n_hidden, connectivity, conditioned, components
+):
+    from skboltz._energy import bm_enumeration_plan, bm_exact_moments
+
+    mask = boltzmann_module.connectivity_mask(connectivity, n_visible, n_hidden)
+    view = random_bm(n_visible, n_hidden, scale=1.0, seed=9, temperature=1.3, mask=mask)
+    plan = bm_enumeration_plan(view.coupling != 0, n_visible)
+    assert plan[0].size == conditioned
+    assert sorted(c.size for c in plan[1]) == sorted(components)
+    S, p = exact_joint(view)
+    expected = S.T @ (S * p[:, None])
+    np.testing.assert_allclose(bm_exact_moments(view.coupling, view.bias, plan, 1.3),
+                               expected, atol=1e-13)

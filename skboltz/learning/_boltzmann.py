@@ -21,6 +21,8 @@ import numpy as np
 from .._energy import (
     binary_states,
     bm_energy,
+    bm_enumeration_plan,
+    bm_exact_moments,
     bm_gibbs_sweep,
     bm_linear_response,
     bm_mean_field,
@@ -159,13 +161,12 @@ def exact_clamped_moments(model, batch):
     return bm_second_moments(S, weights.ravel())
 
 
-def exact_free_moments(model, states):
-    """Exact free second moments over ``states``, the list of all 2**n_units states."""
-    log_w = -bm_energy(states, model.coupling.astype(np.float64), model.bias.astype(np.float64))
-    log_w /= model.temperature
-    weights = np.exp(log_w - log_w.max())
-    weights /= weights.sum()
-    return bm_second_moments(states, weights)
+def exact_free_moments(model, plan=None):
+    """Exact free second moments, by enumeration following ``plan`` (see
+    :func:`skboltz._energy.bm_enumeration_plan`; None makes one from the couplings)."""
+    if plan is None:
+        plan = bm_enumeration_plan(model.coupling != 0, model.n_visible)
+    return bm_exact_moments(model.coupling, model.bias, plan, model.temperature)
 
 
 @register("gibbs", "bm")
