@@ -687,25 +687,61 @@ def bm_hidden_log_sums(V, coupling, bias, n_visible, temperature=1.0, chunk_elem
 def bm_hidden_marginals(V, coupling, bias, n_visible, temperature=1.0, chunk_elements=2**20):
     """P(h_j = 1 | v) for each row of ``V``, exact (closed form or enumeration), float64."""
     V = np.asarray(V, dtype=np.float64)
+    n_hidden = np.shape(coupling)[0] - n_visible
+    if not np.any(np.asarray(coupling)[n_visible:, n_visible:]):
+        J = np.asarray(coupling, dtype=np.float64)[:n_visible, n_visible:]
+        c = np.asarray(bias, dtype=np.float64)[n_visible:]
+        return sigmoid((V @ J + c) / temperature)
+    out = np.empty((V.shape[0], n_hidden))
+    rows = max(1, chunk_elements >> n_hidden)
+    for start in range(0, V.shape[0], rows):
+        H, Q = bm_hidden_code_posteriors(
+            V[start : start + rows], coupling, bias, n_visible, temperature
+        )
+        out[start : start + rows] = Q @ H
+    return out
+
+
+def bm_hidden_code_posteriors(V, coupling, bias, n_visible, temperature=1.0):
+    """Every hidden state and its exact probability given each row of ``V``: (H, Q).
+
+    ``H`` (2**n_hidden, n_hidden) lists the hidden states (``binary_states``), ``Q``
+    (n_rows, 2**n_hidden) holds P(h = H[k] | v) for each row (rows sum to 1). float64.
+    """
+    V = np.asarray(V, dtype=np.float64)
     J = np.asarray(coupling, dtype=np.float64) / temperature
     c = np.asarray(bias, dtype=np.float64) / temperature
     vis, hid = slice(0, n_visible), slice(n_visible, None)
-    fields = V @ J[vis, hid] + c[hid]
-    J_hh = J[hid, hid]
-    if not J_hh.any():
-        return sigmoid(fields)
-    H = binary_states(J_hh.shape[0])
-    pair_terms = 0.5 * np.einsum("ki,ki->k", H @ J_hh, H)
-    out = np.empty_like(fields)
-    rows = max(1, chunk_elements // H.shape[0])
-    for start in range(0, V.shape[0], rows):
-        log_w = fields[start : start + rows] @ H.T
-        log_w += pair_terms
-        log_w -= log_w.max(axis=1, keepdims=True)
-        np.exp(log_w, out=log_w)
-        log_w /= log_w.sum(axis=1, keepdims=True)
-        out[start : start + rows] = log_w @ H
-    return out
+    H = binary_states(J.shape[0] - n_visible)
+    Q = (V @ J[vis, hid] + c[hid]) @ H.T
+    Q += 0.5 * np.einsum("ki,ki->k", H @ J[hid, hid], H)
+    Q -= Q.max(axis=1, keepdims=True)
+    np.exp(Q, out=Q)
+    Q /= Q.sum(axis=1, keepdims=True)
+    return H, Q
+
+
+def bm_code_moments(V, H, weights):
+    """Weighted second moments of the joint states (v_n, h_k): one matrix, float64.
+
+    Returns sum over rows n and hidden states k of ``weights[n, k]`` s s^T with
+    s = (v_n, H[k]), the diagonal holding the weighted sums of s (so, as in
+    :func:`bm_second_moments`, also right for visible values in [0, 1]). Done block by
+    block, never forming the n_rows * 2**n_hidden joint states.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    n_visible = V.shape[1]
+    row_weights = weights.sum(axis=1)
+    state_weights = weights.sum(axis=0)
+    hidden_given_rows = weights @ H  # sum_k weights[n, k] H[k]
+    moments = np.empty((n_visible + H.shape[1],) * 2)
+    vis, hid = slice(0, n_visible), slice(n_visible, None)
+    moments[vis, vis] = V.T @ (row_weights[:, None] * V)
+    moments[vis, hid] = V.T @ hidden_given_rows
+    moments[hid, vis] = moments[vis, hid].T
+    moments[hid, hid] = H.T @ (state_weights[:, None] * H)
+    np.fill_diagonal(moments, np.concatenate([row_weights @ V, state_weights @ H]))
+    return moments
 
 
 def _logsumexp_rows(A):

@@ -230,7 +230,7 @@ def test_update_is_the_gradient_step_in_centred_or_plain_coordinates(centering):
     X = correlated_data(12, 3)
     lr = 0.3
     bm = BoltzmannMachine(n_hidden=2, learning="exact", batch_size=12, learning_rate=lr,
-                          momentum=0.0, weight_decay=0.0, centering=centering,
+                          momentum=0.0, weight_decay=0.0, centering=centering, code_entropy=0,
                           n_iter=0, random_state=0).fit(X)
     W0, b0 = bm.coupling_.copy(), bm.bias_.copy()
     bm.partial_fit(X)  # one epoch of one minibatch: one update

@@ -19,8 +19,8 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._energy import (
-    binary_states,
-    bm_energy,
+    bm_code_moments,
+    bm_hidden_code_posteriors,
     bm_enumeration_plan,
     bm_exact_moments,
     bm_gibbs_sweep,
@@ -147,18 +147,10 @@ def exact_clamped_moments(model, batch):
     """
     if _hidden_uncoupled(model):
         return _factorised_clamped_moments(model, batch)
-    n_visible, n_rows = model.n_visible, batch.shape[0]
-    hidden = binary_states(model.n_hidden)
-    S = np.empty((n_rows, hidden.shape[0], model.n_units))
-    S[:, :, :n_visible] = batch[:, None, :]
-    S[:, :, n_visible:] = hidden
-    S = S.reshape(-1, model.n_units)
-    log_w = -bm_energy(S, model.coupling.astype(np.float64), model.bias.astype(np.float64))
-    log_w = log_w.reshape(n_rows, -1) / model.temperature
-    log_w -= log_w.max(axis=1, keepdims=True)
-    weights = np.exp(log_w)
-    weights /= weights.sum(axis=1, keepdims=True) * n_rows
-    return bm_second_moments(S, weights.ravel())
+    H, Q = bm_hidden_code_posteriors(
+        batch, model.coupling, model.bias, model.n_visible, model.temperature
+    )
+    return bm_code_moments(batch, H, Q / batch.shape[0])
 
 
 def exact_free_moments(model, plan=None):
