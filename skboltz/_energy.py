@@ -604,53 +604,91 @@ def _contiguous_blocks(units, size):
             yield int(run[start]), int(min(run.size - start, size))
 
 
-def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
-    """One sequential (single-unit) Gibbs sweep, in place, over all rows (chains) of ``S``.
+class GibbsSweep:
+    """Sequential single-unit Gibbs sweeps prepared for one set of parameters.
 
     Units are visited in increasing order; ``units`` lists the indices to update (the
     others stay clamped, e.g. the visible units in a clamped phase); None updates all.
     Unit i of every chain is updated at once: s_i = 1 with probability
-    sigmoid((W s + b)_i / T), i.e. when (W s + b)_i > T * logit(u) with u uniform.
-    The sweep's logistic noise is drawn in one call. For a block of up to
-    ``SWEEP_BLOCK`` consecutive units, one matrix product gives each unit's threshold
-    T logit(u) - b_i - (field from the units outside the block and the block's later
-    units); inside the block a unit then needs one short matrix-vector product (the
-    block's earlier, already updated units) and one comparison. Leaves p(s)
-    proportional to exp(-E(s)/T) invariant.
+    sigmoid((W s + b)_i / T), i.e. when (W s + b)_i > T * L with L standard logistic
+    noise (``logistic_noise``). For a block of up to ``SWEEP_BLOCK`` consecutive units,
+    one matrix product gives each unit's threshold T L - b_i - (field from the units
+    outside the block and the block's later units); inside the block a unit then
+    needs one short dot product (the block's earlier, already updated units) and one
+    comparison. Leaves p(s) proportional to exp(-E(s)/T) invariant.
 
-    Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two transposing
-    copies per sweep. Returns ``S``.
+    The matrices are prepared once (``__init__``), so several sweeps with the same
+    parameters (annealing, repeated steps) pay for that once.
+
+    Parameters
+    ----------
+    coupling : ndarray of shape (n_units, n_units)
+    bias : ndarray of shape (n_units,)
+    units : array-like of int or None, default=None
+        The units to update.
+    dtype : dtype or None, default=None
+        Dtype of the chains (default: that of ``coupling``).
     """
-    units = np.arange(S.shape[1]) if units is None else np.unique(units)
+
+    def __init__(self, coupling, bias, units=None, dtype=None):
+        coupling = np.asarray(coupling)
+        self.dtype = np.dtype(coupling.dtype if dtype is None else dtype)
+        W = coupling.astype(self.dtype, copy=False)
+        self.units = np.arange(W.shape[0]) if units is None else np.unique(units)
+        self.negative_bias = -np.asarray(bias).astype(self.dtype)[self.units, None]
+        self.blocks = []
+        for first, size in _contiguous_blocks(self.units, SWEEP_BLOCK):
+            block = slice(first, first + size)
+            # w_ij except for j an earlier unit of i's block (added one by one).
+            outer = W[block].copy()
+            outer[:, block] = np.triu(outer[:, block])
+            earlier = [np.ascontiguousarray(W[first + k, first : first + k]) for k in range(size)]
+            self.blocks.append((first, size, outer, earlier))
+
+    def noise(self, rng, n_chains, n_sweeps=None):
+        """Logistic noise for ``n_sweeps`` sweeps (one sweep when None), drawn at once."""
+        shape = (self.units.size, n_chains)
+        return logistic_noise(rng, shape if n_sweeps is None else (n_sweeps, *shape),
+                              self.dtype)
+
+    def __call__(self, states_t, noise, temperature=1.0):
+        """One sweep over ``states_t`` (n_units, n_chains), in place; ``noise`` is consumed.
+
+        ``states_t[i]`` holds unit i of every chain (the transpose of the usual layout:
+        a view of a Fortran-ordered (n_chains, n_units) array). ``noise`` is one
+        sweep's logistic noise from :meth:`noise`; it is overwritten.
+        """
+        thresholds = noise
+        if temperature != 1.0:
+            thresholds *= self.dtype.type(temperature)
+        thresholds += self.negative_bias
+        field = np.empty(states_t.shape[1], dtype=self.dtype)
+        done = 0
+        for first, size, outer, earlier in self.blocks:
+            threshold = thresholds[done : done + size]
+            threshold -= outer @ states_t
+            np.less(threshold[0], 0, out=states_t[first])
+            for k in range(1, size):
+                np.dot(earlier[k], states_t[first : first + k], out=field)
+                np.less(threshold[k], field, out=states_t[first + k])
+            done += size
+        return states_t
+
+
+def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
+    """One sequential (single-unit) Gibbs sweep, in place, over all rows (chains) of ``S``.
+
+    See :class:`GibbsSweep` (units visited in increasing order, ``units`` the ones to
+    update). Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two
+    transposing copies. Returns ``S``.
+    """
     n_chains = S.shape[0]
-    if units.size == 0 or n_chains == 0:
+    if n_chains == 0 or (units is not None and np.size(units) == 0):
         return S
-    dtype = S.dtype
-    coupling = np.asarray(coupling).astype(dtype, copy=False)
+    sweep = GibbsSweep(coupling, bias, units, S.dtype)
     # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
     states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
-    blocks = list(_contiguous_blocks(units, SWEEP_BLOCK))
-    # outer[i, j] = w_ij except for j an earlier unit of i's block (added one by one).
-    outer = coupling.copy()
-    for first, size in blocks:
-        block = slice(first, first + size)
-        outer[block, block] = np.triu(outer[block, block])
-    thresholds = logistic_noise(rng, (units.size, n_chains), dtype)
-    if temperature != 1.0:
-        thresholds *= dtype.type(temperature)
-    thresholds -= np.asarray(bias).astype(dtype, copy=False)[units, None]
-    field = np.empty(n_chains, dtype=dtype)
-    done = 0
-    for first, size in blocks:
-        block = slice(first, first + size)
-        threshold = thresholds[done : done + size]
-        threshold -= outer[block] @ states_t
-        within = coupling[block, block]
-        np.less(threshold[0], 0, out=states_t[first])
-        for k in range(1, size):
-            np.matmul(within[k, :k], states_t[first : first + k], out=field)
-            np.less(threshold[k], field, out=states_t[first + k])
-        done += size
+    sweep(states_t, sweep.noise(rng, n_chains), temperature)
     if not np.shares_memory(states_t, S):
         S[...] = states_t.T
     return S
