@@ -250,7 +250,9 @@ def test_update_is_the_gradient_step_in_centred_or_plain_coordinates(centering):
 
 def test_fully_visible_gibbs_learning_matches_data_moments():
     X = correlated_data()
-    bm = BoltzmannMachine(n_hidden=0, learning=Gibbs(n_chains=1000, n_steps=1),
+    # Persistent chains without annealing: annealing's hot sweeps leave the measured
+    # samples out of equilibrium (max error 0.08-0.10 here with annealing="auto").
+    bm = BoltzmannMachine(n_hidden=0, learning=Gibbs(n_chains=1000, n_steps=1, annealing=None),
                           batch_size=100, learning_rate=0.2, momentum=0.5,
                           weight_decay=0.0, n_iter=40, random_state=0).fit(X)
     error = np.abs(model_moments(bm._model_view()) - data_moments(X)).max()
