@@ -633,16 +633,24 @@ class GibbsSweep:
     def __init__(self, coupling, bias, units=None, dtype=None):
         coupling = np.asarray(coupling)
         self.dtype = np.dtype(coupling.dtype if dtype is None else dtype)
-        W = coupling.astype(self.dtype, copy=False)
-        self.units = np.arange(W.shape[0]) if units is None else np.unique(units)
+        # C order: the row pieces W[i, first:i] used inside a block are contiguous views.
+        W = np.ascontiguousarray(coupling, dtype=self.dtype)
+        n_units = W.shape[0]
+        if units is None:
+            self.units = np.arange(n_units)
+            runs = [(first, min(SWEEP_BLOCK, n_units - first))
+                    for first in range(0, n_units, SWEEP_BLOCK)]
+        else:
+            self.units = np.unique(units)
+            runs = _contiguous_blocks(self.units, SWEEP_BLOCK)
         self.negative_bias = -np.asarray(bias).astype(self.dtype)[self.units, None]
         self.blocks = []
-        for first, size in _contiguous_blocks(self.units, SWEEP_BLOCK):
+        for first, size in runs:
             block = slice(first, first + size)
             # w_ij except for j an earlier unit of i's block (added one by one).
             outer = W[block].copy()
             outer[:, block] = np.triu(outer[:, block])
-            earlier = [np.ascontiguousarray(W[first + k, first : first + k]) for k in range(size)]
+            earlier = [W[first + k, first : first + k] for k in range(size)]
             self.blocks.append((first, size, outer, earlier))
 
     def noise(self, rng, n_chains, n_sweeps=None):
