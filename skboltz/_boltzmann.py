@@ -20,8 +20,8 @@ from ._base import (
 )
 from ._energy import (
     BMView,
+    GibbsSweep,
     bm_code_moments,
-    bm_gibbs_sweep,
     bm_hidden_code_posteriors,
     bm_mean_field,
     sigmoid,
@@ -599,6 +599,7 @@ class BoltzmannMachine(BoltzmannBase):
         probability = np.full((n_samples, view.n_units), 0.5)
         probability[:, : view.n_visible] = self._training_state["data_rates"]
         S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=view.dtype)
+        sweep = GibbsSweep(view.coupling, view.bias, None, view.dtype)  # prepared once
         for _ in range(n_steps):
-            bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature)
+            sweep(S.T, sweep.noise(rng, n_samples), view.temperature)
         return np.ascontiguousarray(S[:, : view.n_visible])
