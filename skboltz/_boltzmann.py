@@ -164,9 +164,10 @@ class BoltzmannMachine(BoltzmannBase):
         are the same; what changes is the path. Without it, binary units drift
         together (hidden units tend to turn on for every pattern as the couplings
         grow), which leaves hidden codes unused: on the 4-2-4 encoder (see
-        ``benchmarks/bench_boltzmann.py``) exact learning reached the optimum for 0 of
-        20 seeds uncentred and 9 of 20 centred (the other runs end with two patterns
-        sharing a hidden code, a local optimum of the likelihood).
+        ``benchmarks/bench_boltzmann.py``, without the ``code_entropy`` bonus) exact
+        learning reached the optimum for 0 of 20 seeds uncentred and 9 of 20 centred
+        (the other runs end with two patterns sharing a hidden code, a local optimum
+        of the likelihood).
     code_entropy : "auto" or float, default="auto"
         Weight w of a bonus for using the hidden states evenly. Training follows the
         gradient of the log-likelihood plus w * H(qbar), where qbar(h) is the mean over
