@@ -4,7 +4,7 @@ Restricted and general Boltzmann machines with scikit-learn's API, pluggable lea
 strategies and partition-function estimators, and a true log-likelihood.
 """
 
-from . import datasets, exceptions, learning, partition
+from . import datasets, exceptions, learning, partition, views
 from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
 from ._dbn import DBN
@@ -21,5 +21,6 @@ __all__ = [
     "exceptions",
     "learning",
     "partition",
+    "views",
     "__version__",
 ]

@@ -22,13 +22,14 @@ from ._energy import (
     BMView,
     GibbsSweep,
     bm_code_moments,
+    bm_gibbs_sweep,
     bm_hidden_code_posteriors,
     bm_mean_field,
     sigmoid,
 )
-from ._sklearn import Interval, StrOptions
+from ._sklearn import Interval, StrOptions, check_count
 from .exceptions import DataRangeWarning
-from .learning._base import LearningStrategy
+from .learning._base import LEARNING_STRATEGIES, BMLearningStrategy
 from .partition._base import Z_ESTIMATORS
 
 #: Hidden units coupled to each other are summed out exactly up to this many.
@@ -49,16 +50,20 @@ MAX_CODE_ENTROPY_HIDDEN = 12
 #: The bonus decreases linearly from its weight to zero at this fraction of ``n_iter``.
 CODE_ENTROPY_SPAN = 0.5
 
-#: The z_estimator that "auto" picks for each learning method (the seed ties them).
+#: The z_estimator that "auto" picks for each learning method: the estimate of log Z
+#: that follows the same approximation as the learning rule's negative phase.
 AUTO_Z_ESTIMATOR = {"exact": "exact", "gibbs": "ais", "mean_field": "mean_field"}
+
+
+def _hidden_uncoupled(view):
+    """Whether no two hidden units are coupled (so P(h | v) factorises)."""
+    n_visible = view.n_visible
+    return not np.any(view.coupling[n_visible:, n_visible:])
 
 
 def _hidden_sum_is_exact(view):
     """Whether the hidden units can be summed out exactly: uncoupled, or few enough."""
-    n_visible = view.n_visible
-    return view.n_hidden <= MAX_ENUMERATED_HIDDEN or not np.any(
-        view.coupling[n_visible:, n_visible:]
-    )
+    return view.n_hidden <= MAX_ENUMERATED_HIDDEN or _hidden_uncoupled(view)
 
 
 def connectivity_mask(connectivity, n_visible, n_hidden):
@@ -131,17 +136,20 @@ class BoltzmannMachine(BoltzmannBase):
         first (its diagonal is ignored).
     temperature : float, default=1.0
         T in p(s) proportional to exp(-E(s) / T).
-    learning : {"gibbs", "exact", "mean_field"} or LearningStrategy, default="gibbs"
+    learning : {"gibbs", "exact", "mean_field"} or BMLearningStrategy, default="gibbs"
         How the clamped and free statistics are found: sequential Gibbs sampling
         (:class:`~skboltz.learning.Gibbs`, optionally with simulated annealing), exact
         enumeration (:class:`~skboltz.learning.ExactGradient`, small models only) or
-        mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic BM); or one
-        of these objects, which is cloned.
-    z_estimator : {"auto", "exact", "ais", "mean_field", "tap"} or ZEstimator, \
-            default="auto"
+        mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic
+        Boltzmann machine); or a strategy object, which is cloned (one of these, or
+        your own subclass of :class:`~skboltz.learning.BMLearningStrategy`).
+    z_estimator : {"auto", "exact", "ais", "mean_field", "tap", "visited_states"} \
+            or ZEstimator, default="auto"
         How log Z is found for ``score_samples``. "auto" enumerates exactly when the
         machine has at most 2**20 states; above that it follows ``learning``: gibbs ->
-        "ais", mean_field -> "mean_field". Recorded in ``z_estimator_``.
+        "ais", mean_field -> "mean_field". The other names are the estimators of
+        :mod:`skboltz.partition`, or pass an estimator object (cloned). Recorded in
+        ``z_estimator_``.
     learning_rate : float, default=0.05
         Step size on the mean minibatch gradient.
     batch_size : int, default=10
@@ -266,7 +274,7 @@ class BoltzmannMachine(BoltzmannBase):
         "n_hidden": [Interval(Integral, 0, None, closed="left")],
         "connectivity": [StrOptions({"full", "no_hidden_hidden", "bipartite"}), "array-like"],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "learning": [StrOptions({"exact", "gibbs", "mean_field"}), LearningStrategy],
+        "learning": [StrOptions(set(LEARNING_STRATEGIES["bm"])), BMLearningStrategy],
         "centering": ["boolean"],
         "code_entropy": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
@@ -322,7 +330,7 @@ class BoltzmannMachine(BoltzmannBase):
     # -- strategy resolution -------------------------------------------------------
     def _auto_z_estimator(self, view):
         # Exact whenever it is cheap: both faster and exact for small machines. Beyond
-        # that, the estimator that matches the learning method (the seed's pairing).
+        # that, the estimator that makes the same approximation as the learning method.
         if 2**view.n_enumerated_units <= AUTO_EXACT_MAX_STATES:
             return "exact"
         learning = self.learning
@@ -358,7 +366,9 @@ class BoltzmannMachine(BoltzmannBase):
                 if k:  # the first run has said what there is to say about X
                     warnings.simplefilter("ignore", DataRangeWarning)
                 run.fit(X)
-            score = run.score(X)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DataRangeWarning)  # fit has warned
+                score = run.score(X)
             if best is None or score > best_score:
                 best, best_score = run, score
         # Adopt the best run's fitted state; the parameters stay the user's.
@@ -371,7 +381,21 @@ class BoltzmannMachine(BoltzmannBase):
     # -- training hooks ------------------------------------------------------------
     def _training_product_size(self, X):
         n_units = X.shape[1] + self.n_hidden
-        return max(self.batch_size, 100) * n_units * n_units
+        return max(self._effective_batch_size(X), 100) * n_units * n_units
+
+    def _training_bytes(self, X):
+        # ~8 coupling-sized float arrays (parameters, velocity, moments of both phases,
+        # the sweep's copies) and the boolean mask.
+        n_units = X.shape[1] + self.n_hidden
+        return (8 * np.dtype(X.dtype).itemsize + 1) * n_units * n_units
+
+    def _size_description(self, X):
+        n_units = X.shape[1] + self.n_hidden
+        return (
+            f"A Boltzmann machine with {n_units} units ({X.shape[1]} visible, "
+            f"{self.n_hidden} hidden; {n_units}**2 couplings)",
+            "Use fewer hidden units (n_hidden), or an RBM for many hidden units.",
+        )
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype
@@ -398,7 +422,7 @@ class BoltzmannMachine(BoltzmannBase):
         state["code_entropy"] = self._code_entropy_weight()
         state["code_usage"] = None  # qbar, the data's mean P(h | v), once the bonus runs
         view = self._model_view_of(state)
-        state["sampler"] = learning.init_state(view, X, self.batch_size, rng)
+        state["sampler"] = learning.init_state(view, X, self._effective_batch_size(X), rng)
         return state
 
     def _code_entropy_weight(self):
@@ -462,18 +486,24 @@ class BoltzmannMachine(BoltzmannBase):
                 offset[n_visible:] += OFFSET_RATE * (hidden_means - offset[n_visible:])
 
     def _reconstruction_error(self, view, rows):
-        view = view.astype(np.float64)
         rows = rows.astype(np.float64, copy=False)
-        S = np.hstack([rows, self._hidden_marginals(view, rows)])
-        reconstruction = view.unit_probability(S)[:, : view.n_visible]
-        return float(np.mean((rows - reconstruction) ** 2))
+        return float(np.mean((rows - self._reconstruction(view, rows)) ** 2))
 
-    def _publish(self, state):
+    def _reconstruction(self, view, V):
+        """P(v_i = 1 | the other visible units, h = P(h | v)) of rows ``V`` (float64)."""
+        view = view.astype(np.float64)
+        V = V.astype(np.float64, copy=False)
+        S = np.hstack([V, self._hidden_marginals(view, V)])
+        return view.unit_probability(S)[:, : view.n_visible]
+
+    def _fitted_attributes(self, state):
         params = state["params"]
-        self.coupling_ = params[:-1].copy()
-        self.bias_ = params[-1].copy()
-        self.connectivity_mask_ = state["mask"].copy()
-        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+        return {
+            "coupling_": params[:-1].copy(),
+            "bias_": params[-1].copy(),
+            "connectivity_mask_": state["mask"].copy(),
+            "_sampling_rng": np.random.default_rng(state["sampling_seed"]),
+        }
 
     def _model_view_of(self, state):
         if state is not None:
@@ -485,6 +515,19 @@ class BoltzmannMachine(BoltzmannBase):
     @property
     def _n_features_out(self):
         return self.coupling_.shape[0] - self.n_features_in_
+
+    def _divergence_hint(self, X):
+        if self.temperature < 1e-3:
+            return (
+                f"temperature={self.temperature:g} divides every update by T, which "
+                "makes the steps huge; use a temperature near 1 or scale learning_rate "
+                "with it."
+            )
+        return super()._divergence_hint(X)
+
+    def _free_energy_is_exact(self, view):
+        # Closed form, or a sum over at most 2**10 hidden states per row.
+        return _hidden_uncoupled(view) or view.n_hidden <= 10
 
     # -- inference -----------------------------------------------------------------
     @staticmethod
@@ -573,6 +616,62 @@ class BoltzmannMachine(BoltzmannBase):
             out[row] = estimator.estimate(conditional, rng=rng).value
         return out + visible_part
 
+    def reconstruct(self, X):
+        """Mean-field reconstruction of each row.
+
+        Each visible unit's probability of being on given the row's other visible
+        units and the hidden units at their marginals P(h = 1 | v) (exact or mean
+        field, as in :meth:`transform`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        X_reconstructed : ndarray of shape (n_samples, n_features)
+            The reconstruction probabilities, in the dtype of ``X``.
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        return self._reconstruction(self._model_view(), as_dense(X)).astype(X.dtype, copy=False)
+
+    def gibbs(self, v, random_state=None):
+        """One Gibbs step v -> h -> v from each row of ``v``.
+
+        The hidden units are drawn given the row (exactly when they are not coupled to
+        each other; otherwise by one sequential sweep over them, started from
+        independent draws of their marginals), then the visible units by one
+        sequential sweep given the hidden units, at the model's temperature.
+
+        Parameters
+        ----------
+        v : array-like of shape (n_samples, n_features)
+            Starting visible states.
+        random_state : int, RandomState, Generator or None, default=None
+            None continues the model's own sampling stream (like ``RBM.gibbs``).
+
+        Returns
+        -------
+        v_new : ndarray of shape (n_samples, n_features)
+            Binary visible states after one step, in the dtype of ``v``.
+        """
+        check_is_fitted(self, "_training_state")
+        v = as_dense(self._validate_X(v, reset=False))
+        rng = self._sampling_rng if random_state is None else make_generator(random_state)
+        view = self._model_view().astype(v.dtype)
+        n_visible = view.n_visible
+        S = np.empty((v.shape[0], view.n_units), dtype=v.dtype, order="F")
+        S[:, :n_visible] = v
+        marginals = self._hidden_marginals(view.astype(np.float64), v)
+        S[:, n_visible:] = rng.random(marginals.shape) < marginals
+        hidden, visible = np.arange(n_visible, view.n_units), np.arange(n_visible)
+        if view.n_hidden and not _hidden_uncoupled(view):
+            bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, hidden)
+        bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, visible)
+        return np.ascontiguousarray(S[:, :n_visible])
+
     def sample(self, n_samples=1, random_state=None, n_steps=1000):
         """Draw visible samples by sequential Gibbs sampling.
 
@@ -595,6 +694,8 @@ class BoltzmannMachine(BoltzmannBase):
             Binary visible states.
         """
         check_is_fitted(self, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
         probability = np.full((n_samples, view.n_units), 0.5)

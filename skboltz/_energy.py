@@ -13,6 +13,7 @@ shape (n_hidden,), and
 
 import copy
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -218,18 +219,264 @@ def rbm_energy(V, H, weights, visible_bias, hidden_bias):
     return -np.einsum("nj,nj->n", H @ weights, V) - V @ visible_bias - H @ hidden_bias
 
 
-@dataclass(frozen=True, eq=False)
-class RBMView:
-    """Read-only view of a Bernoulli RBM's parameters, with its conditionals.
+@runtime_checkable
+class ModelView(Protocol):
+    """The interface of a read-only model view (a :class:`typing.Protocol`).
 
-    Partition-function estimators and learning strategies work on this view, so they
-    can be tested on hand-built parameters and shared between models.
+    Learning strategies and log Z estimators see a model only through a view: its
+    parameter arrays and these operations. Units are binary (0/1). A view describes
+    p(s) proportional to exp(-E(s) / T) over the *state units* s a sampler keeps: for
+    an RBM the visible units (the hidden ones are summed out in closed form), for a
+    general Boltzmann machine all units. ``isinstance(obj, ModelView)`` checks that
+    the members exist; :class:`RBMView` and :class:`BMView` implement it.
+
+    Attributes
+    ----------
+    n_visible : int
+        Number of visible units (the data's features), the first units.
+    n_hidden : int
+        Number of hidden units.
+    n_units : int
+        ``n_visible + n_hidden``.
+    n_state_units : int
+        Units of a sampler state (see above).
+    n_enumerated_units : int
+        Units whose 2**n states exact enumeration lists (the rest summed in closed
+        form).
+    temperature : float
+        T in p(s) proportional to exp(-E(s) / T).
+    dtype : numpy.dtype
+        Floating-point type of the parameter arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.views import BMView, ModelView, RBMView
+    >>> rbm = RBMView(np.zeros((2, 3)), np.zeros(3), np.zeros(2))
+    >>> bm = BMView(np.zeros((4, 4)), np.zeros(4), n_visible=3)
+    >>> isinstance(rbm, ModelView) and isinstance(bm, ModelView)
+    True
+    >>> rbm.n_state_units, bm.n_state_units  # an RBM's sampler keeps the visible units
+    (3, 4)
+    """
+
+    n_visible: int
+    n_hidden: int
+    n_units: int
+    n_state_units: int
+    n_enumerated_units: int
+    temperature: float
+    dtype: np.dtype
+
+    def astype(self, dtype):
+        """Return the same model with its parameters in another floating-point type.
+
+        Parameters
+        ----------
+        dtype : numpy dtype
+            The new type, e.g. ``np.float64``.
+
+        Returns
+        -------
+        view : model view
+            A view of the same kind over converted copies of the arrays.
+        """
+        ...
+
+    def hidden_probability(self, V):
+        """Compute P(h_j = 1 | v) for each row of visible states.
+
+        Exact for an RBM; for a general Boltzmann machine exact in closed form when the
+        hidden units are not coupled to each other, else by enumerating their states.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible states (or probabilities).
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            The hidden units' conditional probabilities of being on.
+        """
+        ...
+
+    def free_energy(self, V):
+        """Compute the free energy F(v) of each row, hidden units summed out.
+
+        ``log p(v) = -F(v) - log Z``, with F in units of the temperature.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible states.
+
+        Returns
+        -------
+        free_energy : ndarray of shape (n_rows,)
+            F(v) of each row.
+        """
+        ...
+
+    def log_unnormalized(self, S):
+        """Compute log p*(s), the unnormalised log-probability of each state.
+
+        ``p(s) = p*(s) / Z``; for an RBM the states are visible vectors and
+        log p*(v) = -F(v).
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_rows, n_state_units)
+            Binary states of the state units.
+
+        Returns
+        -------
+        log_p : ndarray of shape (n_rows,)
+            The value log p*(s) of each row, in float64.
+        """
+        ...
+
+    def gibbs_step(self, S, rng):
+        """Run one Gibbs transition from each row; it leaves p(s) invariant.
+
+        An RBM does one block step v -> h -> v; a general Boltzmann machine one
+        sequential sweep over all units, at the model's temperature.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_rows, n_state_units)
+            Binary starting states (one chain per row).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        S_new : ndarray of shape (n_rows, n_state_units)
+            The new binary states.
+        """
+        ...
+
+    def interpolate(self, beta, base_bias):
+        """Return the model of the annealing path at inverse temperature ``beta``.
+
+        Its unnormalised log-probability is ``(1 - beta) log p_base(s) + beta log p*(s)``
+        (up to a constant), with ``p_base`` the independent model with biases
+        ``base_bias``: the path of annealed importance sampling (Neal, "Annealed
+        importance sampling", 2001; Salakhutdinov & Murray, "On the quantitative
+        analysis of deep belief networks", 2008).
+
+        Parameters
+        ----------
+        beta : float
+            From 0 (the base model) to 1 (this model).
+        base_bias : ndarray of shape (n_state_units,)
+            Biases of the independent base model.
+
+        Returns
+        -------
+        view : model view
+            The intermediate model, at temperature 1.
+        """
+        ...
+
+    def base_bias_from_rates(self, data_rates):
+        """Return the biases of an independent base model matching the data's rates.
+
+        Visible units get the logit of their (clipped) rate; other state units 0.
+
+        Parameters
+        ----------
+        data_rates : ndarray of shape (n_visible,) or None
+            Mean of each visible unit over the training data; None gives all zeros.
+
+        Returns
+        -------
+        base_bias : ndarray of shape (n_state_units,)
+            The base model's biases, in float64.
+        """
+        ...
+
+    def base_log_partition(self, base_bias):
+        """Compute log Z of ``interpolate(0, base_bias)`` in closed form.
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_state_units,)
+            Biases of the independent base model.
+
+        Returns
+        -------
+        log_z : float
+            Its log-partition function.
+        """
+        ...
+
+    def coupling_matrix(self):
+        """Return the symmetric couplings of all units divided by T.
+
+        Returns
+        -------
+        coupling : ndarray of shape (n_units, n_units)
+            Visible units first, zero diagonal, in float64.
+        """
+        ...
+
+    def bias_vector(self):
+        """Return the biases of all units divided by T.
+
+        Returns
+        -------
+        bias : ndarray of shape (n_units,)
+            Visible units first, in float64.
+        """
+        ...
+
+    def enumerate_log_weights(self, chunk_size):
+        """Yield arrays of log-weights whose overall log-sum-exp is log Z.
+
+        Parameters
+        ----------
+        chunk_size : int
+            States evaluated per chunk (bounds the memory used).
+
+        Yields
+        ------
+        log_weights : ndarray
+            Unnormalised log-probabilities (or partial log-sums) of a chunk of states,
+            in float64.
+        """
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class RBMView(ModelView):
+    """Read-only view of a Bernoulli RBM's parameters: the :class:`ModelView` of an RBM.
+
+    The model is p(v, h) proportional to exp(h^T W v + b^T v + c^T h) over binary
+    visible v and hidden h units (the orientation of ``RBM.components_``). Sampler
+    states are visible vectors: the hidden units are summed out in closed form, and
+    exact enumeration lists the states of the smaller layer only.
 
     Parameters
     ----------
     weights : ndarray of shape (n_hidden, n_visible)
+        Weights W (``RBM.components_``).
     visible_bias : ndarray of shape (n_visible,)
+        Visible biases b (``RBM.intercept_visible_``).
     hidden_bias : ndarray of shape (n_hidden,)
+        Hidden biases c (``RBM.intercept_hidden_``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from skboltz import RBM
+    >>> from skboltz.partition import Exact
+    >>> from skboltz.views import RBMView
+    >>> X = load_digits().data / 16
+    >>> rbm = RBM(n_components=8, n_iter=2, random_state=0).fit(X)
+    >>> view = RBMView(rbm.components_, rbm.intercept_visible_, rbm.intercept_hidden_)
+    >>> bool(Exact().estimate(view).value == rbm.estimate_log_partition().value)
+    True
     """
 
     weights: np.ndarray
@@ -238,14 +485,17 @@ class RBMView:
 
     @property
     def n_visible(self):
+        """Number of visible units."""
         return self.weights.shape[1]
 
     @property
     def n_hidden(self):
+        """Number of hidden units."""
         return self.weights.shape[0]
 
     @property
     def n_units(self):
+        """Number of units, visible and hidden."""
         return self.n_visible + self.n_hidden
 
     @property
@@ -255,14 +505,15 @@ class RBMView:
 
     @property
     def temperature(self):
+        """The temperature T (1 for an RBM)."""
         return 1.0
 
     @property
     def dtype(self):
+        """Floating-point type of the parameters."""
         return self.weights.dtype
 
     def astype(self, dtype):
-        """The same model with parameters in ``dtype``."""
         return RBMView(
             self.weights.astype(dtype),
             self.visible_bias.astype(dtype),
@@ -271,55 +522,68 @@ class RBMView:
 
     # -- conditionals and energies -------------------------------------------------
     def hidden_probability(self, V):
-        """P(h_j = 1 | v) for each row of ``V``."""
         return sigmoid(np.asarray(V @ self.weights.T + self.hidden_bias))
 
     def visible_probability(self, H):
-        """P(v_i = 1 | h) for each row of ``H``."""
+        """Compute P(v_i = 1 | h) for each row of hidden states.
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states (or probabilities).
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_visible)
+            The visible units' conditional probabilities of being on.
+        """
         return sigmoid(H @ self.weights + self.visible_bias)
 
     def free_energy(self, V):
-        """Visible free energy F(v); log p(v) = -F(v) - log Z."""
         return rbm_free_energy(V, self.weights, self.visible_bias, self.hidden_bias)
 
     def energy(self, V, H):
-        """Joint energy E(v, h)."""
+        """Compute the joint energy E(v, h) = -h^T W v - b^T v - c^T h of paired rows.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible states.
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states, one per row of ``V``.
+
+        Returns
+        -------
+        energy : ndarray of shape (n_rows,)
+            E(v, h) of each pair.
+        """
         return rbm_energy(V, H, self.weights, self.visible_bias, self.hidden_bias)
 
-    def log_unnormalized(self, V):
-        """log p*(v) = -F(v): the unnormalised log-probability of visible states."""
-        return -self.free_energy(V)
+    def log_unnormalized(self, S):
+        return -self.free_energy(S)
 
-    def gibbs_step(self, V, rng):
-        """One block-Gibbs step v -> h -> v; returns the new binary visible states."""
-        H = bernoulli_sample(self.hidden_probability(V), rng)
+    def gibbs_step(self, S, rng):
+        H = bernoulli_sample(self.hidden_probability(S), rng)
         return bernoulli_sample(self.visible_probability(H), rng)
 
-    def interpolate(self, beta, base_visible_bias):
-        """The RBM whose visible marginal is p_A(v)^(1 - beta) p(v)^beta (up to Z).
-
-        ``p_A`` is the independent model with visible bias ``base_visible_bias`` and no
-        couplings; ``beta`` runs from 0 (the base) to 1 (this model). This is the
-        annealing path of Salakhutdinov & Murray (2008).
-        """
+    def interpolate(self, beta, base_bias):
+        # The visible marginal of this RBM is p_A(v)^(1 - beta) p(v)^beta up to Z, with
+        # p_A the independent visible model (Salakhutdinov & Murray 2008).
         return RBMView(
             beta * self.weights,
-            (1.0 - beta) * base_visible_bias + beta * self.visible_bias,
+            (1.0 - beta) * base_bias + beta * self.visible_bias,
             beta * self.hidden_bias,
         )
 
     def base_bias_from_rates(self, data_rates):
-        """Visible bias of the independent base model: logit of the clipped data rates."""
         return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
 
     def base_log_partition(self, base_bias):
-        """log Z of ``interpolate(0, base_bias)``: independent visible units, free hidden."""
         return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum()
                      + self.n_hidden * np.log(2.0))
 
     # -- mean field ----------------------------------------------------------------
     def coupling_matrix(self):
-        """Symmetric (n_units, n_units) couplings, visible units first, zero diagonal."""
         n_visible = self.n_visible
         coupling = np.zeros((self.n_units, self.n_units), dtype=np.float64)
         coupling[:n_visible, n_visible:] = self.weights.T
@@ -327,7 +591,6 @@ class RBMView:
         return coupling
 
     def bias_vector(self):
-        """Biases of all units, visible first, in float64."""
         return np.concatenate([self.visible_bias, self.hidden_bias]).astype(np.float64)
 
     # -- exact enumeration ---------------------------------------------------------
@@ -337,14 +600,11 @@ class RBMView:
         return min(self.n_visible, self.n_hidden)
 
     def enumerate_log_weights(self, chunk_size):
-        """Yield unnormalised log-probabilities whose log-sum-exp is log Z.
-
-        The smaller layer is enumerated, in chunks of up to ``chunk_size`` states, and
-        the other layer summed in closed form; everything in float64. Within a chunk
-        only the low bits of the enumerated states change, so their contribution to the
-        other layer's input is computed once and each chunk adds a constant row for its
-        high bits: no matrix product per chunk, only the softplus sums.
-        """
+        # The smaller layer is enumerated in chunks of up to chunk_size states and the
+        # other summed in closed form, in float64. Within a chunk only the low bits of
+        # the enumerated states change, so their contribution to the other layer's
+        # input is computed once and each chunk adds a constant row for its high bits:
+        # no matrix product per chunk, only the softplus sums.
         view = self.astype(np.float64)
         if self.n_visible <= self.n_hidden:  # -F(v) = b.v + sum softplus(W v + c)
             to_other, bias, other_bias = view.weights.T, view.visible_bias, view.hidden_bias
@@ -391,6 +651,15 @@ class AugmentedRBM:
         self.params = params
         self.n_hidden = params.shape[0] - 1
         self.n_visible = params.shape[1] - 1
+
+    @classmethod
+    def from_view(cls, view):
+        """The training form of an :class:`RBMView`'s parameters (a new array)."""
+        params = np.zeros((view.n_hidden + 1, view.n_visible + 1), dtype=view.dtype)
+        params[:-1, :-1] = view.weights
+        params[:-1, -1] = view.hidden_bias
+        params[-1, :-1] = view.visible_bias
+        return cls(params)
 
     @staticmethod
     def augment(X):
@@ -867,21 +1136,34 @@ def split_half_log_weights(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES)
 
 
 @dataclass(frozen=True, eq=False)
-class BMView:
-    """Read-only view of a general Boltzmann machine, with its conditionals and sweep.
+class BMView(ModelView):
+    """Read-only view of a general Boltzmann machine: its :class:`ModelView`.
 
-    Implements the model-view protocol shared with :class:`RBMView`, so partition
-    estimators (exact, AIS, mean field) work on either model.
+    The model is p(s) proportional to exp(-E(s) / T) with E(s) = -s^T W s / 2 - b^T s
+    over binary units s = (v, h), visible units first. Sampler states hold all units
+    (a step is one sequential Gibbs sweep), and exact enumeration lists all 2**n_units
+    states (split in two halves, one matrix product per block).
 
     Parameters
     ----------
     coupling : ndarray of shape (n_units, n_units)
-        Symmetric couplings W with zero diagonal, visible units first.
+        Symmetric couplings W with zero diagonal, visible units first
+        (``BoltzmannMachine.coupling_``).
     bias : ndarray of shape (n_units,)
+        Biases b (``BoltzmannMachine.bias_``).
     n_visible : int
         The first ``n_visible`` units are visible.
     temperature : float, default=1.0
-        p(s) proportional to exp(-E(s) / T).
+        T in p(s) proportional to exp(-E(s) / T).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.partition import Exact
+    >>> from skboltz.views import BMView
+    >>> view = BMView(np.array([[0.0, 1.0], [1.0, 0.0]]), np.zeros(2), n_visible=1)
+    >>> bool(np.isclose(Exact().estimate(view).value, np.log(3 + np.e)))
+    True
     """
 
     coupling: np.ndarray
@@ -891,18 +1173,20 @@ class BMView:
 
     @property
     def n_units(self):
+        """Number of units, visible and hidden."""
         return self.coupling.shape[0]
 
     @property
     def n_hidden(self):
+        """Number of hidden units."""
         return self.n_units - self.n_visible
 
     @property
     def dtype(self):
+        """Floating-point type of the parameters."""
         return self.coupling.dtype
 
     def astype(self, dtype):
-        """The same model with parameters in ``dtype``."""
         return BMView(
             self.coupling.astype(dtype), self.bias.astype(dtype), self.n_visible,
             self.temperature,
@@ -910,27 +1194,61 @@ class BMView:
 
     # -- energies and conditionals ---------------------------------------------------
     def energy(self, S):
-        """Energy E(s) of each row of ``S`` (all units)."""
+        """Compute the energy E(s) = -s^T W s / 2 - b^T s of each row (all units).
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_rows, n_units)
+            States of all units, visible first.
+
+        Returns
+        -------
+        energy : ndarray of shape (n_rows,)
+            E(s) of each row.
+        """
         return bm_energy(S, self.coupling, self.bias)
 
     def unit_probability(self, S):
-        """P(s_i = 1 | all other units) for every unit of every row of ``S``."""
+        """Compute P(s_i = 1 | all other units) for every unit of every row.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_rows, n_units)
+            States (or probabilities) of all units, visible first.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_units)
+            The value sigmoid((W s + b)_i / T) of each unit i.
+        """
         return sigmoid((S @ self.coupling + self.bias) / self.temperature)
 
     def hidden_probability(self, V):
-        """Exact P(h_j = 1 | v) for each row of visible states ``V`` (float64)."""
         return bm_hidden_marginals(
             V, self.coupling, self.bias, self.n_visible, self.temperature
         )
 
     def free_energy(self, V):
-        """-log sum_h exp(-E(v, h) / T): log p(v) = -free_energy(v) - log Z (float64)."""
         return -bm_hidden_log_sums(
             V, self.coupling, self.bias, self.n_visible, self.temperature
         )
 
     def conditional_hidden_view(self, v):
-        """The BM over the hidden units given visible row ``v`` (all its units "visible")."""
+        """Return the Boltzmann machine of the hidden units given one visible row.
+
+        Its partition function is sum_h exp(-E(v, h) / T) up to the visible-only terms,
+        so any log Z estimator can sum out the hidden units of a row.
+
+        Parameters
+        ----------
+        v : ndarray of shape (n_visible,)
+            The visible row.
+
+        Returns
+        -------
+        view : BMView
+            The machine over the hidden units (all of them counted as visible units).
+        """
         hid = slice(self.n_visible, None)
         bias = self.bias[hid] + v @ self.coupling[: self.n_visible, hid]
         return BMView(self.coupling[hid, hid], bias, self.n_hidden, self.temperature)
@@ -938,24 +1256,22 @@ class BMView:
     # -- sampling protocol -----------------------------------------------------------
     @property
     def n_state_units(self):
+        """Units of a sampler state."""
         return self.n_units
 
     def log_unnormalized(self, S):
-        """log p*(s) = -E(s) / T of each row of ``S`` (all units), in float64."""
         S = np.asarray(S, dtype=np.float64)
         return -bm_energy(S, self.coupling.astype(np.float64), self.bias.astype(np.float64)) / (
             self.temperature
         )
 
     def gibbs_step(self, S, rng):
-        """One sequential Gibbs sweep over all units of every row; returns new states."""
         return bm_gibbs_sweep(
             np.array(S, dtype=self.dtype, order="F"), self.coupling, self.bias, rng,
             self.temperature,
         )
 
     def interpolate(self, beta, base_bias):
-        """The BM (at T = 1) with log p*_beta(s) = (1 - beta) base_bias.s + beta log p*(s)."""
         T = self.temperature
         return BMView(
             (beta / T) * self.coupling,
@@ -965,38 +1281,25 @@ class BMView:
         )
 
     def base_bias_from_rates(self, data_rates):
-        """Logits of the clipped visible data rates, 0 for hidden units (None: all 0)."""
-        base = np.zeros(self.n_units)
-        if data_rates is not None:
-            rates = np.clip(np.asarray(data_rates, dtype=np.float64), 1e-3, 1 - 1e-3)
-            base[: self.n_visible] = np.log(rates / (1 - rates))
-        return base
+        return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
 
     def base_log_partition(self, base_bias):
-        """log Z of the independent model with biases ``base_bias``."""
         return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum())
 
     # -- mean field ------------------------------------------------------------------
     def coupling_matrix(self):
-        """W / T, float64."""
         return np.asarray(self.coupling, dtype=np.float64) / self.temperature
 
     def bias_vector(self):
-        """b / T, float64."""
         return np.asarray(self.bias, dtype=np.float64) / self.temperature
 
     # -- exact enumeration -----------------------------------------------------------
     @property
     def n_enumerated_units(self):
+        """Units whose states exact enumeration lists."""
         return self.n_units
 
     def enumerate_log_weights(self, chunk_size):
-        """Yield float64 arrays whose overall log-sum-exp is log Z (split-half method).
-
-        Each yielded value is already the log-sum-exp over all states of the second
-        half of the units for a block of states of the first half; blocks hold at least
-        ``chunk_size`` states.
-        """
         yield from split_half_log_weights(
             self.coupling_matrix(), self.bias_vector(), max(chunk_size, SPLIT_HALF_BLOCK_STATES)
         )

@@ -28,7 +28,7 @@ class TooManyStatesError(ValueError):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.exceptions import TooManyStatesError
     >>> from skboltz.partition import Exact
     >>> model = RBMView(np.zeros((30, 30)), np.zeros(30), np.zeros(30))

@@ -246,7 +246,10 @@ def _digits_like(n_rows=60, n_features=8, seed=0):
 @pytest.mark.parametrize("z_estimator", ["ais", "mean_field", "tap", VisitedStates(10, 20)])
 def test_rbm_scores_with_each_estimator(z_estimator):
     X = _digits_like()
-    rbm = RBM(n_components=4, z_estimator=z_estimator, n_iter=2, random_state=0).fit(X)
+    # the data-rate start gives a peaked model, on which the visited-states lower
+    # bound is within the tolerance below
+    rbm = RBM(n_components=4, z_estimator=z_estimator, n_iter=2,
+              visible_bias_init="data_rates", random_state=0).fit(X)
     assert rbm._log_z_cache == {}  # fit pays for no estimate
     scores = rbm.score_samples(X)
     assert np.array_equal(scores, rbm.score_samples(X))

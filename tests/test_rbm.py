@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from _oracles import (
     all_states,
     random_rbm,
+    rbm_joint_log_weights,
     rbm_log_partition,
     rbm_visible_log_probabilities,
     state_index,
@@ -100,8 +101,9 @@ def test_negative_phase_matches_exact_expectation(strategy):
     )
     rng = np.random.default_rng(0)
     positive = model.augment(data)
-    state = strategy.init_state(model, data, 6000, rng)
-    rounds = [strategy.negative_phase(model, positive, state, rng, 1.0) for _ in range(30)]
+    state = strategy.init_state(model.view(), data, 6000, rng)
+    rounds = [strategy._negative_statistics(model, positive, state, rng, 1.0)
+              for _ in range(30)]
     estimate = np.mean(rounds[10:], axis=0)
     assert_allclose(estimate, exact, atol=0.02)
 
@@ -117,9 +119,9 @@ def test_persistent_chains_reach_exact_distribution(strategy):
     )
     rng = np.random.default_rng(2)
     start = np.zeros((50, 4))  # a bad start: the chains must mix away from it
-    state = strategy.init_state(model, start, 5000, rng)
+    state = strategy.init_state(model.view(), start, 5000, rng)
     for _ in range(40):
-        strategy.negative_phase(model, model.augment(start), state, rng, 1.0)
+        strategy._negative_statistics(model, model.augment(start), state, rng, 1.0)
     cold = state["chains"][:5000, :-1]
     assert total_variation(cold, log_p) < 0.04
     # the bound is tight enough to catch a sampler that ignores the couplings
@@ -405,28 +407,31 @@ class _RecordingPCD(PCD):
 
     records = []
 
-    def sample_negative(self, model, positive, state, noise, progress, out):
-        super().sample_negative(model, positive, state, noise, progress, out)
+    def _sample_negative(self, model, positive, state, noise, progress, out):
+        super()._sample_negative(model, positive, state, noise, progress, out)
         self.records.append((model.params.copy(), positive[:, :-1].copy(), out[:, :-1].copy()))
 
 
-@pytest.mark.parametrize("momentum", [0.0, 0.5])
+@pytest.mark.parametrize("momentum", [0.0, 0.5, (0.2, 0.7)])
 def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum):
-    # The stacked-row loop folds learning_rate, the row counts and both phases into
-    # one product; check each update against the textbook formula written out here:
-    # dW = lr (<h v^T>_data - <h v^T>_negative), likewise b and c, with h = P(h | v),
-    # velocity = momentum * velocity + step (as in BernoulliRBM when momentum is 0).
+    # The stacked-row loop folds learning_rate, momentum, the row counts and both phases
+    # into one product; check each update against the textbook formula written out
+    # here: step = <h v^T>_data - <h v^T>_negative for W, likewise b and c, with
+    # h = P(h | v), and velocity = m * velocity + (1 - m) * lr * step (BernoulliRBM's
+    # update when m is 0). The pair switches momentum after 5 epochs.
     _RecordingPCD.records = []
     rng = np.random.default_rng(3)
     X = rng.random((13, 5))  # 2 minibatches of 5 and one of 3 per epoch
-    lr = 0.4
-    rbm = RBM(n_components=4, learning=_RecordingPCD(n_chains=6), batch_size=5, n_iter=2,
-              learning_rate=lr, momentum=momentum, weight_decay=0.0, average_window=None,
-              random_state=0).fit(X)
+    lr, n_iter = 0.4, 7
+    rbm = RBM(n_components=4, learning=_RecordingPCD(n_chains=6), batch_size=5,
+              n_iter=n_iter, learning_rate=lr, momentum=momentum, weight_decay=0.0,
+              average_window=None, random_state=0).fit(X)
     records = _RecordingPCD.records
-    assert len(records) == 6
+    assert len(records) == 3 * n_iter
+    initial, final = momentum if isinstance(momentum, tuple) else (momentum, momentum)
     velocity = np.zeros_like(records[0][0])
     for t, (params, positive, negative) in enumerate(records):
+        m = initial if t // 3 < 5 else final
         W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
         assert negative.shape == (6, 5) and set(np.unique(negative)) <= {0.0, 1.0}
 
@@ -438,7 +443,7 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum):
         step[:-1, :-1] = hp.T @ positive / len(positive) - hn.T @ negative / len(negative)
         step[-1, :-1] = positive.mean(axis=0) - negative.mean(axis=0)
         step[:-1, -1] = hp.mean(axis=0) - hn.mean(axis=0)
-        velocity = momentum * velocity + lr * step
+        velocity = m * velocity + (1 - m) * lr * step
         expected = params + velocity
         following = records[t + 1][0] if t + 1 < len(records) else None
         if following is None:
@@ -448,6 +453,34 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum):
             following[:-1, -1] = rbm.intercept_hidden_
             following[-1, -1] = params[-1, -1]
         assert_allclose(following, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_statistics_updates_are_the_gradient_formula_with_momentum_and_decay():
+    # The plain loop (strategies returning statistics) follows the same rule as the
+    # stacked-row loop, weight decay included: velocity = m * velocity + (1 - m) * lr *
+    # (gradient - weight_decay * W). One full-batch update per epoch, and exact model
+    # expectations by enumeration, so the whole run can be replayed here.
+    X = (np.random.default_rng(4).random((12, 4)) < 0.4).astype(float)
+    lr, m, decay, n_iter = 0.3, 0.5, 0.05, 4
+    settings = dict(n_components=3, learning="exact", batch_size=12, learning_rate=lr,
+                    momentum=m, weight_decay=decay, average_window=None, random_state=0)
+    start = RBM(**settings, n_iter=0).fit(X)
+    W, b, c = start.components_, start.intercept_visible_, start.intercept_hidden_
+    V, H = all_states(4), all_states(3)
+    velocity = [np.zeros_like(W), np.zeros_like(b), np.zeros_like(c)]
+    for _ in range(n_iter):
+        joint = np.exp(rbm_joint_log_weights(W, b, c))
+        joint /= joint.sum()
+        hp = 1 / (1 + np.exp(-(X @ W.T + c)))
+        gradient = [hp.T @ X / len(X) - H.T @ joint.T @ V - decay * W,
+                    X.mean(axis=0) - joint.sum(axis=1) @ V,
+                    hp.mean(axis=0) - joint.sum(axis=0) @ H]
+        velocity = [m * v + (1 - m) * lr * g for v, g in zip(velocity, gradient)]
+        W, b, c = W + velocity[0], b + velocity[1], c + velocity[2]
+    rbm = RBM(**settings, n_iter=n_iter).fit(X)
+    assert_allclose(rbm.components_, W, rtol=1e-10, atol=1e-12)
+    assert_allclose(rbm.intercept_visible_, b, rtol=1e-10, atol=1e-12)
+    assert_allclose(rbm.intercept_hidden_, c, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("visible_bias_init", ["data_rates", "zero"])

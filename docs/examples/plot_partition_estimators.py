@@ -25,7 +25,7 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-from skboltz._energy import RBMView
+from skboltz.views import RBMView
 from skboltz.exceptions import MeanFieldConvergenceWarning
 from skboltz.partition import AIS, TAP, Exact, MeanField, VisitedStates
 

@@ -4,8 +4,13 @@ Pass a string or one of these objects as ``learning`` to a skboltz model; tune a
 strategy's settings in a grid search as ``learning__n_steps`` and so on.
 """
 
-from ._base import LEARNING_STRATEGIES, LearningStrategy
-from ._boltzmann import BMLearningStrategy, Gibbs, MeanFieldGradient
+from ._base import (
+    LEARNING_STRATEGIES,
+    BMLearningStrategy,
+    LearningStrategy,
+    RBMLearningStrategy,
+)
+from ._boltzmann import Gibbs, MeanFieldGradient
 from ._exact import ExactGradient
 from ._sampling import CD, PCD, ParallelTempering
 from ._tap import TAPGradient
@@ -20,5 +25,6 @@ __all__ = [
     "MeanFieldGradient",
     "PCD",
     "ParallelTempering",
+    "RBMLearningStrategy",
     "TAPGradient",
 ]

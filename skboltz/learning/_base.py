@@ -5,7 +5,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._energy import Noise
+from .._energy import AugmentedRBM, Noise
 
 #: model kind ("rbm", "bm") -> {string name -> strategy class}. Filled on import.
 LEARNING_STRATEGIES = {"rbm": {}, "bm": {}}
@@ -24,24 +24,19 @@ def register(name, *kinds):
 
 
 class LearningStrategy(BaseEstimator):
-    """Base class of learning strategies.
+    """Base class of learning strategies: how a model's learning statistics are estimated.
 
-    A strategy holds settings only. The training state it needs between minibatches
-    (persistent chains, temperatures, ...) is created by :meth:`init_state`, owned by the
-    estimator and handed back on every call, together with the estimator's random
-    stream.
+    A strategy holds settings only (its ``__init__`` parameters, which ``get_params``,
+    ``set_params`` and ``clone`` see, so a grid search can tune them as
+    ``learning__<name>``). The state it needs between minibatches (persistent chains,
+    magnetisations, ...) is created by :meth:`init_state`, owned by the estimator and
+    handed back on every call, together with the estimator's random generator; a
+    strategy never keeps state or randomness of its own.
 
-    The training loop calls three methods per minibatch, so that the estimator can
-    compute the positive and negative statistics in one matrix product over stacked
-    rows: :meth:`n_negative` (how many negative rows), :meth:`sample_negative` (write
-    them) and :meth:`observe` (the hidden conditionals of those rows, which persistent
-    chains reuse to draw their next hidden state without another product).
-    :meth:`negative_phase` is the same computation for one minibatch on its own,
-    returning the mean statistics; it is the reference the fast loop must agree with.
-
-    Strategies that give the negative statistics directly rather than as sampled rows
-    (exact enumeration, TAP) override :meth:`negative_phase` only; the estimator then
-    uses it, one minibatch at a time (see :attr:`samples_rows`).
+    Strategies come in two kinds, one per kind of model: subclass
+    :class:`RBMLearningStrategy` to train :class:`~skboltz.RBM` and
+    :class:`BMLearningStrategy` to train :class:`~skboltz.BoltzmannMachine`. Passing a
+    strategy of the other kind is an error at ``fit``.
 
     Examples
     --------
@@ -53,16 +48,22 @@ class LearningStrategy(BaseEstimator):
     5
     """
 
+    #: The string name under which the strategy is registered ("" if none).
     name = ""
 
-    def init_state(self, model, data, batch_size, rng):
-        """Create the sampler state for ``model`` (None when there is none).
+    #: Subclasses list the constraints of their parameters (scikit-learn's
+    #: ``_parameter_constraints``); parameters not listed are not checked.
+    _parameter_constraints: dict = {}
+
+    def init_state(self, model, X, batch_size, rng):
+        """Create the state the strategy keeps between minibatches (None when none).
 
         Parameters
         ----------
-        model : training-time model (e.g. ``AugmentedRBM``)
-            The model at the start of training.
-        data : {ndarray, sparse matrix}
+        model : model view
+            The model at the start of training: an :class:`~skboltz.views.RBMView` or a
+            :class:`~skboltz.views.BMView`.
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
             The training data, e.g. to start persistent chains at data rows.
         batch_size : int
             The estimator's minibatch size.
@@ -72,87 +73,61 @@ class LearningStrategy(BaseEstimator):
         Returns
         -------
         state : object
-            Whatever :meth:`negative_phase` needs between minibatches, or None.
+            Whatever the strategy needs between minibatches, or None.
         """
         return None
 
-    @property
-    def samples_rows(self):
-        """Whether the strategy samples negative rows (the fast, stacked training loop).
 
-        False for strategies that only override :meth:`negative_phase`.
-        """
-        return type(self).sample_negative is not LearningStrategy.sample_negative
+class RBMLearningStrategy(LearningStrategy):
+    """Base class of RBM learning strategies: the negative (free) phase of an RBM.
 
-    def n_negative(self, state, n_positive):
-        """Number of negative-phase rows for a minibatch of ``n_positive`` rows.
+    An RBM's likelihood gradient is the difference of the data's and the model's
+    expectations of h v^T (and of v and h). The estimator computes the data term; a
+    strategy supplies the model term as **visible rows**: subclass and implement
+    :meth:`negative_phase` (and :meth:`init_state` if it keeps state between
+    updates, like persistent chains). The estimator turns the rows V into the negative
+    statistics mean(P(h = 1 | v) v^T) and the updates.
 
-        Parameters
-        ----------
-        state : object
-            What :meth:`init_state` returned.
-        n_positive : int
-            Rows in the minibatch.
+    The built-in sampling strategies (:class:`CD`, :class:`PCD`,
+    :class:`ParallelTempering`) also implement private hooks of a faster, fused
+    training loop; :class:`ExactGradient` and :class:`TAPGradient` compute the
+    statistics in closed form rather than as rows.
 
-        Returns
-        -------
-        n_negative : int
-            Rows :meth:`sample_negative` will write.
-        """
-        raise NotImplementedError
+    Examples
+    --------
+    A negative phase that restarts one Gibbs step from uniformly random states each
+    update (a poor strategy, but a complete one):
 
-    def sample_negative(self, model, positive, state, noise, progress, out):
-        """Write the negative-phase visible states into ``out``.
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from skboltz import RBM
+    >>> from skboltz.learning import RBMLearningStrategy
+    >>> class RandomRestart(RBMLearningStrategy):
+    ...     def __init__(self, n_rows=20):
+    ...         self.n_rows = n_rows
+    ...
+    ...     def negative_phase(self, model, batch, state, rng, progress):
+    ...         V = (rng.random((self.n_rows, model.n_visible)) < 0.5).astype(model.dtype)
+    ...         return model.gibbs_step(V, rng)
+    >>> X = load_digits().data / 16
+    >>> rbm = RBM(n_components=8, learning=RandomRestart(), learning_rate=0.02, n_iter=2,
+    ...           random_state=0).fit(X)
+    >>> rbm.learning_
+    RandomRestart()
+    """
 
-        Parameters
-        ----------
-        model : training-time model (e.g. ``AugmentedRBM``)
-            The model with its current parameters.
-        positive : ndarray
-            The minibatch's augmented visible rows (the clamped data).
-        state : object
-            What :meth:`init_state` returned, updated in place.
-        noise : skboltz._energy.Noise
-            The estimator's random stream (``noise.rng`` is its generator).
-        progress : float
-            Fraction of the requested training done, in [0, 1], for schedules.
-        out : ndarray of shape (n_negative, n_visible + 1)
-            Augmented rows to fill with binary visible states (constant unit 1). The
-            negative statistics are the mean over these rows of P(h | v) v^T, which
-            the caller computes. A strategy may keep a reference to ``out`` (it stays
-            valid until the caller's next call).
-        """
-        raise NotImplementedError
-
-    def observe(self, state, hidden_tanh, noise):
-        """Receive tanh(x / 2) = 2 P(h = 1 | v) - 1 of the rows just written to ``out``.
-
-        ``x`` is ``model.hidden_input`` (shape (n_negative, n_hidden + 1)) under the
-        parameters of the coming update, before it. Persistent chains draw their next
-        hidden state from it (``hidden_tanh > noise.signed_uniform(...)``) without
-        another product.
+    def negative_phase(self, model, batch, state, rng, progress):
+        """Visible rows whose hidden conditionals give the negative statistics.
 
         Parameters
         ----------
+        model : RBMView
+            Read-only view of the RBM's current parameters
+            (:class:`skboltz.views.RBMView`).
+        batch : ndarray of shape (n_rows, n_visible)
+            The minibatch (the clamped data), e.g. to start chains at it as CD does.
         state : object
-            What :meth:`init_state` returned, updated in place.
-        hidden_tanh : ndarray of shape (n_negative, n_hidden + 1)
-            The values tanh(x / 2) of the hidden inputs of the rows just written.
-        noise : skboltz._energy.Noise
-            The estimator's random stream.
-        """
-
-    def negative_phase(self, model, positive, state, rng, progress):
-        """Negative-phase statistics for one minibatch (the reference computation).
-
-        Parameters
-        ----------
-        model : training-time model (e.g. ``AugmentedRBM``)
-            The model with its current parameters.
-        positive : ndarray
-            The minibatch's augmented visible rows (the clamped data).
-        state : object
-            What :meth:`init_state` returned, updated in place.
+            What :meth:`init_state` returned; update it in place.
         rng : numpy.random.Generator
             The estimator's source of randomness.
         progress : float
@@ -160,20 +135,145 @@ class LearningStrategy(BaseEstimator):
 
         Returns
         -------
-        statistics : ndarray
-            Mean of the sufficient statistics under the model's estimate, the same
-            shape as ``model.statistics(...)`` divided by its number of rows.
+        V : ndarray of shape (n_negative, n_visible)
+            Visible states (or probabilities) approximately drawn from the model; the
+            negative statistics are their mean of P(h = 1 | v) v^T.
         """
-        noise = Noise(rng, model.params.dtype, block_size=0)
-        out = model.empty_visible(self.n_negative(state, positive.shape[0]))
-        self.sample_negative(model, positive, state, noise, progress, out)
-        x = model.hidden_input(out)
-        x *= 0.5
-        np.tanh(x, out=x)
-        self.observe(state, x, noise)
-        x += 1  # (tanh(x/2) + 1) / 2 = sigmoid(x)
-        x *= 0.5
-        return model.statistics(x, out) / out.shape[0]
+        if self._uses_fast_loop():
+            # The built-in samplers' rows, through their fused-loop hooks.
+            model = AugmentedRBM.from_view(model)
+            out = model.empty_visible(self._n_negative(state, batch.shape[0]))
+            noise = Noise(rng, model.params.dtype, block_size=0)
+            self._sample_negative(model, model.augment(batch), state, noise, progress, out)
+            return out[:, :-1]
+        raise NotImplementedError(
+            f"{type(self).__name__} does not produce negative-phase rows; subclasses of "
+            "RBMLearningStrategy implement negative_phase."
+        )
+
+    # -- private hooks of the fused training loop (built-in samplers) ---------------
+    # ``model`` below is the training form ``skboltz._energy.AugmentedRBM``: rows carry a
+    # trailing constant unit, so one matrix product gives all statistics at once.
+
+    def _uses_fast_loop(self):
+        """Whether the strategy implements the fused loop's hooks (rows sampled in place)."""
+        return type(self)._sample_negative is not RBMLearningStrategy._sample_negative
+
+    def _n_negative(self, state, n_positive):
+        """Number of negative rows :meth:`_sample_negative` writes for ``n_positive`` rows."""
+        raise NotImplementedError
+
+    def _sample_negative(self, model, positive, state, noise, progress, out):
+        """Write binary augmented negative rows into ``out`` (shape (n_negative, n_visible + 1)).
+
+        ``positive`` holds the minibatch's augmented rows; ``noise`` is the estimator's
+        buffered random stream (:class:`skboltz._energy.Noise`). A strategy may keep a
+        reference to ``out``: it stays valid until the caller's next call.
+        """
+        raise NotImplementedError
+
+    def _observe(self, state, hidden_tanh, noise):
+        """Receive tanh(x / 2) = 2 P(h = 1 | v) - 1 of the rows just written to ``out``.
+
+        ``x`` is the hidden input of those rows under the parameters of the coming
+        update; persistent chains draw their next hidden state from it
+        (``hidden_tanh > noise.signed_uniform(...)``) without another product.
+        """
+
+    def _negative_statistics(self, model, positive, state, rng, progress):
+        """Mean negative statistics of one minibatch, in the augmented layout.
+
+        The reference computation of one update (the fused loop must agree with it),
+        and the plain loop's source of statistics for strategies without the fused
+        hooks: user strategies' rows, or closed forms (exact, TAP) that override it.
+        Returns an array shaped like ``model.params``: mean h v^T, with mean h in the
+        last column and mean v in the last row.
+        """
+        if self._uses_fast_loop():
+            noise = Noise(rng, model.params.dtype, block_size=0)
+            out = model.empty_visible(self._n_negative(state, positive.shape[0]))
+            self._sample_negative(model, positive, state, noise, progress, out)
+            x = model.hidden_input(out)
+            x *= 0.5
+            np.tanh(x, out=x)
+            self._observe(state, x, noise)
+            x += 1  # (tanh(x/2) + 1) / 2 = sigmoid(x)
+            x *= 0.5
+            return model.statistics(x, out) / out.shape[0]
+        rows = self.negative_phase(model.view(), positive[:, :-1], state, rng, progress)
+        rows = np.asarray(rows, dtype=model.params.dtype)
+        if rows.ndim != 2 or rows.shape[1] != model.n_visible or rows.shape[0] == 0:
+            raise ValueError(
+                f"{type(self).__name__}.negative_phase must return a non-empty array of "
+                f"shape (n_rows, {model.n_visible}) of visible states; got shape "
+                f"{rows.shape}."
+            )
+        rows = model.augment(rows)
+        return model.statistics(model.hidden_probability(rows), rows) / rows.shape[0]
+
+
+class BMLearningStrategy(LearningStrategy):
+    """Base class of Boltzmann-machine strategies: a clamped and a free phase.
+
+    The Boltzmann learning rule (Ackley, Hinton & Sejnowski 1985) moves each coupling
+    by <s_i s_j>_clamped - <s_i s_j>_free and each bias by <s_i>_clamped - <s_i>_free
+    (divided by the temperature). Subclasses implement :meth:`positive_phase`
+    (visible units clamped to the data, hidden units inferred) and
+    :meth:`negative_phase` (the free-running model). Both return second moments in one
+    symmetric matrix whose diagonal holds the means (``s_i s_i = s_i`` for binary
+    units).
+
+    Examples
+    --------
+    >>> from skboltz.learning import BMLearningStrategy, Gibbs, MeanFieldGradient
+    >>> issubclass(Gibbs, BMLearningStrategy) and issubclass(MeanFieldGradient, BMLearningStrategy)
+    True
+    """
+
+    def positive_phase(self, model, batch, state, rng):
+        """Clamped second moments (mean s s^T, diagonal = mean s) for ``batch``.
+
+        Parameters
+        ----------
+        model : BMView
+            Read-only view of the machine's current parameters
+            (:class:`skboltz.views.BMView`).
+        batch : ndarray of shape (n_rows, n_visible)
+            Visible rows (values in [0, 1]).
+        state : object
+            What :meth:`init_state` returned.
+        rng : numpy.random.Generator
+            Source of randomness for sampling strategies.
+
+        Returns
+        -------
+        moments : ndarray of shape (n_units, n_units)
+            Mean of s s^T with the visible units clamped to the rows.
+        """
+        raise NotImplementedError
+
+    def negative_phase(self, model, batch, state, rng, progress):
+        """Free second moments (mean s s^T, diagonal = mean s) under the model.
+
+        Parameters
+        ----------
+        model : BMView
+            Read-only view of the machine's current parameters.
+        batch : ndarray of shape (n_rows, n_visible)
+            The minibatch (used by strategies that start chains at the data).
+        state : object
+            What :meth:`init_state` returned, updated in place.
+        rng : numpy.random.Generator
+            Source of randomness for sampling strategies.
+        progress : float
+            Fraction of the requested training done, in [0, 1].
+
+        Returns
+        -------
+        moments : ndarray of shape (n_units, n_units)
+            Mean of s s^T under the model's free-running distribution.
+        """
+        raise NotImplementedError
 
 
 def validate_steps(n_steps):
@@ -193,7 +293,7 @@ def steps_at(n_steps, progress):
     """The number of Gibbs steps at ``progress`` in [0, 1] of training.
 
     ``n_steps=(start, stop)`` grows k linearly from ``start`` at the first epoch to
-    ``stop`` at the last one (CD-k with k growing, as the seed suggests).
+    ``stop`` at the last one (CD-k with k growing during training, as Hinton 2010 suggests).
     """
     if type(n_steps) is int:  # the common case, called once per minibatch: keep it cheap
         return n_steps

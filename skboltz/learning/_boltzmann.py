@@ -3,13 +3,13 @@
 The Boltzmann learning rule (Ackley, Hinton & Sejnowski 1985) moves each coupling by
 <s_i s_j>_clamped - <s_i s_j>_free and each bias by <s_i>_clamped - <s_i>_free (times
 1/T). A BM strategy supplies both phases as one symmetric matrix of second moments
-whose diagonal holds the means (see ``skboltz._energy.bm_second_moments``):
+whose diagonal holds the means (see :class:`~skboltz.learning.BMLearningStrategy`):
 
 - ``positive_phase(model, batch, state, rng)``: the clamped statistics, visible units
   fixed to the minibatch rows and the hidden units inferred;
 - ``negative_phase(model, batch, state, rng, progress)``: the free statistics.
 
-``model`` is a :class:`skboltz._energy.BMView` on the current parameters. When the
+``model`` is a :class:`skboltz.views.BMView` on the current parameters. When the
 hidden units are not coupled to each other, every strategy uses the exact conditional
 P(h | v) in the clamped phase (it factorises).
 """
@@ -30,66 +30,7 @@ from .._energy import (
     sigmoid,
 )
 from .._sklearn import Interval, StrOptions
-from ._base import LearningStrategy, register
-
-
-class BMLearningStrategy(LearningStrategy):
-    """Base class of Boltzmann-machine strategies: a clamped and a free phase.
-
-    Subclasses implement :meth:`positive_phase` (visible units clamped to the data,
-    hidden units inferred) and :meth:`negative_phase` (the free-running model). Both
-    return second moments in one symmetric matrix whose diagonal holds the means.
-
-    Examples
-    --------
-    >>> from skboltz.learning import BMLearningStrategy, Gibbs, MeanFieldGradient
-    >>> issubclass(Gibbs, BMLearningStrategy) and issubclass(MeanFieldGradient, BMLearningStrategy)
-    True
-    """
-
-    def positive_phase(self, model, batch, state, rng):
-        """Clamped second moments (mean s s^T, diagonal = mean s) for ``batch``.
-
-        Parameters
-        ----------
-        model : BMView
-            Read-only view of the machine's current parameters.
-        batch : ndarray of shape (n_rows, n_visible)
-            Visible rows (values in [0, 1]).
-        state : object
-            What :meth:`init_state` returned.
-        rng : numpy.random.Generator
-            Source of randomness for sampling strategies.
-
-        Returns
-        -------
-        moments : ndarray of shape (n_units, n_units)
-            Mean of s s^T with the visible units clamped to the rows.
-        """
-        raise NotImplementedError
-
-    def negative_phase(self, model, batch, state, rng, progress):
-        """Free second moments (mean s s^T, diagonal = mean s) under the model.
-
-        Parameters
-        ----------
-        model : BMView
-            Read-only view of the machine's current parameters.
-        batch : ndarray of shape (n_rows, n_visible)
-            The minibatch (used by strategies that start chains at the data).
-        state : object
-            What :meth:`init_state` returned, updated in place.
-        rng : numpy.random.Generator
-            Source of randomness for sampling strategies.
-        progress : float
-            Fraction of the requested training done, in [0, 1].
-
-        Returns
-        -------
-        moments : ndarray of shape (n_units, n_units)
-            Mean of s s^T under the model's free-running distribution.
-        """
-        raise NotImplementedError
+from ._base import BMLearningStrategy, register
 
 
 def _hidden_uncoupled(model):
@@ -230,10 +171,10 @@ class Gibbs(BMLearningStrategy):
         self.annealing = annealing
         self.enumerate_hidden = enumerate_hidden
 
-    def init_state(self, model, data, batch_size, rng):
+    def init_state(self, model, X, batch_size, rng):
         schedule = _validate_annealing(self.annealing, model.temperature)
         n_chains = self.n_chains or max(100, batch_size)
-        return {"chains": _initial_chains(model, data, n_chains, rng), "schedule": schedule}
+        return {"chains": _initial_chains(model, X, n_chains, rng), "schedule": schedule}
 
     def _run(self, model, S, state, rng, units):
         """Anneal, then average the moments over ``n_steps`` sweeps at T (S F-ordered)."""
@@ -350,8 +291,8 @@ class MeanFieldGradient(BMLearningStrategy):
         self.tol = tol
         self.enumerate_hidden = enumerate_hidden
 
-    def init_state(self, model, data, batch_size, rng):
-        rates = np.clip(np.asarray(data.mean(axis=0), dtype=np.float64).ravel(), 0.01, 0.99)
+    def init_state(self, model, X, batch_size, rng):
+        rates = np.clip(np.asarray(X.mean(axis=0), dtype=np.float64).ravel(), 0.01, 0.99)
         m = np.full(model.n_units, 0.5)
         m[: model.n_visible] = rates
         return {"magnetisation": m, "n_unconverged": 0}

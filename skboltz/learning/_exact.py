@@ -7,6 +7,8 @@ from scipy.special import logsumexp
 
 from .._energy import (
     AugmentedRBM,
+    BMView,
+    RBMView,
     binary_states,
     bm_enumeration_plan,
     bm_enumeration_size,
@@ -14,8 +16,8 @@ from .._energy import (
 )
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
-from ._base import register
-from ._boltzmann import BMLearningStrategy, exact_clamped_moments, exact_free_moments
+from ._base import BMLearningStrategy, RBMLearningStrategy, register
+from ._boltzmann import exact_clamped_moments, exact_free_moments
 
 
 def exact_statistics(model, chunk_size=4096):
@@ -75,7 +77,7 @@ def exact_statistics(model, chunk_size=4096):
 
 
 @register("exact", "rbm", "bm")
-class ExactGradient(BMLearningStrategy):
+class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
     """The exact likelihood gradient, by enumeration: for small models and as a reference.
 
     For an RBM the negative phase enumerates the smaller layer
@@ -116,8 +118,8 @@ class ExactGradient(BMLearningStrategy):
         self.max_states = max_states
         self.chunk_size = chunk_size
 
-    def init_state(self, model, data, batch_size, rng):
-        is_rbm = isinstance(model, AugmentedRBM)
+    def init_state(self, model, X, batch_size, rng):
+        is_rbm = isinstance(model, RBMView)
         if is_rbm:
             n_states = 2 ** min(model.n_visible, model.n_hidden)
         else:
@@ -143,11 +145,14 @@ class ExactGradient(BMLearningStrategy):
     def positive_phase(self, model, batch, state, rng):
         return exact_clamped_moments(model, batch)
 
-    def negative_phase(self, model, positive, state, rng, progress):
-        if isinstance(model, AugmentedRBM):
-            statistics = exact_statistics(model, self.chunk_size)
-            return statistics.astype(model.params.dtype, copy=False)
-        return exact_free_moments(model, state["plan"])
+    def negative_phase(self, model, batch, state, rng, progress):
+        if isinstance(model, BMView):
+            return exact_free_moments(model, state["plan"])
+        return super().negative_phase(model, batch, state, rng, progress)
+
+    def _negative_statistics(self, model, positive, state, rng, progress):
+        statistics = exact_statistics(model, self.chunk_size)
+        return statistics.astype(model.params.dtype, copy=False)
 
 
 __all__ = ["ExactGradient", "exact_statistics"]

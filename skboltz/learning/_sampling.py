@@ -5,8 +5,8 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._sklearn import Interval
-from .._energy import Noise
-from ._base import LearningStrategy, register, steps_at, validate_steps
+from .._energy import AugmentedRBM, Noise
+from ._base import RBMLearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1
         Gibbs steps k per update. A pair ``(start, stop)`` makes k grow linearly from
@@ -14,17 +14,17 @@ _N_STEPS_DOC = """n_steps : int or (int, int), default=1
 
 
 def _initial_chains(model, data, n_chains, rng):
-    """Binary visible states drawn from random training rows (augmented)."""
+    """Binary visible states drawn from random training rows (augmented rows)."""
     rows = data[rng.integers(0, data.shape[0], size=n_chains)]
     rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
     rows = np.clip(rows, 0, 1)
-    chains = model.augment(rows.astype(model.params.dtype, copy=False))
+    chains = AugmentedRBM.augment(rows.astype(model.dtype, copy=False))
     np.less(rng.random(rows.shape, dtype=chains.dtype), chains[:, :-1], out=chains[:, :-1])
     return chains
 
 
 @register("cd", "rbm")
-class CD(LearningStrategy):
+class CD(RBMLearningStrategy):
     __doc__ = f"""Contrastive divergence, CD-k (Hinton 2002).
 
     Each update starts k steps of block Gibbs sampling at the minibatch itself. Cheap
@@ -48,14 +48,14 @@ class CD(LearningStrategy):
     def __init__(self, n_steps=1):
         self.n_steps = n_steps
 
-    def init_state(self, model, data, batch_size, rng):
+    def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
         return None
 
-    def n_negative(self, state, n_positive):
+    def _n_negative(self, state, n_positive):
         return n_positive
 
-    def sample_negative(self, model, positive, state, noise, progress, out):
+    def _sample_negative(self, model, positive, state, noise, progress, out):
         H = model.empty_hidden(positive.shape[0])
         V = positive
         for _ in range(steps_at(self.n_steps, progress)):
@@ -64,7 +64,7 @@ class CD(LearningStrategy):
 
 
 @register("pcd", "rbm")
-class PCD(LearningStrategy):
+class PCD(RBMLearningStrategy):
     __doc__ = f"""Persistent contrastive divergence (Tieleman 2008).
 
     Negative statistics come from Markov chains that persist across updates (and
@@ -95,32 +95,33 @@ class PCD(LearningStrategy):
         self.n_steps = n_steps
         self.n_chains = n_chains
 
-    def init_state(self, model, data, batch_size, rng):
+    def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
-        chains = _initial_chains(model, data, self.n_chains or batch_size, rng)
+        chains = _initial_chains(model, X, self.n_chains or batch_size, rng)
         noise = Noise(rng, chains.dtype, block_size=0)
+        model = AugmentedRBM.from_view(model)
         # The chains' state is the hidden draw given their last visible rows: each
         # update then starts with h -> v, and the caller's P(h | v) of the new visible
         # rows (needed for the statistics anyway) gives the next h.
         hidden = model.draw_hidden(chains, noise, model.empty_hidden(chains.shape[0]))
         return {"chains": chains, "hidden": hidden}
 
-    def n_negative(self, state, n_positive):
+    def _n_negative(self, state, n_positive):
         return state["hidden"].shape[0]
 
-    def sample_negative(self, model, positive, state, noise, progress, out):
+    def _sample_negative(self, model, positive, state, noise, progress, out):
         H = state["hidden"]
         for _ in range(steps_at(self.n_steps, progress) - 1):
             model.draw_hidden(model.draw_visible(H, noise, out), noise, H)
         state["chains"] = model.draw_visible(H, noise, out)
 
-    def observe(self, state, hidden_tanh, noise):
+    def _observe(self, state, hidden_tanh, noise):
         hidden = state["hidden"]
         np.greater(hidden_tanh, noise.signed_uniform(hidden.shape), out=hidden)
 
 
 @register("pt", "rbm")
-class ParallelTempering(LearningStrategy):
+class ParallelTempering(RBMLearningStrategy):
     __doc__ = f"""Parallel tempering (Desjardins et al. 2010; Cho et al. 2010).
 
     Persistent chains run at inverse temperatures ``beta`` evenly spaced from 1 down to
@@ -160,21 +161,21 @@ class ParallelTempering(LearningStrategy):
         self.n_chains = n_chains
         self.min_beta = min_beta
 
-    def init_state(self, model, data, batch_size, rng):
+    def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
         n_chains = self.n_chains or batch_size
         betas = np.linspace(1.0, self.min_beta, self.n_temperatures)
         # Rows are temperature-major: rows [t * n_chains, (t + 1) * n_chains) run at betas[t].
-        row_betas = np.repeat(betas, n_chains)[:, None].astype(model.params.dtype)
-        chains = _initial_chains(model, data, n_chains * self.n_temperatures, rng)
+        row_betas = np.repeat(betas, n_chains)[:, None].astype(model.dtype)
+        chains = _initial_chains(model, X, n_chains * self.n_temperatures, rng)
         return {"chains": chains, "betas": betas, "row_betas": row_betas,
                 "n_chains": n_chains, "n_rounds": 0, "n_swaps_accepted": 0,
                 "n_swaps_proposed": 0}
 
-    def n_negative(self, state, n_positive):
+    def _n_negative(self, state, n_positive):
         return state["n_chains"]
 
-    def sample_negative(self, model, positive, state, noise, progress, out):
+    def _sample_negative(self, model, positive, state, noise, progress, out):
         V, row_betas, n_chains = state["chains"], state["row_betas"], state["n_chains"]
         H = model.empty_hidden(V.shape[0])
         for _ in range(steps_at(self.n_steps, progress)):

@@ -4,9 +4,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._energy import AugmentedRBM, sigmoid
+from .._energy import sigmoid
 from .._sklearn import Interval
-from ._base import LearningStrategy, register
+from ._base import RBMLearningStrategy, register
 
 
 def tap_iterate(weights, visible_bias, hidden_bias, m_v, m_h, max_iter, damping, tol=0.0):
@@ -52,7 +52,7 @@ def tap_statistics(model, m_v, m_h):
 
 
 @register("tap", "rbm")
-class TAPGradient(LearningStrategy):
+class TAPGradient(RBMLearningStrategy):
     """Training through the TAP free energy (Gabrie, Tramel & Krzakala 2015).
 
     The negative phase is the gradient of the second-order (TAP) approximation of
@@ -100,15 +100,14 @@ class TAPGradient(LearningStrategy):
         self.tol = tol
         self.damping = damping
 
-    def init_state(self, model, data, batch_size, rng):
+    def init_state(self, model, X, batch_size, rng):
         n_chains = self.n_chains or batch_size
-        rows = data[rng.integers(0, data.shape[0], size=n_chains)]
+        rows = X[rng.integers(0, X.shape[0], size=n_chains)]
         rows = rows.toarray() if hasattr(rows, "toarray") else np.asarray(rows)
-        m_v = np.clip(rows, 0, 1).astype(model.params.dtype)
-        m_h = model.hidden_probability(AugmentedRBM.augment(m_v))[:, :-1]
-        return {"m_v": m_v, "m_h": np.ascontiguousarray(m_h)}
+        m_v = np.clip(rows, 0, 1).astype(model.dtype)
+        return {"m_v": m_v, "m_h": model.hidden_probability(m_v)}
 
-    def negative_phase(self, model, positive, state, rng, progress):
+    def _negative_statistics(self, model, positive, state, rng, progress):
         params = model.params
         m_v, m_h = tap_iterate(
             params[:-1, :-1], params[-1, :-1], params[:-1, -1],

@@ -107,7 +107,7 @@ class AIS(ZEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import AIS, Exact
     >>> rng = np.random.default_rng(0)
     >>> model = RBMView(rng.normal(0, 0.3, (4, 6)), np.zeros(6), np.zeros(4))
@@ -195,7 +195,7 @@ class AIS(ZEstimator):
         Examples
         --------
         >>> import numpy as np
-        >>> from skboltz._energy import RBMView
+        >>> from skboltz.views import RBMView
         >>> from skboltz.partition import AIS
         >>> model = RBMView(np.zeros((2, 3)), np.zeros(3), np.zeros(2))
         >>> ll = AIS(n_betas=10).reverse_log_likelihood(model, np.ones((4, 3)), rng=0)

@@ -72,24 +72,48 @@ class LogZ:
 class ZEstimator(BaseEstimator):
     """Base class of log Z estimators.
 
-    Subclasses hold settings only (no fitted or mutable state) and implement
-    :meth:`estimate`, which receives a read-only model view (see ``skboltz._energy``)
-    and a numpy ``Generator``.
+    Subclasses hold settings only (their ``__init__`` parameters; no fitted or
+    mutable state) and implement :meth:`estimate`, which receives a read-only model
+    view (the :class:`~skboltz.views.ModelView` protocol) and a numpy ``Generator``,
+    and returns a :class:`LogZ`. Pass an instance as ``z_estimator`` to any skboltz
+    model; it is cloned.
 
     Examples
     --------
+    A complete estimator: simple importance sampling from uniformly random states
+    (unbiased for Z, but useless beyond a few dozen units):
+
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
-    >>> from skboltz.partition import Exact, ZEstimator
-    >>> isinstance(Exact(), ZEstimator)
-    True
-    >>> model = RBMView(np.zeros((3, 2)), np.zeros(2), np.zeros(3))
-    >>> Exact(max_states=4).is_feasible(model)
+    >>> from scipy.special import logsumexp
+    >>> from sklearn.datasets import load_digits
+    >>> from skboltz import RBM
+    >>> from skboltz.partition import LogZ, ZEstimator
+    >>> class UniformImportance(ZEstimator):
+    ...     def __init__(self, n_draws=20000):
+    ...         self.n_draws = n_draws
+    ...
+    ...     def estimate(self, model, *, rng=None, data_rates=None):
+    ...         rng = np.random.default_rng(rng)
+    ...         n = model.n_state_units
+    ...         S = (rng.random((self.n_draws, n)) < 0.5).astype(np.float64)
+    ...         log_w = model.log_unnormalized(S) + n * np.log(2)  # p*(s) / q(s)
+    ...         return LogZ(float(logsumexp(log_w) - np.log(self.n_draws)),
+    ...                     method="uniform importance sampling")
+    >>> X = load_digits().data[:, 20:28] / 16  # 8 pixels: 256 visible states
+    >>> rbm = RBM(n_components=4, n_iter=3, z_estimator=UniformImportance(),
+    ...           random_state=0).fit(X)
+    >>> estimate = rbm.estimate_log_partition().value
+    >>> exact = rbm.estimate_log_partition("exact").value
+    >>> bool(abs(estimate - exact) < 0.05)
     True
     """
 
     #: Short name used in ``LogZ.method`` and in the string registry.
     name = ""
+
+    #: Subclasses list the constraints of their parameters (scikit-learn's
+    #: ``_parameter_constraints``); parameters not listed are not checked.
+    _parameter_constraints: dict = {}
 
     def estimate(self, model, *, rng=None, data_rates=None):
         """Return a :class:`LogZ` for ``model``.

@@ -67,7 +67,7 @@ class Exact(ZEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import Exact
     >>> model = RBMView(np.zeros((2, 3)), np.zeros(3), np.zeros(2))
     >>> log_z = Exact().estimate(model)

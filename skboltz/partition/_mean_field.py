@@ -145,7 +145,7 @@ class MeanField(ZEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import Exact, MeanField
     >>> rng = np.random.default_rng(0)
     >>> model = RBMView(rng.normal(0, 0.1, (4, 6)), np.zeros(6), np.zeros(4))
@@ -211,7 +211,7 @@ class TAP(MeanField):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import TAP
     >>> model = RBMView(np.full((2, 3), 0.1), np.zeros(3), np.zeros(2))
     >>> TAP().estimate(model).method

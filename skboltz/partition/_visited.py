@@ -43,7 +43,7 @@ class VisitedStates(ZEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import RBMView
+    >>> from skboltz.views import RBMView
     >>> from skboltz.partition import Exact, VisitedStates
     >>> model = RBMView(np.full((2, 4), 0.5), np.zeros(4), np.zeros(2))
     >>> bound = VisitedStates(n_chains=20, n_steps=50).estimate(model, rng=0)

@@ -1,0 +1,32 @@
+"""Read-only model views: what learning strategies and log Z estimators work on.
+
+A model view bundles a model's parameter arrays with the few operations that
+strategies need (energies, free energies, conditionals, one Gibbs step, the annealing
+path, enumeration). Estimators hand their strategies a view of the current
+parameters, so one strategy serves every model with the same math, and a strategy can
+be tested on hand-built parameters without fitting anything.
+
+Every view satisfies the :class:`ModelView` protocol, where the contract is written
+down; :class:`RBMView` and :class:`BMView` are the views of :class:`~skboltz.RBM` and
+:class:`~skboltz.BoltzmannMachine` (build one from a fitted model's attributes, as in
+their examples). Views do not change their arrays.
+
+Examples
+--------
+>>> import numpy as np
+>>> from skboltz.partition import Exact
+>>> from skboltz.views import ModelView, RBMView
+>>> view = RBMView(weights=np.zeros((2, 3)), visible_bias=np.zeros(3),
+...                hidden_bias=np.zeros(2))
+>>> isinstance(view, ModelView)
+True
+>>> bool(np.isclose(Exact().estimate(view).value, 5 * np.log(2)))  # 2**5 states
+True
+"""
+
+from ._energy import BMView, ModelView, RBMView
+
+# Documented, pickled and shown under their public home.
+ModelView.__module__ = RBMView.__module__ = BMView.__module__ = __name__
+
+__all__ = ["BMView", "ModelView", "RBMView"]
