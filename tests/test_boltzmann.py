@@ -572,3 +572,27 @@ def test_partial_fit_trains_a_single_run_whatever_n_init():
     a = BoltzmannMachine(n_hidden=2, n_iter=1, random_state=0).partial_fit(X)
     b = BoltzmannMachine(n_hidden=2, n_iter=1, n_init=3, random_state=0).partial_fit(X)
     np.testing.assert_array_equal(a.coupling_, b.coupling_)
+
+
+def test_mean_field_free_phase_from_the_data_solves_the_424_encoder():
+    from skboltz.learning import MeanFieldGradient
+
+    X = np.hstack([np.eye(4), np.eye(4)])
+    runs = {}
+    for free_phase in ("data", "fixed_point"):
+        runs[free_phase], _ = encoder_424(
+            learning=MeanFieldGradient(free_phase=free_phase), learning_rate=0.15,
+            n_iter=700, random_state=0)
+        runs[free_phase].fit(X)
+    assert np.all(copy_probabilities(runs["data"]) > 0.5)
+    # one mean-field mode: learning stalls where its statistics match the data's
+    assert runs["fixed_point"].score(X) < -3.0
+
+
+def test_gibbs_auto_annealing_is_relative_to_the_temperature():
+    view = random_bm(3, 2, temperature=2.0)
+    X = np.ones((4, 3))
+    state = Gibbs().init_state(view, X, 4, np.random.default_rng(0))
+    assert state["schedule"] == [(8.0, 1), (4.0, 1), (3.0, 1)]
+    assert Gibbs(annealing=None).init_state(view, X, 4, np.random.default_rng(0))[
+        "schedule"] == []
