@@ -1083,8 +1083,10 @@ class AugmentedRBM:
 
 #: Sequential sweeps compute the local fields of this many consecutive units with one
 #: matrix product; inside a block each unit adds the block's earlier units (one short
-#: matrix-vector product). Measured with 1000 chains (float32, sweeps/s, 8 / 16 / 32):
-#: 32 units 1864 / 2966 / 2070, 64 units 1408 / 1450 / 1505, 128 units 502 / 580 / 660.
+#: dot product). Measured with 1000 chains at 64 units (a prepared ``GibbsSweep``,
+#: ratios to 16 in one process): 8 -> 0.92 (float32) / 0.92 (float64), 32 -> 1.01 /
+#: 0.96. Comparing u < sigmoid(field / T) per unit instead of the field with
+#: T logit(u) drawn for the whole sweep was 0.6x as fast (a sigmoid per unit call).
 SWEEP_BLOCK = 16
 
 
@@ -1112,6 +1114,96 @@ def bm_second_moments(S, weights=None):
     return moments
 
 
+def bm_enumeration_plan(coupled, n_visible):
+    """How to enumerate a BM cheaply: (conditioned units, list of component unit arrays).
+
+    Given the conditioned units A, the other units fall apart into the connected
+    components of their coupling graph (``coupled``: boolean (n, n), True where
+    w_ij != 0), which are independent of each other, so the states to visit number
+    2^|A| (1 + sum_C 2^|C|) instead of 2^n. A is the cheapest of: no unit, the hidden
+    units, the visible units. On an encoder (two groups of visible units joined only
+    through the hidden units) conditioning on the hidden units visits
+    2^n_hidden * 2 * 2^group states.
+    """
+    n_units = coupled.shape[0]
+    best = None
+    for conditioned in (np.arange(0), np.arange(n_visible, n_units), np.arange(n_visible)):
+        rest = np.setdiff1d(np.arange(n_units), conditioned)
+        components = _connected_components(coupled[np.ix_(rest, rest)])
+        plan = (conditioned, [rest[c] for c in components])
+        cost = bm_enumeration_size(plan)
+        if best is None or cost < best[0]:
+            best = (cost, plan)
+    return best[1]
+
+
+def bm_enumeration_size(plan):
+    """Number of states a plan visits: each conditioned state, with each component's."""
+    conditioned, components = plan
+    return 2**conditioned.size * (1 + sum(2**c.size for c in components))
+
+
+def _connected_components(adjacency):
+    """Connected components of a small undirected graph, as sorted index arrays."""
+    n = adjacency.shape[0]
+    label = np.full(n, -1)
+    components = []
+    for start in range(n):
+        if label[start] >= 0:
+            continue
+        label[start] = len(components)
+        frontier = [start]
+        members = [start]
+        while frontier:
+            neighbours = np.flatnonzero(adjacency[frontier].any(axis=0) & (label < 0))
+            label[neighbours] = len(components)
+            frontier = list(neighbours)
+            members.extend(frontier)
+        components.append(np.sort(np.array(members)))
+    return components
+
+
+def bm_exact_moments(coupling, bias, plan, temperature=1.0):
+    """Exact second moments <s s^T> (diagonal <s>) of a BM, by enumeration, float64.
+
+    Follows ``plan`` from :func:`bm_enumeration_plan`: every state a of the
+    conditioned units A, and for each component C the states c of C given a, with
+    log q(c | a) = c^T (b_C + W_CA a) / T + c^T W_CC c / (2T) - log Z_C(a). Then
+    p(a) is proportional to exp(a^T W_AA a / (2T) + b_A^T a / T) prod_C Z_C(a); pairs
+    in different components (or one in A) are independent given a, so their moments
+    are sums over a of p(a) times products of conditional means, and pairs in one
+    component sum over that component's states.
+    """
+    J = np.asarray(coupling, dtype=np.float64) / temperature
+    b = np.asarray(bias, dtype=np.float64) / temperature
+    conditioned, components = plan
+    A = binary_states(conditioned.size)
+    log_p = 0.5 * np.einsum("ki,ki->k", A @ J[np.ix_(conditioned, conditioned)], A)
+    log_p += A @ b[conditioned]
+    M = np.empty((A.shape[0], J.shape[0]))  # conditional means E[s | a]
+    M[:, conditioned] = A
+    within = []
+    for units in components:
+        C = binary_states(units.size)
+        log_q = (A @ J[np.ix_(conditioned, units)] + b[units]) @ C.T
+        log_q += 0.5 * np.einsum("ki,ki->k", C @ J[np.ix_(units, units)], C)
+        top = log_q.max(axis=1, keepdims=True)
+        q = np.exp(log_q - top)
+        z = q.sum(axis=1, keepdims=True)
+        q /= z
+        log_p += np.log(z[:, 0]) + top[:, 0]
+        M[:, units] = q @ C
+        within.append((units, C, q))
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    moments = M.T @ (p[:, None] * M)
+    for units, C, q in within:
+        r = p @ q  # marginal probability of each state of the component
+        moments[np.ix_(units, units)] = C.T @ (r[:, None] * C)
+    np.fill_diagonal(moments, p @ M)
+    return moments
+
+
 def _contiguous_blocks(units, size):
     """Split sorted unit indices into runs of consecutive indices of at most ``size``."""
     breaks = np.flatnonzero(np.diff(units) != 1) + 1
@@ -1120,80 +1212,107 @@ def _contiguous_blocks(units, size):
             yield int(run[start]), int(min(run.size - start, size))
 
 
-def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
-    """One sequential (single-unit) Gibbs sweep, in place, over all rows (chains) of ``S``.
+class GibbsSweep:
+    """Sequential single-unit Gibbs sweeps prepared for one set of parameters.
 
     Units are visited in increasing order; ``units`` lists the indices to update (the
     others stay clamped, e.g. the visible units in a clamped phase); None updates all.
     Unit i of every chain is updated at once: s_i = 1 with probability
-    sigmoid((W s + b)_i / T), i.e. when (W s + b)_i > T * logit(u) with u uniform.
-    See :class:`SequentialSweep`, which keeps the set-up for repeated sweeps. Leaves
-    p(s) proportional to exp(-E(s)/T) invariant.
+    sigmoid((W s + b)_i / T), i.e. when (W s + b)_i > T * L with L standard logistic
+    noise (``logistic_noise``). For a block of up to ``SWEEP_BLOCK`` consecutive units,
+    one matrix product gives each unit's threshold T L - b_i - (field from the units
+    outside the block and the block's later units); inside the block a unit then
+    needs one short dot product (the block's earlier, already updated units) and one
+    comparison. Leaves p(s) proportional to exp(-E(s)/T) invariant.
 
-    Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two transposing
-    copies per sweep. Returns ``S``.
-    """
-    return SequentialSweep(coupling, S.shape[1], S.dtype, units)(S, rng, bias, temperature)
-
-
-class SequentialSweep:
-    """Sequential Gibbs sweeps over the rows (chains) of a BM's states, set up once.
-
-    The sweep's logistic noise is drawn in one call. For a block of up to
-    ``SWEEP_BLOCK`` consecutive units, one matrix product gives each unit's threshold
-    T logit(u) - b_i - (field from the units outside the block and the block's later
-    units); inside the block a unit then needs one short matrix-vector product (the
-    block's earlier, already updated units) and one comparison.
+    The matrices are prepared once (``__init__``), so several sweeps with the same
+    parameters (annealing, repeated steps) pay for that once.
 
     Parameters
     ----------
     coupling : ndarray of shape (n_units, n_units)
-        Symmetric couplings W with zero diagonal.
-    n_units : int
-    dtype : dtype of the states
-    units : array-like of int or None
-        Units to update, in increasing order; None updates all.
+    bias : ndarray of shape (n_units,)
+    units : array-like of int or None, default=None
+        The units to update.
+    dtype : dtype or None, default=None
+        Dtype of the chains (default: that of ``coupling``).
     """
 
-    def __init__(self, coupling, n_units, dtype, units=None):
-        self.units = np.arange(n_units) if units is None else np.unique(units)
-        self.dtype = np.dtype(dtype)
-        self.coupling = np.asarray(coupling).astype(self.dtype, copy=False)
-        self.blocks = list(_contiguous_blocks(self.units, SWEEP_BLOCK))
-        # outer[i, j] = w_ij except for j an earlier unit of i's block (added one by one).
-        self.outer = self.coupling.copy()
-        for first, size in self.blocks:
+    def __init__(self, coupling, bias, units=None, dtype=None):
+        coupling = np.asarray(coupling)
+        self.dtype = np.dtype(coupling.dtype if dtype is None else dtype)
+        # C order: the row pieces W[i, first:i] used inside a block are contiguous views.
+        W = np.ascontiguousarray(coupling, dtype=self.dtype)
+        n_units = W.shape[0]
+        if units is None:
+            self.units = np.arange(n_units)
+            runs = [(first, min(SWEEP_BLOCK, n_units - first))
+                    for first in range(0, n_units, SWEEP_BLOCK)]
+        else:
+            self.units = np.unique(units)
+            runs = _contiguous_blocks(self.units, SWEEP_BLOCK)
+        self.negative_bias = -np.asarray(bias).astype(self.dtype)[self.units, None]
+        self.blocks = []
+        for first, size in runs:
             block = slice(first, first + size)
-            self.outer[block, block] = np.triu(self.outer[block, block])
+            # w_ij except for j an earlier unit of i's block (added one by one).
+            outer = W[block].copy()
+            outer[:, block] = np.triu(outer[:, block])
+            earlier = [W[first + k, first : first + k] for k in range(size)]
+            self.blocks.append((first, size, outer, earlier))
 
-    def __call__(self, S, rng, bias, temperature=1.0):
-        """Sweep ``S`` in place at ``temperature`` with biases ``bias``; returns ``S``."""
-        units = self.units
-        n_chains = S.shape[0]
-        if units.size == 0 or n_chains == 0:
-            return S
-        dtype = self.dtype
-        # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
-        states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
-        thresholds = logistic_noise(rng, (units.size, n_chains), dtype)
+    def noise(self, rng, n_chains, n_sweeps=None):
+        """Logistic noise for ``n_sweeps`` sweeps (one sweep when None), drawn at once."""
+        shape = (self.units.size, n_chains)
+        return logistic_noise(rng, shape if n_sweeps is None else (n_sweeps, *shape),
+                              self.dtype)
+
+    def __call__(self, states_t, noise, temperature=1.0, bias=None):
+        """One sweep over ``states_t`` (n_units, n_chains), in place; ``noise`` is consumed.
+
+        ``states_t[i]`` holds unit i of every chain (the transpose of the usual layout:
+        a view of a Fortran-ordered (n_chains, n_units) array). ``noise`` is one
+        sweep's logistic noise from :meth:`noise`; it is overwritten. ``bias``, if
+        given, replaces the prepared biases for this sweep (an annealing path changes
+        them at every step; the prepared couplings stay).
+        """
+        thresholds = noise
         if temperature != 1.0:
-            thresholds *= dtype.type(temperature)
-        thresholds -= np.asarray(bias).astype(dtype, copy=False)[units, None]
-        field = np.empty(n_chains, dtype=dtype)
+            thresholds *= self.dtype.type(temperature)
+        if bias is None:
+            thresholds += self.negative_bias
+        else:
+            thresholds -= np.asarray(bias).astype(self.dtype)[self.units, None]
+        field = np.empty(states_t.shape[1], dtype=self.dtype)
         done = 0
-        for first, size in self.blocks:
-            block = slice(first, first + size)
+        for first, size, outer, earlier in self.blocks:
             threshold = thresholds[done : done + size]
-            threshold -= self.outer[block] @ states_t
-            within = self.coupling[block, block]
+            threshold -= outer @ states_t
             np.less(threshold[0], 0, out=states_t[first])
             for k in range(1, size):
-                np.matmul(within[k, :k], states_t[first : first + k], out=field)
+                np.dot(earlier[k], states_t[first : first + k], out=field)
                 np.less(threshold[k], field, out=states_t[first + k])
             done += size
-        if not np.shares_memory(states_t, S):
-            S[...] = states_t.T
+        return states_t
+
+
+def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
+    """One sequential (single-unit) Gibbs sweep, in place, over all rows (chains) of ``S``.
+
+    See :class:`GibbsSweep` (units visited in increasing order, ``units`` the ones to
+    update). Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two
+    transposing copies. Returns ``S``.
+    """
+    n_chains = S.shape[0]
+    if n_chains == 0 or (units is not None and np.size(units) == 0):
         return S
+    sweep = GibbsSweep(coupling, bias, units, S.dtype)
+    # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
+    states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
+    sweep(states_t, sweep.noise(rng, n_chains), temperature)
+    if not np.shares_memory(states_t, S):
+        S[...] = states_t.T
+    return S
 
 
 class BMAnnealing:
@@ -1213,7 +1332,8 @@ class BMAnnealing:
         self._coupling = view.coupling_matrix()
         self._bias = view.bias_vector()
         self._base = np.asarray(base_bias, dtype=np.float64)
-        self._sweep = SequentialSweep(self._coupling, self._base.size, dtype)
+        # Prepared once; each beta passes its own bias (see transition).
+        self._sweep = GibbsSweep(self._coupling, np.zeros(self._base.size), None, dtype)
         seed = int(rng.integers(np.iinfo(np.int64).max))
         self._rng = np.random.Generator(np.random.SFC64(seed))
         self.states = np.empty((n_chains, self._base.size), dtype=dtype, order="F")
@@ -1240,7 +1360,8 @@ class BMAnnealing:
             return
         # Field beta (W s + b) / T + (1 - beta) a, i.e. temperature 1 / beta.
         bias = self._bias + ((1.0 - beta) / beta) * self._base
-        self._sweep(self.states, self._rng, bias, 1.0 / beta)
+        noise = self._sweep.noise(self._rng, self.n_chains)
+        self._sweep(self.states.T, noise, 1.0 / beta, bias=bias)  # F order: .T is a view
 
 
 def bm_hidden_log_sums(V, coupling, bias, n_visible, temperature=1.0, chunk_elements=2**20):
@@ -1274,25 +1395,61 @@ def bm_hidden_log_sums(V, coupling, bias, n_visible, temperature=1.0, chunk_elem
 def bm_hidden_marginals(V, coupling, bias, n_visible, temperature=1.0, chunk_elements=2**20):
     """P(h_j = 1 | v) for each row of ``V``, exact (closed form or enumeration), float64."""
     V = np.asarray(V, dtype=np.float64)
+    n_hidden = np.shape(coupling)[0] - n_visible
+    if not np.any(np.asarray(coupling)[n_visible:, n_visible:]):
+        J = np.asarray(coupling, dtype=np.float64)[:n_visible, n_visible:]
+        c = np.asarray(bias, dtype=np.float64)[n_visible:]
+        return sigmoid((V @ J + c) / temperature)
+    out = np.empty((V.shape[0], n_hidden))
+    rows = max(1, chunk_elements >> n_hidden)
+    for start in range(0, V.shape[0], rows):
+        H, Q = bm_hidden_code_posteriors(
+            V[start : start + rows], coupling, bias, n_visible, temperature
+        )
+        out[start : start + rows] = Q @ H
+    return out
+
+
+def bm_hidden_code_posteriors(V, coupling, bias, n_visible, temperature=1.0):
+    """Every hidden state and its exact probability given each row of ``V``: (H, Q).
+
+    ``H`` (2**n_hidden, n_hidden) lists the hidden states (``binary_states``), ``Q``
+    (n_rows, 2**n_hidden) holds P(h = H[k] | v) for each row (rows sum to 1). float64.
+    """
+    V = np.asarray(V, dtype=np.float64)
     J = np.asarray(coupling, dtype=np.float64) / temperature
     c = np.asarray(bias, dtype=np.float64) / temperature
     vis, hid = slice(0, n_visible), slice(n_visible, None)
-    fields = V @ J[vis, hid] + c[hid]
-    J_hh = J[hid, hid]
-    if not J_hh.any():
-        return sigmoid(fields)
-    H = binary_states(J_hh.shape[0])
-    pair_terms = 0.5 * np.einsum("ki,ki->k", H @ J_hh, H)
-    out = np.empty_like(fields)
-    rows = max(1, chunk_elements // H.shape[0])
-    for start in range(0, V.shape[0], rows):
-        log_w = fields[start : start + rows] @ H.T
-        log_w += pair_terms
-        log_w -= log_w.max(axis=1, keepdims=True)
-        np.exp(log_w, out=log_w)
-        log_w /= log_w.sum(axis=1, keepdims=True)
-        out[start : start + rows] = log_w @ H
-    return out
+    H = binary_states(J.shape[0] - n_visible)
+    Q = (V @ J[vis, hid] + c[hid]) @ H.T
+    Q += 0.5 * np.einsum("ki,ki->k", H @ J[hid, hid], H)
+    Q -= Q.max(axis=1, keepdims=True)
+    np.exp(Q, out=Q)
+    Q /= Q.sum(axis=1, keepdims=True)
+    return H, Q
+
+
+def bm_code_moments(V, H, weights):
+    """Weighted second moments of the joint states (v_n, h_k): one matrix, float64.
+
+    Returns sum over rows n and hidden states k of ``weights[n, k]`` s s^T with
+    s = (v_n, H[k]), the diagonal holding the weighted sums of s (so, as in
+    :func:`bm_second_moments`, also right for visible values in [0, 1]). Done block by
+    block, never forming the n_rows * 2**n_hidden joint states.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    n_visible = V.shape[1]
+    row_weights = weights.sum(axis=1)
+    state_weights = weights.sum(axis=0)
+    hidden_given_rows = weights @ H  # sum_k weights[n, k] H[k]
+    moments = np.empty((n_visible + H.shape[1],) * 2)
+    vis, hid = slice(0, n_visible), slice(n_visible, None)
+    moments[vis, vis] = V.T @ (row_weights[:, None] * V)
+    moments[vis, hid] = V.T @ hidden_given_rows
+    moments[hid, vis] = moments[vis, hid].T
+    moments[hid, hid] = H.T @ (state_weights[:, None] * H)
+    np.fill_diagonal(moments, np.concatenate([row_weights @ V, state_weights @ H]))
+    return moments
 
 
 def _logsumexp_rows(A):

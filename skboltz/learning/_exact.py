@@ -5,7 +5,15 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._energy import AugmentedRBM, BMView, RBMView, binary_states, rbm_hidden_free_energy
+from .._energy import (
+    AugmentedRBM,
+    BMView,
+    RBMView,
+    binary_states,
+    bm_enumeration_plan,
+    bm_enumeration_size,
+    rbm_hidden_free_energy,
+)
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import BMLearningStrategy, RBMLearningStrategy, register
@@ -74,9 +82,12 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
 
     For an RBM the negative phase enumerates the smaller layer
     (``2 ** min(n_visible, n_components)`` states) and sums the other in closed form.
-    For a general Boltzmann machine the free phase sums over all ``2 ** n_units``
-    states and the clamped phase over each row's ``2 ** n_hidden`` hidden states (or
-    uses the factorised P(h | v) when hidden units are not coupled to each other).
+    For a general Boltzmann machine the free phase sums over the states of the
+    hidden (or the visible) units and, given those, over the states of each group of
+    the other units that are coupled among themselves (independent given the first;
+    without such structure, all ``2 ** n_units`` states); the clamped phase sums over
+    each row's ``2 ** n_hidden`` hidden states (or uses the factorised P(h | v) when
+    hidden units are not coupled to each other).
     Either way the gradient is the true maximum-likelihood gradient, free of sampling
     noise and bias; each update costs one pass over the states.
 
@@ -109,8 +120,14 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
 
     def init_state(self, model, X, batch_size, rng):
         is_rbm = isinstance(model, RBMView)
-        n_units = min(model.n_visible, model.n_hidden) if is_rbm else model.n_units
-        if 2**n_units > self.max_states:
+        if is_rbm:
+            n_states = 2 ** min(model.n_visible, model.n_hidden)
+        else:
+            # Couplings outside the connectivity mask stay zero, so the plan made from
+            # the starting couplings holds for the whole fit.
+            plan = bm_enumeration_plan(model.coupling != 0, model.n_visible)
+            n_states = bm_enumeration_size(plan)
+        if n_states > self.max_states:
             alternatives = (
                 "learning='pcd' (persistent contrastive divergence) or 'pt' (parallel "
                 "tempering)"
@@ -119,18 +136,18 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
                 "(deterministic Boltzmann machine)"
             )
             raise TooManyStatesError(
-                f"learning='exact' enumerates 2**{n_units} states per update, more than "
+                f"learning='exact' enumerates {n_states} states per update, more than "
                 f"max_states={self.max_states}. Use {alternatives} for this model, or "
                 "raise ExactGradient(max_states=...) if you can wait."
             )
-        return None if is_rbm else {"states": binary_states(model.n_units)}
+        return None if is_rbm else {"plan": plan}
 
     def positive_phase(self, model, batch, state, rng):
         return exact_clamped_moments(model, batch)
 
     def negative_phase(self, model, batch, state, rng, progress):
         if isinstance(model, BMView):
-            return exact_free_moments(model, state["states"])
+            return exact_free_moments(model, state["plan"])
         return super().negative_phase(model, batch, state, rng, progress)
 
     def _negative_statistics(self, model, positive, state, rng, progress):
