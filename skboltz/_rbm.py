@@ -204,7 +204,8 @@ class RBM(BoltzmannBase):
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype
-        data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        # float64 sums for either dtype, so float32 and float64 fits start alike
+        data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
         rates = np.clip(data_rates, RATE_CLIP, 1 - RATE_CLIP)
         n_visible = X.shape[1]
         params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
@@ -224,7 +225,7 @@ class RBM(BoltzmannBase):
             "velocity": np.zeros_like(params),
             "sampler": learning.init_state(model.view(), X, self.batch_size, rng),
             "rng": rng,
-            "noise": Noise(rng, dtype),
+            "noise": Noise(rng),
             "pending_decay": 0,
             "data_rates": data_rates,
         }
@@ -291,7 +292,6 @@ class RBM(BoltzmannBase):
         if state["velocity"].dtype != dtype:
             state["velocity"] = state["velocity"].astype(dtype)
             state["scratch"] = None
-            state["noise"].set_dtype(dtype)
             sampler = state["sampler"]
             for key, value in (sampler or {}).items():
                 if isinstance(value, np.ndarray) and value.dtype.kind == "f":
@@ -323,44 +323,54 @@ class RBM(BoltzmannBase):
         data = self._minibatches(X, learning, state, model)
         progress = self._progress(state)
         decay = self.learning_rate * self.weight_decay
-        weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
+        weights = params[:-1, :-1]
         velocity[-1, -1] = 0  # the constant units' coupling is not learnt
+        momentum = self._momentum_at(state["n_iter"])
         # Same-shape operands and 0-d arrays: numpy's cheapest calls (a Python float or
         # a broadcast operand costs about twice as much at minibatch sizes).
-        momentum = np.asarray(self._momentum_at(state["n_iter"]), dtype=params.dtype)
-        half, one = data.half, data.one
-        gradient = data.gradient
+        momentum_0d = np.asarray(momentum, dtype=params.dtype)
+        one = data.one
+        # Without momentum the velocity is the step itself: update the parameters
+        # from the gradient buffer and keep the last step as the velocity.
+        step = velocity if momentum else data.gradient
+        step_weights = step[:-1, :-1]
         pending_decay = state["pending_decay"]
-        for n_positive, stacked, hidden, half_weights in data.epoch(state["rng"]):
-            # Rows [:n_positive] of `stacked` hold the minibatch, the rest the negative
-            # phase's visible states: one product gives every hidden input ...
-            learning._sample_negative(
-                model, stacked[:n_positive], sampler, noise, progress, stacked[n_positive:]
-            )
-            x = model.hidden_input(stacked, out=hidden)
-            # ... then the row-weighted sigmoid r * sigmoid(x) = (tanh(x/2) + 1) * r/2,
-            # with r = +learning_rate / n_positive for data and -learning_rate /
-            # n_negative for negative rows, so that one more product gives
-            # learning_rate * (positive - negative) for W, b and c at once.
-            x *= half
-            np.tanh(x, out=x)
-            learning._observe(sampler, x[n_positive:], noise)
-            x += one
-            x *= half_weights
-            np.dot(hidden.T, stacked, out=gradient)
-            velocity *= momentum
-            velocity += gradient
+        sample_negative, observe = learning._sample_negative, learning._observe
+        for stacked, positive, negative, hidden, hidden_negative, row_weights in data.epoch(
+            state["rng"]
+        ):
+            # Rows `positive` of `stacked` hold the minibatch, rows `negative` the
+            # negative phase's visible states: one product gives every hidden input x ...
+            sample_negative(model, positive, sampler, noise, progress, negative)
+            x = np.dot(stacked, params.T, out=hidden)
+            np.negative(x, out=x)
+            np.exp(x, out=x)
+            x += one  # 1 + exp(-x) = 1 / sigmoid(x)
+            observe(sampler, hidden_negative, noise)
+            # ... then r * sigmoid(x), with the row weight r = +learning_rate /
+            # n_positive for data and -learning_rate / n_negative for negative rows, so
+            # that one more product gives learning_rate * (positive - negative) for W,
+            # b and c at once.
+            np.divide(row_weights, x, out=x)
+            if momentum:
+                np.dot(hidden.T, stacked, out=data.gradient)
+                velocity *= momentum_0d
+                velocity += data.gradient
+            else:
+                np.dot(hidden.T, stacked, out=step)
             # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
             # at once (two strided calls per update would cost a tenth of the update).
             pending_decay += 1
             if pending_decay == DECAY_INTERVAL:
-                weight_velocity -= (DECAY_INTERVAL * decay) * weights
-                params += velocity
+                step_weights -= (DECAY_INTERVAL * decay) * weights
+                params += step
                 pending_decay = 0
                 if averaging:  # the published average follows the iterate
                     self._average(average, params, state, DECAY_INTERVAL)
             else:
-                params += velocity
+                params += step
+        if not momentum:
+            velocity[...] = step
         state["pending_decay"] = pending_decay
 
     def _train_epoch_on_statistics(self, X, state, learning, params, averaging):
@@ -555,27 +565,31 @@ class _Minibatches:
         self.batch_size = batch_size
         self.n_full, self.n_rest = divmod(n_samples, batch_size)
         self.gradient = np.empty_like(model.params)
-        self.half, self.one = np.asarray(0.5, dtype), np.asarray(1.0, dtype)
+        self.one = np.asarray(1.0, dtype)
 
-        def buffers(n_positive, n_blocks=None):
+        def buffers(n_positive, n_blocks):
             n_rows = n_positive + n_negative(n_positive)
-            shape = (n_rows, n_visible + 1)
-            if n_blocks is not None:
-                shape = (n_blocks, *shape)
-            stacked = np.empty(shape, dtype)
+            stacked = np.empty((n_blocks, n_rows, n_visible + 1), dtype)
             stacked[..., -1] = 1
-            # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch), full
-            # shape: a same-shape operand is cheaper than a broadcast column
-            half_weights = np.empty((n_rows, model.n_hidden + 1), dtype)
-            half_weights[:n_positive] = learning_rate / n_positive / 2
-            half_weights[n_positive:] = -learning_rate / (n_rows - n_positive) / 2
-            return stacked, model.empty_hidden(n_rows), half_weights
+            hidden = model.empty_hidden(n_rows)
+            # the row weights r of r * sigmoid(x) (see RBM._train_epoch_on_samples),
+            # full shape: a same-shape operand is cheaper than a broadcast column
+            row_weights = np.empty((n_rows, model.n_hidden + 1), dtype)
+            row_weights[:n_positive] = learning_rate / n_positive
+            row_weights[n_positive:] = -learning_rate / (n_rows - n_positive)
+            # the views each update needs, made once
+            batches = [
+                (block, block[:n_positive], block[n_positive:], hidden,
+                 hidden[n_positive:], row_weights)
+                for block in stacked
+            ]
+            return stacked, batches
 
-        self.blocks, hidden, half = buffers(
+        self.blocks, self.block_batches = buffers(
             batch_size, max(1, min(self.n_full, self.CHUNK_BATCHES))
         )
-        self.block_batches = [(batch_size, block, hidden, half) for block in self.blocks]
-        self.rest_batch = (self.n_rest, *buffers(max(self.n_rest, 1)))
+        rest_blocks, (self.rest_batch,) = buffers(max(self.n_rest, 1), 1)
+        self.rest_rows = rest_blocks[0]
 
     def _fill(self, destination, rows):
         rows = self.source[rows]
@@ -584,7 +598,8 @@ class _Minibatches:
         destination[...] = rows.reshape(destination.shape)
 
     def epoch(self, rng):
-        """Yield (n_positive, stacked rows, hidden buffer, r / 2) per minibatch."""
+        """Yield, per minibatch: the stacked rows, their positive and negative parts,
+        the hidden buffer, its negative part, and the row weights r."""
         order = rng.permutation(self.source.shape[0])
         b = self.batch_size
         for first in range(0, self.n_full, len(self.blocks)):
@@ -593,5 +608,5 @@ class _Minibatches:
             self._fill(self.blocks[:n_blocks, :b, :-1], rows)
             yield from self.block_batches[:n_blocks]
         if self.n_rest:
-            self._fill(self.rest_batch[1][: self.n_rest, :-1], order[self.n_full * b :])
+            self._fill(self.rest_rows[: self.n_rest, :-1], order[self.n_full * b :])
             yield self.rest_batch
