@@ -20,12 +20,12 @@ Run from the repository root (PYTHONPATH=. so the working copy is imported):
 PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python benchmarks/bench_boltzmann.py [--quick]
 """
 
-import os
 import sys
 import time
 
 import numpy as np
 
+from _machine import print_machine
 from skboltz import BoltzmannMachine
 from skboltz._energy import binary_states, bm_gibbs_sweep, sigmoid
 from skboltz.learning import Gibbs, MeanFieldGradient
@@ -152,7 +152,7 @@ def bench_sweeps(sizes, n_repeats, n_chains=1000):
 
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
-    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print_machine()
     bench_sweeps([16, 32, 64, 128], n_repeats=3 if quick else 7)
     for hidden_coupled in (True, False):
         bench_encoder(n_seeds=3 if quick else N_SEEDS, max_iter=30 if quick else 600,

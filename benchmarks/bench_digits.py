@@ -49,6 +49,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.neural_network import BernoulliRBM  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 
+from _machine import print_machine  # noqa: E402
 from skboltz import DBN, RBM, BoltzmannClassifier  # noqa: E402
 
 #: Settings shared by both RBMs (and the DBN's layers); the learning rate is swept.
@@ -97,6 +98,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     args = parser.parse_args()
+    print_machine()
 
     X, y = load_digits(return_X_y=True)
     X = X / 16.0

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tests"))
 
 from sklearn.datasets import load_digits  # noqa: E402
 
+from _machine import print_machine  # noqa: E402
 from skboltz import RBM  # noqa: E402
 from skboltz._energy import RBMView  # noqa: E402
 from skboltz.exceptions import MeanFieldConvergenceWarning  # noqa: E402
@@ -157,5 +158,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    print_machine()
     print_table(run(args.repeats))
     targets(args.repeats)

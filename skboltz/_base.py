@@ -488,7 +488,7 @@ class BoltzmannBase(
         """The per-epoch records computed on the monitoring rows."""
         view = self._model_view_of(state)
         train = monitor["train"]
-        step = max(1, train.shape[0] // RECONSTRUCTION_ROWS)
+        step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
         record = {"reconstruction_error": self._reconstruction_error(view, train[::step])}
         if "valid" in monitor:
             # Free energies only matter as a gap to held-out rows: computed only then.

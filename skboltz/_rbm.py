@@ -225,7 +225,7 @@ class RBM(BoltzmannBase):
             "velocity": np.zeros_like(params),
             "sampler": learning.init_state(model.view(), X, self.batch_size, rng),
             "rng": rng,
-            "noise": Noise(rng),
+            "noise": Noise.seeded_from(rng),
             "pending_decay": 0,
             "data_rates": data_rates,
         }
@@ -550,12 +550,13 @@ class _Minibatches:
 
     Each minibatch lives in the top rows of its own "stacked" block of augmented rows,
     the negative phase writing the rows below, so no minibatch is ever copied: an epoch
-    shuffles X into the blocks (a chunk of blocks at a time, bounding memory) with a
-    couple of large calls. Sparse X is densified chunk by chunk the same way.
+    shuffles X into the blocks a chunk of blocks at a time, with a couple of calls per
+    chunk. Sparse X is densified chunk by chunk the same way.
     """
 
-    #: Minibatches shuffled into place per chunk.
-    CHUNK_BATCHES = 256
+    #: Bytes of blocks filled per chunk: enough minibatches to amortise the calls, few
+    #: enough that they are still in the CPU's cache when their updates run.
+    CHUNK_BYTES = 2**17
 
     def __init__(self, X, batch_size, n_negative, model, learning_rate):
         """``n_negative(n_positive)`` is the number of negative rows of a minibatch."""
@@ -585,8 +586,9 @@ class _Minibatches:
             ]
             return stacked, batches
 
+        block_bytes = (batch_size + n_negative(batch_size)) * (n_visible + 1) * dtype.itemsize
         self.blocks, self.block_batches = buffers(
-            batch_size, max(1, min(self.n_full, self.CHUNK_BATCHES))
+            batch_size, max(1, min(self.n_full, self.CHUNK_BYTES // block_bytes))
         )
         rest_blocks, (self.rest_batch,) = buffers(max(self.n_rest, 1), 1)
         self.rest_rows = rest_blocks[0]
