@@ -22,6 +22,7 @@ from threadpoolctl import ThreadpoolController
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._sklearn import Interval, StrOptions, _fit_context
+from ._energy import Noise
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import (
     LEARNING_STRATEGIES,
@@ -33,6 +34,11 @@ from .partition._base import Z_ESTIMATORS, ZEstimator
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
 DIVERGED_MAGNITUDE = 1e6
+
+
+def diverged(params):
+    """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
+    return not np.abs(params).max() < DIVERGED_MAGNITUDE  # NaN compares False
 
 #: BLAS threads pay off only for large products. Below this many multiply-adds per
 #: product, training runs with one BLAS thread (measured on 2 cores: two threads made
@@ -46,9 +52,16 @@ def _blas_controller():
     return ThreadpoolController()
 
 
+@functools.cache
+def _blas_libraries():
+    return [lib for lib in _blas_controller().lib_controllers if lib.user_api == "blas"]
+
+
 def blas_threads_for(product_size):
     """Context limiting BLAS to one thread for products smaller than the threshold."""
-    if product_size < SINGLE_THREAD_PRODUCT_SIZE:
+    if product_size < SINGLE_THREAD_PRODUCT_SIZE and any(
+        lib.num_threads != 1 for lib in _blas_libraries()
+    ):  # (setting a limit costs tens of microseconds: only when it changes something)
         return _blas_controller().limit(limits=1, user_api="blas")
     return contextlib.nullcontext()
 
@@ -82,34 +95,67 @@ def make_generator(random_state):
     return np.random.default_rng(seed)
 
 
-def copy_training_state(state):
-    """A copy of a training state that training can change without touching ``state``.
+def begin_update(state, shared=()):
+    """A training state to update in place, and how to undo the update if it fails.
 
-    Arrays are copied; a Generator is rebuilt from its bit generator's state (a quarter
-    of what ``copy.deepcopy`` costs, which pickles it); other objects are deep-copied
-    with one memo, so objects sharing the generator (the noise streams) share the copy.
+    Returns ``(new_state, undo)``. Arrays (also inside dicts, such as a sampler's
+    state) are copied, unless their key is in ``shared``: values that training
+    replaces rather than changes in place. Random generators, noise streams and the
+    history are shared, with a checkpoint instead of a copy: ``undo()`` sets the
+    generators and streams back and removes what was appended to the history, so a
+    failed ``partial_fit`` leaves ``state`` as it was. (Copying a Generator costs a
+    reseeding, ~10 us; its checkpoint ~2 us.) Other objects are deep-copied.
     """
-    memo = {}
-    copied = {}
+    new_state = {}
+    checkpoints = []
     for key, value in state.items():
-        if isinstance(value, np.ndarray):
-            copied[key] = value.copy()
-        elif isinstance(value, np.random.Generator):
-            copied[key] = memo[id(value)] = _copy_generator(value)
-    for key, value in state.items():
-        if key not in copied:
-            copied[key] = copy.deepcopy(value, memo)
-    return copied
+        if isinstance(value, np.random.Generator):
+            checkpoints.append((_set_generator_state, value, value.bit_generator.state))
+            new_state[key] = value
+        elif isinstance(value, Noise):
+            checkpoints.append((Noise.restore, value, value.checkpoint()))
+            new_state[key] = value
+        elif key == "history":
+            lengths = {k: len(values) for k, values in value.items()}
+            checkpoints.append((_truncate_history, value, lengths))
+            new_state[key] = value
+        elif key in shared or isinstance(value, _IMMUTABLE):
+            new_state[key] = value
+        elif isinstance(value, np.ndarray):
+            new_state[key] = value.copy()
+        elif type(value) is dict and all(
+            isinstance(v, (np.ndarray, *_IMMUTABLE)) for v in value.values()
+        ):
+            new_state[key] = {
+                k: v.copy() if isinstance(v, np.ndarray) else v for k, v in value.items()
+            }
+        else:
+            new_state[key] = copy.deepcopy(value)
+
+    def undo():
+        for restore, target, checkpoint in checkpoints:
+            restore(target, checkpoint)
+
+    return new_state, undo
 
 
-def _copy_generator(rng):
-    bit_generator = type(rng.bit_generator)(_COPY_SEED)
-    bit_generator.state = rng.bit_generator.state
-    return np.random.Generator(bit_generator)
+_IMMUTABLE = (int, float, str, bytes, type(None))
 
 
-#: Seeds a bit generator that is then overwritten (cheaper than seeding from entropy).
-_COPY_SEED = np.random.SeedSequence(0)
+def _set_generator_state(rng, state):
+    rng.bit_generator.state = state
+
+
+def _truncate_history(history, lengths):
+    """Undo a failed call's appends to a shared history."""
+    for key in list(history):
+        if key in lengths:
+            del history[key][lengths[key]:]
+        else:
+            del history[key]
+
+
+_FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 #: What validate_data(reset=True) sets on an estimator before any training happens.
@@ -298,12 +344,37 @@ class BoltzmannBase(
 
     # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, *, reset, check_range=False):
+        if not reset and self._is_valid_fitted_input(X, check_range):
+            return X
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
         if check_range:
             warn_if_outside_unit_interval(X)
         return X
+
+    def _is_valid_fitted_input(self, X, in_unit_interval):
+        """Whether ``X`` is an input that ``validate_data(reset=False)`` would return
+        unchanged, with no warning.
+
+        A few checks instead of validate_data's hundreds of microseconds, which would be
+        most of a ``partial_fit`` call on one small minibatch: a plain float ndarray
+        with rows and the fitted number of columns, all finite (and, when
+        ``in_unit_interval``, in [0, 1]), fitted without feature names. Anything else
+        goes through ``validate_data``, which converts it or raises.
+        """
+        if not (
+            type(X) is np.ndarray
+            and X.dtype in _FLOAT_DTYPES
+            and X.ndim == 2
+            and X.shape[0] >= 1
+            and X.shape[1] == getattr(self, "n_features_in_", None)
+            and not hasattr(self, "feature_names_in_")
+        ):
+            return False
+        if in_unit_interval:  # min and max are NaN when any value is NaN
+            return bool(X.min() >= 0) and bool(X.max() <= 1)
+        return bool(np.isfinite(X.sum()))
 
     def _resolve_learning(self):
         return resolve_strategy(
@@ -384,14 +455,10 @@ class BoltzmannBase(
                 sampling_seed=int(rng.integers(np.iinfo(np.int32).max)),
             )
         else:
-            # Work on a copy (all-or-nothing). The history only grows by appending, so
-            # its lists are copied shallowly: deep-copying it made every call slower
-            # than the last in long partial_fit streams.
+            # Work on a copy of what training changes in place, and check-point the
+            # rest (all-or-nothing; see begin_update).
             previous = self._training_state
-            state = copy_training_state(
-                {k: v for k, v in previous.items() if k != "history"}
-            )
-            state["history"] = {key: list(values) for key, values in previous["history"].items()}
+            state, undo = begin_update(previous, shared=self._shared_state_keys(previous))
             state["params"] = self._training_params(X.dtype)
         # Evenly spaced rows: deterministic, and no draw from the training stream, so
         # repeated partial_fit calls follow exactly the path of one fit.
@@ -404,10 +471,14 @@ class BoltzmannBase(
         if validation is not None:
             monitor["valid"] = as_dense(validation)
         n_epochs = 1 if partial else self.n_iter
-        with blas_threads_for(self._training_product_size(X)):
-            self._train(X, state, learning, n_epochs, monitor, early_stopping=not partial)
-        view = self._model_view_of(state)
-        z_estimator = self._resolve_z_estimator(self.z_estimator, view)
+        try:
+            with blas_threads_for(self._training_product_size(X)):
+                self._train(X, state, learning, n_epochs, monitor, early_stopping=not partial)
+            z_estimator = self._resolve_z_estimator(self.z_estimator, self._model_view_of(state))
+        except BaseException:
+            if not first_call:
+                undo()
+            raise
         # Publish only now: every epoch finished and the parameters are finite.
         self.learning_ = learning
         self.z_estimator_ = z_estimator
@@ -419,6 +490,11 @@ class BoltzmannBase(
     def _training_product_size(self, X):
         """Multiply-adds of one typical training matrix product (sets BLAS threads)."""
         return 0
+
+    def _shared_state_keys(self, state):
+        """Keys of training-state values that training replaces rather than changes in
+        place, which a ``partial_fit`` need not copy (see begin_update)."""
+        return ()
 
     def _split_validation(self, X, rng):
         n_valid = int(round(self.validation_fraction * X.shape[0]))
@@ -441,7 +517,7 @@ class BoltzmannBase(
             # which raises a clear error instead of numpy's warnings.
             with np.errstate(over="ignore", invalid="ignore"):
                 self._train_epoch(X, state, learning)
-            if not np.all(np.abs(state["params"]) < DIVERGED_MAGNITUDE):
+            if diverged(state["params"]):
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the "
                     "parameters became non-finite or larger than "

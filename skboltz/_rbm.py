@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
-    DIVERGED_MAGNITUDE,
+    diverged,
     MONITORING_CONSTRAINTS,
     TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
@@ -233,6 +233,13 @@ class RBM(BoltzmannBase):
     def _averaging(self):
         return self.average_window is not None
 
+    def _shared_state_keys(self, state):
+        # "params" are rebuilt from the public attributes, "published" and "data_rates"
+        # only read, "scratch" and the minibatch buffers scratch space; without
+        # averaging the iterate is "params".
+        shared = ("history", "params", "published", "data_rates", "scratch", "minibatches")
+        return shared if self._averaging() else (*shared, "iterate")
+
     def _resume(self, state):
         """Point ``state["iterate"]`` at the parameters the updates continue from."""
         params = AugmentedRBM(state["params"]).params  # sets the constant units' corner
@@ -271,19 +278,35 @@ class RBM(BoltzmannBase):
 
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
-        return AugmentedRBM.from_view(self._view_as(dtype)).params
+        weights = np.asarray(self.components_)
+        params = np.empty((weights.shape[0] + 1, weights.shape[1] + 1), dtype=dtype)
+        params[:-1, :-1] = weights
+        params[:-1, -1] = self.intercept_hidden_
+        params[-1, :-1] = self.intercept_visible_
+        return AugmentedRBM(params).params
 
     def _minibatches(self, X, learning, state, model):
-        # Buffers and views are made once per fit / partial_fit call, not per epoch;
-        # they live in the training state and _publish drops them.
+        # Buffers and views are made once and reused by every epoch and by later
+        # partial_fit calls with as many rows; pickles leave them out (__getstate__).
+        sampler = state["sampler"]
+        layout = _Minibatches.layout(
+            X, self.batch_size, lambda n: learning._n_negative(sampler, n), model,
+            self.learning_rate,
+        )
         data = state.get("minibatches")
-        if data is None or data.source is not X:
-            sampler = state["sampler"]
-            data = state["minibatches"] = _Minibatches(
-                X, self.batch_size, lambda n: learning._n_negative(sampler, n), model,
-                self.learning_rate,
-            )
+        if data is None or data.layout != layout:
+            data = state["minibatches"] = _Minibatches(layout)
+        data.source = X
         return data
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        training = state.get("_training_state")
+        if training is not None and "minibatches" in training:
+            state["_training_state"] = {
+                k: v for k, v in training.items() if k != "minibatches"
+            }
+        return state
 
     @staticmethod
     def _match_dtype(state):
@@ -311,7 +334,7 @@ class RBM(BoltzmannBase):
             # Absorb the updates since the last averaging, so that an epoch shorter
             # than DECAY_INTERVAL updates still shows in the fitted parameters.
             self._average(state["params"], iterate, state, state["pending_decay"])
-            if not np.all(np.abs(iterate) < DIVERGED_MAGNITUDE):
+            if diverged(iterate):
                 state["params"][...] = iterate  # let the divergence check see it
 
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
@@ -402,15 +425,19 @@ class RBM(BoltzmannBase):
 
     @staticmethod
     def _reconstruction_error(view, rows):
-        # Run every epoch: float32 keeps it a small fraction of an epoch.
-        view = view.astype(np.float32)
+        # Run every epoch (and every partial_fit call): float32, and few calls.
+        weights = view.weights.astype(np.float32)
         rows = rows.astype(np.float32, copy=False)
-        reconstruction = view.visible_probability(view.hidden_probability(rows))
+        hidden = rows @ weights.T
+        hidden += view.hidden_bias
+        reconstruction = sigmoid(hidden, out=hidden) @ weights
+        reconstruction += view.visible_bias
+        sigmoid(reconstruction, out=reconstruction)
         reconstruction -= rows
-        return float(np.mean(np.square(reconstruction), dtype=np.float64))
+        np.square(reconstruction, out=reconstruction)
+        return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
     def _publish(self, state):
-        state.pop("minibatches", None)
         if state["iterate"] is not state["params"]:
             state["published"] = state["params"].copy()
         # Sampler entries may be views into the loop's buffers (PCD's last chains):
@@ -423,7 +450,7 @@ class RBM(BoltzmannBase):
         self.components_ = params[:-1, :-1].copy()
         self.intercept_hidden_ = params[:-1, -1].copy()
         self.intercept_visible_ = params[-1, :-1].copy()
-        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+        self._sampling_rng = None  # made on first use by gibbs (a fresh stream per fit)
 
     def _model_view_of(self, state):
         if state is not None:
@@ -492,7 +519,14 @@ class RBM(BoltzmannBase):
         """
         check_is_fitted(self, "_training_state")
         v = as_dense(self._validate_X(v, reset=False))
-        rng = self._sampling_rng if random_state is None else make_generator(random_state)
+        if random_state is None:
+            if self._sampling_rng is None:
+                self._sampling_rng = np.random.default_rng(
+                    self._training_state["sampling_seed"]
+                )
+            rng = self._sampling_rng
+        else:
+            rng = make_generator(random_state)
         return self._view_as(v.dtype).gibbs_step(v, rng)
 
     def sample(self, n_samples=1, random_state=None, n_steps=1000):
@@ -558,26 +592,37 @@ class _Minibatches:
     #: enough that they are still in the CPU's cache when their updates run.
     CHUNK_BYTES = 2**17
 
-    def __init__(self, X, batch_size, n_negative, model, learning_rate):
-        """``n_negative(n_positive)`` is the number of negative rows of a minibatch."""
-        self.source = X
-        n_samples, n_visible = X.shape
-        dtype = model.params.dtype
+    @staticmethod
+    def layout(X, batch_size, n_negative, model, learning_rate):
+        """What the buffers depend on: equal layouts can share buffers.
+
+        ``n_negative(n_positive)`` is the number of negative rows of a minibatch.
+        """
+        n_full, n_rest = divmod(X.shape[0], batch_size)
+        return (
+            batch_size, n_negative(batch_size), n_full, n_rest,
+            n_negative(n_rest) if n_rest else 0, model.n_visible, model.n_hidden,
+            model.params.dtype, learning_rate,
+        )
+
+    def __init__(self, layout):
+        (batch_size, n_negative, self.n_full, self.n_rest, n_rest_negative, n_visible,
+         n_hidden, dtype, learning_rate) = self.layout = layout
+        self.source = None
         self.batch_size = batch_size
-        self.n_full, self.n_rest = divmod(n_samples, batch_size)
-        self.gradient = np.empty_like(model.params)
+        self.gradient = np.empty((n_hidden + 1, n_visible + 1), dtype)
         self.one = np.asarray(1.0, dtype)
 
-        def buffers(n_positive, n_blocks):
-            n_rows = n_positive + n_negative(n_positive)
+        def buffers(n_positive, n_negative, n_blocks):
+            n_rows = n_positive + n_negative
             stacked = np.empty((n_blocks, n_rows, n_visible + 1), dtype)
             stacked[..., -1] = 1
-            hidden = model.empty_hidden(n_rows)
+            hidden = np.empty((n_rows, n_hidden + 1), dtype)
             # the row weights r of r * sigmoid(x) (see RBM._train_epoch_on_samples),
             # full shape: a same-shape operand is cheaper than a broadcast column
-            row_weights = np.empty((n_rows, model.n_hidden + 1), dtype)
+            row_weights = np.empty((n_rows, n_hidden + 1), dtype)
             row_weights[:n_positive] = learning_rate / n_positive
-            row_weights[n_positive:] = -learning_rate / (n_rows - n_positive)
+            row_weights[n_positive:] = -learning_rate / n_negative
             # the views each update needs, made once
             batches = [
                 (block, block[:n_positive], block[n_positive:], hidden,
@@ -586,12 +631,14 @@ class _Minibatches:
             ]
             return stacked, batches
 
-        block_bytes = (batch_size + n_negative(batch_size)) * (n_visible + 1) * dtype.itemsize
+        block_bytes = (batch_size + n_negative) * (n_visible + 1) * dtype.itemsize
         self.blocks, self.block_batches = buffers(
-            batch_size, max(1, min(self.n_full, self.CHUNK_BYTES // block_bytes))
+            batch_size, n_negative, max(1, min(self.n_full, self.CHUNK_BYTES // block_bytes))
         )
-        rest_blocks, (self.rest_batch,) = buffers(max(self.n_rest, 1), 1)
-        self.rest_rows = rest_blocks[0]
+        self.rest_batch = None
+        if self.n_rest:
+            rest_blocks, (self.rest_batch,) = buffers(self.n_rest, n_rest_negative, 1)
+            self.rest_rows = rest_blocks[0]
 
     def _fill(self, destination, rows):
         rows = self.source[rows]

@@ -297,6 +297,48 @@ def test_divergence_raises_and_leaves_model_untouched(digits):
         RBM(n_components=4, n_iter=2, learning_rate=1e30).fit(digits[:100])
 
 
+class _InterruptedPCD(PCD):
+    """PCD that raises KeyboardInterrupt at its ``fail_at``-th update (counted globally)."""
+
+    updates = 0
+    fail_at = None
+
+    def _sample_negative(self, model, positive, state, noise, progress, out):
+        type(self).updates += 1
+        if type(self).updates == type(self).fail_at:
+            raise KeyboardInterrupt
+        super()._sample_negative(model, positive, state, noise, progress, out)
+
+
+@pytest.mark.parametrize("average_window", [100, None])
+def test_interrupted_partial_fit_leaves_the_training_state_as_it_was(digits, average_window):
+    # partial_fit shares the random generators, noise streams and history with the
+    # previous state and check-points them instead of copying: an interrupted call
+    # must put them back, so that training then continues exactly as if the call had
+    # never happened.
+    X = digits[:200]
+    settings = dict(n_components=6, batch_size=10, learning=_InterruptedPCD(), n_iter=1,
+                    average_window=average_window, random_state=0)
+    _InterruptedPCD.fail_at = None
+    reference = RBM(**settings).fit(X).partial_fit(X)
+    interrupted = RBM(**settings).fit(X)
+    history = interrupted.history_
+    _InterruptedPCD.updates, _InterruptedPCD.fail_at = 0, 7  # mid-epoch
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.partial_fit(X)
+    assert interrupted.history_ == history and interrupted.n_iter_ == 1
+    _InterruptedPCD.fail_at = None
+    interrupted.partial_fit(X)
+    assert_array_equal(interrupted.components_, reference.components_)
+    assert_array_equal(interrupted.intercept_visible_, reference.intercept_visible_)
+    untimed = [{k: v for k, v in model.history_.items() if k != "time"}
+               for model in (interrupted, reference)]
+    assert untimed[0] == untimed[1]
+    reference.partial_fit(X)
+    interrupted.partial_fit(X)
+    assert_array_equal(interrupted.components_, reference.components_)
+
+
 # -- scikit-learn workflows ---------------------------------------------------------
 def test_pickle_round_trip_keeps_scores_and_training(digits):
     rbm = RBM(n_components=5, n_iter=2, random_state=0).fit(digits[:100])
