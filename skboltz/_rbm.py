@@ -439,7 +439,10 @@ class RBM(BoltzmannBase):
 
     def _publish(self, state):
         if state["iterate"] is not state["params"]:
-            state["published"] = state["params"].copy()
+            # No copy: training never changes a published state's "params" (a
+            # partial_fit rebuilds them), and a pickle then holds them once.
+            state["published"] = state["params"]
+        state.pop("scratch", None)  # made again when needed, not pickled
         # Sampler entries may be views into the loop's buffers (PCD's last chains):
         # own them, so the fitted model does not keep those buffers alive.
         sampler = state["sampler"]
