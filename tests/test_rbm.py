@@ -470,22 +470,42 @@ class _RecordingPCD(PCD):
         self.records.append((model.params.copy(), positive[:, :-1].copy(), out[:, :-1].copy()))
 
 
-@pytest.mark.parametrize("momentum", [0.0, 0.5])
-def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum):
+@pytest.mark.parametrize(
+    "momentum, weight_decay, average_window",
+    [(0.0, 0.0, None), (0.5, 0.0, None), (0.5, 0.01, None), (0.0, 0.01, 20), (0.5, 0.01, 20)],
+)
+def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_decay,
+                                                            average_window):
     # The stacked-row loop folds learning_rate, the row counts and both phases into
     # one product; check each update against the textbook formula written out here:
     # dW = lr (<h v^T>_data - <h v^T>_negative), likewise b and c, with h = P(h | v),
-    # velocity = momentum * velocity + step (as in BernoulliRBM when momentum is 0).
+    # velocity = momentum * velocity + step (as in BernoulliRBM when momentum is 0),
+    # and, every DECAY_INTERVAL = 16 updates, 16 updates' worth of weight decay,
+    # velocity_W -= 16 lr decay W. With averaging, the published parameters are the
+    # running average of the iterates, moved every 16 updates and at each epoch's end
+    # by weight n / min(n_averaged, average_window) for the n updates since the last
+    # move (n_averaged counting the start as one).
     _RecordingPCD.records = []
     rng = np.random.default_rng(3)
     X = rng.random((13, 5))  # 2 minibatches of 5 and one of 3 per epoch
-    lr = 0.4
-    rbm = RBM(n_components=4, learning=_RecordingPCD(n_chains=6), batch_size=5, n_iter=2,
-              learning_rate=lr, momentum=momentum, weight_decay=0.0, average_window=None,
+    lr, n_iter, per_epoch = 0.4, 11, 3  # 33 updates: weight decay at 16 and 32
+    rbm = RBM(n_components=4, learning=_RecordingPCD(n_chains=6), batch_size=5,
+              n_iter=n_iter, learning_rate=lr, momentum=momentum,
+              weight_decay=weight_decay, average_window=average_window,
               random_state=0).fit(X)
     records = _RecordingPCD.records
-    assert len(records) == 6
+    assert len(records) == n_iter * per_epoch
     velocity = np.zeros_like(records[0][0])
+    average, n_averaged, since_average = records[0][0].copy(), 1, 0
+
+    def move_average(iterate):
+        nonlocal n_averaged, since_average
+        if since_average:
+            n_averaged += since_average
+            weight = min(1.0, since_average / min(n_averaged, average_window))
+            average[...] += weight * (iterate - average)
+            since_average = 0
+
     for t, (params, positive, negative) in enumerate(records):
         W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
         assert negative.shape == (6, 5) and set(np.unique(negative)) <= {0.0, 1.0}
@@ -499,15 +519,21 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum):
         step[-1, :-1] = positive.mean(axis=0) - negative.mean(axis=0)
         step[:-1, -1] = hp.mean(axis=0) - hn.mean(axis=0)
         velocity = momentum * velocity + lr * step
+        if (t + 1) % 16 == 0:
+            velocity[:-1, :-1] -= 16 * lr * weight_decay * W
         expected = params + velocity
+        since_average += 1
+        if average_window is not None and ((t + 1) % 16 == 0 or (t + 1) % per_epoch == 0):
+            move_average(expected)
         following = records[t + 1][0] if t + 1 < len(records) else None
         if following is None:
-            following = np.zeros_like(params)
-            following[:-1, :-1] = rbm.components_
-            following[-1, :-1] = rbm.intercept_visible_
-            following[:-1, -1] = rbm.intercept_hidden_
+            following = rbm._training_state["iterate"].copy()
             following[-1, -1] = params[-1, -1]
         assert_allclose(following, expected, rtol=1e-12, atol=1e-12)
+    published = expected if average_window is None else average
+    assert_allclose(rbm.components_, published[:-1, :-1], rtol=1e-12, atol=1e-12)
+    assert_allclose(rbm.intercept_visible_, published[-1, :-1], rtol=1e-12, atol=1e-12)
+    assert_allclose(rbm.intercept_hidden_, published[:-1, -1], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("visible_bias_init", ["data_rates", "zero"])
