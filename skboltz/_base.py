@@ -41,9 +41,12 @@ def diverged(params):
     return not np.abs(params).max() < DIVERGED_MAGNITUDE  # NaN compares False
 
 #: BLAS threads pay off only for large products. Below this many multiply-adds per
-#: product, training runs with one BLAS thread (measured on 2 cores: two threads made
-#: RBM training 1.1x slower at 64x256 batch 10 and 7-12x slower at 784x500).
-SINGLE_THREAD_PRODUCT_SIZE = 10**8
+#: product, training runs with one BLAS thread; from it on, with the threads BLAS has.
+#: Measured on 2 idle cores: two threads made RBM training 1.1x slower at 64x256 batch
+#: 10 (1.6e5), and the products of a 784x500 batch-100 epoch (3.9e7) 1.6-1.8x faster.
+#: (On cores busy with other work, more threads than free cores are much slower at
+#: any size: limit them with threadpoolctl or OPENBLAS_NUM_THREADS.)
+SINGLE_THREAD_PRODUCT_SIZE = 10**7
 
 
 @functools.cache
