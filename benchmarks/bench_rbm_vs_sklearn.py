@@ -99,8 +99,8 @@ def matrix_product_floor(X, n_components, batch_size, repeats=50):
     return np.median(times) * int(np.ceil(X.shape[0] / batch_size))
 
 
-def speed_table():
-    print(f"Per-epoch time (ms; fit of {N_EPOCHS} epochs, median of {REPEATS}, alternating)")
+def speed_table(repeats=REPEATS):
+    print(f"Per-epoch time (ms; fit of {N_EPOCHS} epochs, median of {repeats}, alternating)")
     print("floor: the bare matrix products of a PCD-1 epoch (benchmarks' "
           "matrix_product_floor); x floor: each implementation's time over it")
     header = (f"{'data':10s} {'dtype':8s} {'hidden':>6s} {'batch':>5s} {'sklearn':>9s} "
@@ -116,7 +116,7 @@ def speed_table():
                     settings = dict(n_components=n_components, batch_size=batch_size,
                                     n_iter=N_EPOCHS)
                     times = {"sklearn": [], "skboltz": []}
-                    for repeat in range(REPEATS):
+                    for repeat in range(repeats):
                         times["sklearn"].append(
                             fit_seconds(BernoulliRBM(random_state=repeat, **settings), X))
                         times["skboltz"].append(
@@ -275,12 +275,15 @@ if __name__ == "__main__":
     for part in PARTS:
         parser.add_argument(f"--{part.replace('_', '-')}", action="store_true",
                             help=f"run the {part.replace('_', ' ')} part (default: all)")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help="fits per setting in the speed table (median; more on a busy "
+                        "machine)")
     args = parser.parse_args()
     chosen = [part for part in PARTS if getattr(args, part)] or list(PARTS)
     warnings.simplefilter("ignore", category=UserWarning)
     start = time.perf_counter()
     print_machine()
     for part in chosen:
-        PARTS[part]()
+        PARTS[part](**({"repeats": args.repeats} if part == "speed" else {}))
     print(f"\ntotal {time.perf_counter() - start:.0f} s; load average after: "
           "%.2f %.2f %.2f" % os.getloadavg())
