@@ -250,7 +250,7 @@ class RBM(BoltzmannBase):
             # First epoch of a partial_fit: ``params`` were rebuilt from the public
             # attributes. Unchanged, they are the average and training continues from
             # the saved iterate; edited by hand, training restarts from the edit.
-            if np.array_equal(params, published.astype(params.dtype, copy=False)):
+            if (params == published.astype(params.dtype, copy=False)).all():
                 state["iterate"] = state["iterate"].astype(params.dtype, copy=False)
             else:
                 state["iterate"] = params.copy()
@@ -644,7 +644,7 @@ class _Minibatches:
             self.rest_rows = rest_blocks[0]
 
     def _fill(self, destination, rows):
-        rows = self.source[rows]
+        rows = self.source[rows] if rows is not None else self.source
         if sp.issparse(rows):
             rows = rows.toarray()
         destination[...] = rows.reshape(destination.shape)
@@ -652,8 +652,14 @@ class _Minibatches:
     def epoch(self, rng):
         """Yield, per minibatch: the stacked rows, their positive and negative parts,
         the hidden buffer, its negative part, and the row weights r."""
-        order = rng.permutation(self.source.shape[0])
         b = self.batch_size
+        if self.n_full + (self.n_rest > 0) == 1:
+            # One minibatch (a partial_fit on one minibatch): its order is irrelevant
+            self._fill(self.blocks[0, :b, :-1] if self.n_full else
+                       self.rest_rows[: self.n_rest, :-1], None)
+            yield self.block_batches[0] if self.n_full else self.rest_batch
+            return
+        order = rng.permutation(self.source.shape[0])
         for first in range(0, self.n_full, len(self.blocks)):
             n_blocks = min(len(self.blocks), self.n_full - first)
             rows = order[first * b : (first + n_blocks) * b]
