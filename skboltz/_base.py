@@ -7,15 +7,18 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 
 import contextlib
 import copy
-from abc import ABCMeta, abstractmethod
 import functools
+import os
+from abc import ABCMeta, abstractmethod
 import hashlib
+import threading
 import time
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import entr
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
@@ -31,6 +34,13 @@ from .learning._base import (
 )
 from .partition._base import Z_ESTIMATORS, ZEstimator
 
+try:  # scikit-learn >= 1.9: est.set_callbacks(ProgressBar()) and other callbacks
+    from sklearn.callback import CallbackSupportMixin
+except ImportError:  # older scikit-learn: no callbacks, fit_callback_context does nothing
+
+    class CallbackSupportMixin:
+        """Stand-in for scikit-learn's callback mixin where it does not exist."""
+
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
 DIVERGED_MAGNITUDE = 1e6
@@ -39,6 +49,11 @@ DIVERGED_MAGNITUDE = 1e6
 def diverged(params):
     """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
     return not np.abs(params).max() < DIVERGED_MAGNITUDE  # NaN compares False
+
+#: A model whose log-likelihood on its own training rows is provably lower than the
+#: uniform distribution's by more than this fraction has diverged (see
+#: ``BoltzmannBase._check_likelihood``). Healthy fits score far above uniform.
+DIVERGED_BELOW_UNIFORM = 0.25
 
 #: BLAS threads pay off only for large products. Below this many multiply-adds per
 #: product, training runs with one BLAS thread; from it on, with the threads BLAS has.
@@ -49,23 +64,33 @@ def diverged(params):
 SINGLE_THREAD_PRODUCT_SIZE = 10**7
 
 
-@functools.cache
-def _blas_controller():
-    # Created once: inspecting the loaded libraries costs ~0.3 ms, a limit ~13 us.
-    return ThreadpoolController()
+#: Created once: inspecting the loaded libraries costs ~0.3 ms, a limit ~13 us.
+_BLAS_CONTROLLER = ThreadpoolController()
 
 
 @functools.cache
 def _blas_libraries():
-    return [lib for lib in _blas_controller().lib_controllers if lib.user_api == "blas"]
+    return [lib for lib in _BLAS_CONTROLLER.lib_controllers if lib.user_api == "blas"]
 
 
 def blas_threads_for(product_size):
-    """Context limiting BLAS to one thread for products smaller than the threshold."""
-    if product_size < SINGLE_THREAD_PRODUCT_SIZE and any(
-        lib.num_threads != 1 for lib in _blas_libraries()
-    ):  # (setting a limit costs tens of microseconds: only when it changes something)
-        return _blas_controller().limit(limits=1, user_api="blas")
+    """Context limiting BLAS to one thread for products smaller than the threshold.
+
+    Only in the main thread. The BLAS thread count is global to the process: fits
+    overlapping in several threads (a threading backend, a user's thread pool) that
+    each saved and restored it left the process at one thread afterwards, even with
+    the saves reference-counted. Worker threads therefore leave it alone (the user
+    owns it there, e.g. with ``threadpoolctl.threadpool_limits``), and the main
+    thread's limits are strictly nested, so every restore is in order. No limit is set
+    when BLAS already runs one thread (setting one costs tens of microseconds, a good
+    part of a ``partial_fit`` on one small minibatch).
+    """
+    if (
+        product_size < SINGLE_THREAD_PRODUCT_SIZE
+        and threading.current_thread() is threading.main_thread()
+        and any(lib.num_threads != 1 for lib in _blas_libraries())
+    ):
+        return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
     return contextlib.nullcontext()
 
 
@@ -82,8 +107,44 @@ MONITOR_ROWS = 1000
 #: stay a few percent of a digits epoch, enough for a smooth curve).
 RECONSTRUCTION_ROWS = 256
 
+#: Of those, rows on which the end of each fit / partial_fit is checked for divergence.
+LIKELIHOOD_CHECK_ROWS = 32
+
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
+
+
+def available_memory():
+    """Bytes of memory the system can still give this process, or None if unknown."""
+    try:
+        with open("/proc/meminfo") as meminfo:  # Linux: counts reclaimable caches
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _gib(n_bytes):
+    return f"{n_bytes / 2**30:.3g} GiB"
+
+
+def check_memory(n_bytes, what, advice):
+    """Fail at once, naming the size, when ``what`` needs more memory than is available.
+
+    Without the check a too-large model fills the memory for many seconds before numpy
+    raises a bare MemoryError (9.7 GB over 18 s for ``BoltzmannMachine(n_hidden=10**5)``).
+    """
+    available = available_memory()
+    if available is not None and n_bytes > available:
+        raise MemoryError(
+            f"{what} needs about {_gib(n_bytes)}, more than the {_gib(available)} of "
+            f"memory available. {advice}"
+        )
 
 
 def make_generator(random_state):
@@ -96,6 +157,48 @@ def make_generator(random_state):
         return random_state
     seed = check_random_state(random_state).randint(0, np.iinfo(np.int32).max)
     return np.random.default_rng(seed)
+
+
+def sub_estimator_seeds(random_state, n):
+    """One seed per sub-estimator drawn from ``random_state``; None gives no seeds."""
+    if random_state is None:
+        return [None] * n
+    return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n).tolist()
+
+
+class _NoCallbacks:
+    """A callback context that does nothing (no callback set, or scikit-learn < 1.9).
+
+    It answers the calls skboltz makes on scikit-learn's ``CallbackContext``, so the
+    training loops need no ``if`` around them and cost nothing without callbacks.
+    """
+
+    def subcontext(self, **task):
+        return self
+
+    def call_on_fit_task_begin(self, **arguments):
+        return self
+
+    def call_on_fit_task_end(self, **arguments):
+        return False  # no callback asks to stop
+
+    def propagate_callback_context(self, sub_estimator):
+        return contextlib.nullcontext()
+
+
+NO_CALLBACKS = _NoCallbacks()
+
+
+def fit_callback_context(estimator, *, max_subtasks):
+    """The root callback context of a ``fit``, or ``NO_CALLBACKS`` when none can listen.
+
+    A context is built when the estimator has callbacks (``set_callbacks``) or runs
+    inside a meta-estimator's task tree (``GridSearchCV``, ``Pipeline``, a DBN or a
+    classifier with callbacks), so progress nests under the outer task.
+    """
+    if getattr(estimator, "_skl_callbacks", None) or hasattr(estimator, "_parent_callback_ctx"):
+        return estimator._init_callback_context(max_subtasks=max_subtasks)
+    return NO_CALLBACKS
 
 
 def begin_update(state, shared=()):
@@ -165,21 +268,42 @@ _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 
+#: Counts an estimator's publications (tells a failed fit from one that finished).
+_GENERATION = "_fit_generation"
+
+
+def publish(estimator, attributes):
+    """Set an estimator's fitted attributes all at once.
+
+    The new ``__dict__`` is built aside and stored in one assignment. A
+    ``KeyboardInterrupt`` (or any signal handler's exception) arrives between
+    bytecodes, so it lands before the store (nothing changed) or after it (everything
+    new), never with some attributes from the old fit and some from the new one.
+    """
+    attributes[_GENERATION] = estimator.__dict__.get(_GENERATION, 0) + 1
+    estimator.__dict__ = {**estimator.__dict__, **attributes}
+
+
 @contextlib.contextmanager
 def all_or_nothing(estimator):
-    """Undo validate_data's input bookkeeping if the training in the block fails.
+    """Undo validate_data's input bookkeeping if the fit in the block does not publish.
 
-    Fitting publishes its results only at the end, but ``validate_data(reset=True)``
-    records ``n_features_in_`` (and ``feature_names_in_``) first; restoring them keeps
-    a failed ``fit`` from leaving them out of step with the kept parameters.
+    Fits publish their results only at the end (:func:`publish`), but
+    ``validate_data(reset=True)`` records ``n_features_in_`` (and ``feature_names_in_``)
+    at the start; restoring them keeps a failed or interrupted fit from leaving them
+    out of step with the kept model. The restore is one store, like the publication.
     """
     saved = {k: estimator.__dict__[k] for k in _INPUT_ATTRIBUTES if k in estimator.__dict__}
+    generation = estimator.__dict__.get(_GENERATION, 0)
     try:
         yield
     except BaseException:
-        for key in _INPUT_ATTRIBUTES:
-            estimator.__dict__.pop(key, None)
-        estimator.__dict__.update(saved)
+        if estimator.__dict__.get(_GENERATION, 0) == generation:  # nothing published
+            restored = {
+                k: v for k, v in estimator.__dict__.items() if k not in _INPUT_ATTRIBUTES
+            }
+            restored.update(saved)
+            estimator.__dict__ = restored
         raise
 
 
@@ -259,7 +383,11 @@ STRATEGY_PARAMETERS = ("learning", "z_estimator")
 
 
 class BoltzmannBase(
-    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator, metaclass=ABCMeta
+    CallbackSupportMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    BaseEstimator,
+    metaclass=ABCMeta,
 ):
     """Base class of skboltz density models: training loop, validation and scoring.
 
@@ -284,8 +412,8 @@ class BoltzmannBase(
         """One pass over ``X``, updating ``state`` in place."""
 
     @abstractmethod
-    def _publish(self, state):
-        """Set the public fitted attributes from a finished training state."""
+    def _fitted_attributes(self, state):
+        """The fitted attributes (name -> value) of a finished training state."""
 
     @abstractmethod
     def _model_view_of(self, state):
@@ -447,6 +575,7 @@ class BoltzmannBase(
         learning = self._resolve_learning()
         validation = None
         if first_call:
+            check_memory(self._training_bytes(X), *self._size_description(X))
             rng = make_generator(self.random_state)
             if not partial and self.validation_fraction is not None:
                 X, validation = self._split_validation(X, rng)
@@ -474,20 +603,32 @@ class BoltzmannBase(
         if validation is not None:
             monitor["valid"] = as_dense(validation)
         n_epochs = 1 if partial else self.n_iter
+        # Callbacks see one task per call with one subtask per epoch (_train).
+        callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
         try:
+            callback_ctx.call_on_fit_task_begin(estimator=self, X=X)
             with blas_threads_for(self._training_product_size(X)):
-                self._train(X, state, learning, n_epochs, monitor, early_stopping=not partial)
-            z_estimator = self._resolve_z_estimator(self.z_estimator, self._model_view_of(state))
+                self._train(
+                    X, state, learning, n_epochs, monitor, early_stopping=not partial,
+                    callback_ctx=callback_ctx,
+                )
+                self._check_likelihood(
+                    state, monitor["train"], None if first_call else self._model_view()
+                )
+            view = self._model_view_of(state)
+            z_estimator = self._resolve_z_estimator(self.z_estimator, view)
+            attributes = self._fitted_attributes(state)
         except BaseException:
             if not first_call:
-                undo()
+                undo()  # put back what the copy shares with the kept state
             raise
-        # Publish only now: every epoch finished and the parameters are finite.
-        self.learning_ = learning
-        self.z_estimator_ = z_estimator
-        self._publish(state)
-        self._training_state = state
-        self._log_z_cache = {}
+        # Publish only now, all at once: every epoch finished and the model is sound.
+        attributes.update(
+            learning_=learning, z_estimator_=z_estimator, _training_state=state,
+            _log_z_cache={},
+        )
+        publish(self, attributes)
+        callback_ctx.call_on_fit_task_end(estimator=self, X=X, reconstruction_attributes={})
         return self
 
     def _training_product_size(self, X):
@@ -498,6 +639,19 @@ class BoltzmannBase(
         """Keys of training-state values that training replaces rather than changes in
         place, which a ``partial_fit`` need not copy (see begin_update)."""
         return ()
+
+    def _training_bytes(self, X):
+        """Approximate memory a fit on ``X`` allocates (checked before it starts)."""
+        return 0
+
+    def _size_description(self, X):
+        """(what needs the memory, what to do) for the memory error."""
+        return f"Training {type(self).__name__}", "Use a smaller model."
+
+    def _effective_batch_size(self, X):
+        """Rows per minibatch: never more than there are rows (buffers and chains are
+        sized by it; ``batch_size=10**7`` on 60 rows allocated 5.8 GB)."""
+        return max(1, min(self.batch_size, X.shape[0]))
 
     def _split_validation(self, X, rng):
         n_valid = int(round(self.validation_fraction * X.shape[0]))
@@ -510,11 +664,16 @@ class BoltzmannBase(
         order = rng.permutation(X.shape[0])
         return X[np.sort(order[n_valid:])], X[np.sort(order[:n_valid])]
 
-    def _train(self, X, state, learning, n_epochs, monitor, *, early_stopping):
+    def _train(
+        self, X, state, learning, n_epochs, monitor, *, early_stopping,
+        callback_ctx=NO_CALLBACKS,
+    ):
         history = state["history"]
         criterion = self._stopping_criterion(monitor)
         best_score, best_params, epochs_no_change = -np.inf, None, 0
         for _ in range(n_epochs):
+            epoch_ctx = callback_ctx.subcontext(task_name="epoch")
+            epoch_ctx.call_on_fit_task_begin(estimator=self, X=X)
             start = time.perf_counter()
             # Overflow in a diverging run is caught by the magnitude check below,
             # which raises a clear error instead of numpy's warnings.
@@ -524,9 +683,8 @@ class BoltzmannBase(
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the "
                     "parameters became non-finite or larger than "
-                    f"{DIVERGED_MAGNITUDE:g}. The learning rate is probably too "
-                    f"high (learning_rate={self.learning_rate}); lower it, or raise "
-                    "batch_size. The estimator was left as it was before this call."
+                    f"{DIVERGED_MAGNITUDE:g}. {self._divergence_hint(X)} The estimator "
+                    "was left as it was before this call."
                 )
             state["n_iter"] += 1
             record = {"epoch": state["n_iter"], "time": time.perf_counter() - start}
@@ -535,6 +693,8 @@ class BoltzmannBase(
                 history.setdefault(key, []).append(value)
             if self.verbose:
                 self._print_progress(record)
+            if epoch_ctx.call_on_fit_task_end(estimator=self, X=X):
+                break  # a callback asked to stop; the parameters are this epoch's
             if not early_stopping or self.n_iter_no_change is None:
                 continue
             # Stop when the criterion has not improved by tol for n_iter_no_change epochs.
@@ -555,6 +715,87 @@ class BoltzmannBase(
                         f"tol={self.tol} for {self.n_iter_no_change} epochs; stopping."
                     )
                 break
+
+    def _divergence_hint(self, X):
+        """The likely cause of a diverged fit, and what to do about it."""
+        values = X.data if sp.issparse(X) else X
+        largest = float(np.max(np.abs(values), initial=0.0))
+        if largest > 1e3:
+            return (
+                f"The inputs are far outside [0, 1] (largest magnitude {largest:.3g}); "
+                "scale them first, e.g. with sklearn.preprocessing.MinMaxScaler."
+            )
+        return (
+            "The learning rate is probably too high (learning_rate="
+            f"{self.learning_rate}); lower it, or raise batch_size."
+        )
+
+    def _check_likelihood(self, state, rows, previous_view=None):
+        """Raise TrainingDivergedError if training made the model provably far worse.
+
+        Diverged means: the bound of :meth:`_likelihood_upper_bound` on the training
+        log-likelihood ends far below the uniform distribution's, and (for a
+        ``partial_fit`` continuing ``previous_view``) far below where this call
+        started, so a model that was already poor (e.g. edited by hand) is not blamed
+        on the call. A healthy fit is never flagged: the bound is an upper bound.
+        """
+        view = self._model_view_of(state)
+        if rows.shape[0] == 0 or not self._free_energy_is_exact(view):
+            return
+        step = max(1, rows.shape[0] // LIKELIHOOD_CHECK_ROWS)
+        rows = rows[::step]
+        if rows.min() < 0 or rows.max() > 1:
+            return  # outside the model's support: fit already warned
+        sampler = state.get("sampler")
+        chains = sampler.get("chains") if isinstance(sampler, dict) else None
+        upper = self._likelihood_upper_bound(view, rows, chains)
+        uniform = -rows.shape[1] * np.log(2.0)
+        margin = DIVERGED_BELOW_UNIFORM * -uniform
+        if upper >= uniform - margin:
+            return
+        if previous_view is not None:
+            if upper >= self._likelihood_upper_bound(previous_view, rows, chains) - margin:
+                return
+        raise TrainingDivergedError(
+            f"{type(self).__name__} diverged: on its own training rows it scores at "
+            f"most {upper:.4g} nats per row (an upper bound on the log-likelihood), far "
+            f"below the {uniform:.4g} of the uniform distribution. "
+            f"{self._divergence_hint(rows)} The estimator was left as it was before "
+            "this call."
+        )
+
+    @staticmethod
+    def _likelihood_upper_bound(view, rows, chains=None):
+        """An upper bound on the mean log-likelihood of ``rows`` (values in [0, 1]).
+
+        For any m in [0, 1]^n, log Z >= -F(m) + H(m): Gibbs' inequality with the
+        independent distribution of means m, then Jensen's inequality (the hidden
+        log-sum in -F is convex in v). The best of a few candidates (the rows, their
+        roundings, the persistent chains' states, which sit near the model's modes)
+        bounds log Z from below at the cost of one free-energy pass, so
+        mean(-F(v)) - bound is an upper bound on the log-likelihood. Computed in the
+        view's dtype: float32 rounding is far below the margins it is compared with.
+        """
+        rows = rows.astype(view.dtype, copy=False)
+        candidates = [rows]
+        fractional = not np.all((rows == 0) | (rows == 1))
+        if fractional:
+            candidates.append(np.rint(rows))
+        if isinstance(chains, np.ndarray):  # persistent chains: states near the modes
+            chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS)]
+            candidates.append(np.clip(chains[:, : rows.shape[1]], 0, 1).astype(view.dtype))
+        candidates = np.vstack(candidates)
+        with np.errstate(over="ignore", invalid="ignore"):
+            log_weights = -np.asarray(view.free_energy(candidates), dtype=np.float64)
+            mean_log_weight = float(np.mean(log_weights[: rows.shape[0]]))
+            if fractional:  # binary candidates have zero entropy
+                m = rows.astype(np.float64)
+                log_weights[: rows.shape[0]] += (entr(m) + entr(1 - m)).sum(axis=1)
+            return mean_log_weight - float(np.max(log_weights))
+
+    def _free_energy_is_exact(self, view):
+        """Whether ``view.free_energy`` is exact and cheap (the divergence bound needs it)."""
+        return True
 
     def _stopping_criterion(self, monitor):
         """(sign, history key) of the early-stopping criterion, larger sign*value better."""
@@ -688,7 +929,11 @@ class BoltzmannBase(
         This is the model's true log-probability, ``-free_energy(x) - log Z``, with log Z
         from ``z_estimator_`` (exact for small models), estimated once per fitted model;
         it is deterministic and row-wise. (scikit-learn's ``BernoulliRBM.score_samples``
-        returns a randomised pseudo-likelihood instead.)
+        returns a randomised pseudo-likelihood instead.) Values outside [0, 1] are
+        clipped into it, with a :class:`~skboltz.exceptions.DataRangeWarning` (a
+        held-out row scaled by a scaler fitted on other rows often falls slightly
+        outside). A value is never positive: an estimated log Z so low that a row
+        would score above 0 is taken as that row's bound.
 
         Parameters
         ----------
@@ -702,7 +947,38 @@ class BoltzmannBase(
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
-        return -self.free_energy(X) - self.estimate_log_partition().value
+        outside = self._rows_outside_support(X)
+        if outside.any():
+            warnings.warn(
+                f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], "
+                "where binary units have no probability: they are scored at their "
+                "values clipped into [0, 1]. Scale the features as for fit, e.g. with "
+                "sklearn.preprocessing.MinMaxScaler in a Pipeline.",
+                DataRangeWarning,
+                stacklevel=2,
+            )
+            X = X.copy()
+            if sp.issparse(X):
+                np.clip(X.data, 0, 1, out=X.data)
+            else:
+                np.clip(X, 0, 1, out=X)
+        log_likelihood = -self.free_energy(X) - self.estimate_log_partition().value
+        # A point of [0, 1]^n never has a positive log-probability (-F is convex in v,
+        # so its maximum is at a binary state, whose probability is at most 1): an
+        # estimated log Z that says otherwise is too low for that row.
+        return np.minimum(log_likelihood, 0.0, out=log_likelihood)
+
+    @staticmethod
+    def _rows_outside_support(X):
+        """Mask of the rows of ``X`` (dense or sparse) with a value outside [0, 1]."""
+        if sp.issparse(X):
+            X = X.tocsr()
+            outside_value = (X.data < 0) | (X.data > 1)
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[outside_value]
+            mask = np.zeros(X.shape[0], dtype=bool)
+            mask[rows] = True
+            return mask
+        return np.any((X < 0) | (X > 1), axis=1)
 
     def score(self, X, y=None):
         """Mean log-likelihood of the rows of ``X`` (higher is better).
@@ -748,4 +1024,4 @@ def as_dense(X):
     return X.toarray() if sp.issparse(X) else X
 
 
-__all__ = ["BoltzmannBase", "all_or_nothing", "make_generator"]
+__all__ = ["BoltzmannBase", "all_or_nothing", "fit_callback_context", "make_generator", "publish"]

@@ -17,7 +17,7 @@ from ._base import (
     make_generator,
 )
 from ._energy import BMView, bm_gibbs_sweep, bm_mean_field, sigmoid
-from ._sklearn import Interval, StrOptions
+from ._sklearn import Interval, StrOptions, check_count
 from .learning._base import LEARNING_STRATEGIES, BMLearningStrategy
 from .partition._base import Z_ESTIMATORS
 
@@ -28,7 +28,8 @@ MAX_ENUMERATED_HIDDEN = 16
 #: hidden means at each update (the sliding average of Melchior et al. 2016).
 OFFSET_RATE = 0.01
 
-#: The z_estimator that "auto" picks for each learning method (the seed ties them).
+#: The z_estimator that "auto" picks for each learning method: the estimate of log Z
+#: that follows the same approximation as the learning rule's negative phase.
 AUTO_Z_ESTIMATOR = {"exact": "exact", "gibbs": "ais", "mean_field": "mean_field"}
 
 
@@ -254,7 +255,7 @@ class BoltzmannMachine(BoltzmannBase):
     # -- strategy resolution -------------------------------------------------------
     def _auto_z_estimator(self, view):
         # Exact whenever it is cheap: both faster and exact for small machines. Beyond
-        # that, the estimator that matches the learning method (the seed's pairing).
+        # that, the estimator that makes the same approximation as the learning method.
         if 2**view.n_enumerated_units <= AUTO_EXACT_MAX_STATES:
             return "exact"
         learning = self.learning
@@ -265,7 +266,21 @@ class BoltzmannMachine(BoltzmannBase):
     # -- training hooks ------------------------------------------------------------
     def _training_product_size(self, X):
         n_units = X.shape[1] + self.n_hidden
-        return max(self.batch_size, 100) * n_units * n_units
+        return max(self._effective_batch_size(X), 100) * n_units * n_units
+
+    def _training_bytes(self, X):
+        # ~8 coupling-sized float arrays (parameters, velocity, moments of both phases,
+        # the sweep's copies) and the boolean mask.
+        n_units = X.shape[1] + self.n_hidden
+        return (8 * np.dtype(X.dtype).itemsize + 1) * n_units * n_units
+
+    def _size_description(self, X):
+        n_units = X.shape[1] + self.n_hidden
+        return (
+            f"A Boltzmann machine with {n_units} units ({X.shape[1]} visible, "
+            f"{self.n_hidden} hidden; {n_units}**2 couplings)",
+            "Use fewer hidden units (n_hidden), or an RBM for many hidden units.",
+        )
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype
@@ -290,7 +305,7 @@ class BoltzmannMachine(BoltzmannBase):
             "offset": np.concatenate([rates, np.full(self.n_hidden, 0.5)]),
         }
         view = self._model_view_of(state)
-        state["sampler"] = learning.init_state(view, X, self.batch_size, rng)
+        state["sampler"] = learning.init_state(view, X, self._effective_batch_size(X), rng)
         return state
 
     def _training_params(self, dtype):
@@ -346,12 +361,14 @@ class BoltzmannMachine(BoltzmannBase):
         S = np.hstack([V, self._hidden_marginals(view, V)])
         return view.unit_probability(S)[:, : view.n_visible]
 
-    def _publish(self, state):
+    def _fitted_attributes(self, state):
         params = state["params"]
-        self.coupling_ = params[:-1].copy()
-        self.bias_ = params[-1].copy()
-        self.connectivity_mask_ = state["mask"].copy()
-        self._sampling_rng = np.random.default_rng(state["sampling_seed"])
+        return {
+            "coupling_": params[:-1].copy(),
+            "bias_": params[-1].copy(),
+            "connectivity_mask_": state["mask"].copy(),
+            "_sampling_rng": np.random.default_rng(state["sampling_seed"]),
+        }
 
     def _model_view_of(self, state):
         if state is not None:
@@ -363,6 +380,19 @@ class BoltzmannMachine(BoltzmannBase):
     @property
     def _n_features_out(self):
         return self.coupling_.shape[0] - self.n_features_in_
+
+    def _divergence_hint(self, X):
+        if self.temperature < 1e-3:
+            return (
+                f"temperature={self.temperature:g} divides every update by T, which "
+                "makes the steps huge; use a temperature near 1 or scale learning_rate "
+                "with it."
+            )
+        return super()._divergence_hint(X)
+
+    def _free_energy_is_exact(self, view):
+        # Closed form, or a sum over at most 2**10 hidden states per row.
+        return _hidden_uncoupled(view) or view.n_hidden <= 10
 
     # -- inference -----------------------------------------------------------------
     @staticmethod
@@ -529,6 +559,8 @@ class BoltzmannMachine(BoltzmannBase):
             Binary visible states.
         """
         check_is_fitted(self, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
         probability = np.full((n_samples, view.n_units), 0.5)

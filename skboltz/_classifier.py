@@ -1,13 +1,24 @@
 """Classification with one density model per class (Bayes' rule)."""
 
+import time
+from numbers import Integral
+
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import get_tags
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import all_or_nothing
+from ._base import (
+    NO_CALLBACKS,
+    CallbackSupportMixin,
+    all_or_nothing,
+    publish,
+    fit_callback_context,
+    sub_estimator_seeds,
+)
 from ._rbm import RBM
 from ._sklearn import HasMethods, _fit_context
 
@@ -19,14 +30,15 @@ DEFAULT_N_COMPONENTS = 16
 DEFAULT_N_ITER = 30
 
 
-class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
+class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
     """Classifier with one Boltzmann machine (or other density model) per class.
 
     ``fit`` trains a clone of ``estimator`` on the rows of each class;
     ``predict_proba`` applies Bayes' rule,
     p(y | x) = p(x | y) p(y) / sum_k p(x | k) p(k),
-    with log p(x | y) from each class model's ``score_samples`` — the seed's "threes
-    vs not-threes" idea, generalised to any number of classes.
+    with log p(x | y) from each class model's ``score_samples``: a model trained on
+    threes can tell threes from not-threes by how probable it finds a digit, and one
+    model per class generalises this to any number of classes.
 
     **Why log Z matters.** An RBM's ``score_samples`` is ``-F(x) - log Z``. The free
     energies F of different models are not comparable by themselves: each class's
@@ -48,6 +60,19 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
     priors : array-like of shape (n_classes,) or None, default=None
         Prior class probabilities p(y). None uses the class frequencies of the
         training data.
+    n_jobs : int or None, default=None
+        Number of class models fitted in parallel (with joblib). None means 1 unless
+        in a ``joblib.parallel_config`` context; -1 means all processors. The
+        fitted models do not depend on it. Each model keeps its own BLAS setting
+        (skboltz models train small products with one BLAS thread).
+    random_state : int, RandomState instance or None, default=None
+        None leaves each class model with the template's ``random_state``; otherwise
+        a different seed for each class is drawn from it (for models that have a
+        ``random_state`` parameter), so that repeated fits give the same classifier.
+    verbose : int, default=0
+        With a positive value, ``fit`` prints a line when each class model starts and
+        one with its time when it is done, and the class models are trained with this
+        ``verbose`` when they have that parameter. 0 leaves them with the template's.
 
     Attributes
     ----------
@@ -88,16 +113,36 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints = {
         "estimator": [None, HasMethods(["fit", "score_samples"])],
         "priors": [None, "array-like"],
+        "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, estimator=None, priors=None):
+    def __init__(self, estimator=None, priors=None, n_jobs=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.priors = priors
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
 
     def _template(self):
         if self.estimator is None:
             return RBM(n_components=DEFAULT_N_COMPONENTS, n_iter=DEFAULT_N_ITER)
         return self.estimator
+
+    def _class_models(self, n_classes):
+        """Unfitted clones of the template, one per class, seeded and with ``verbose``."""
+        template = self._template()
+        settable = template.get_params(deep=False)
+        models = []
+        for seed in sub_estimator_seeds(self.random_state, n_classes):
+            model = clone(template)
+            if seed is not None and "random_state" in settable:
+                model.set_params(random_state=seed)
+            if self.verbose and "verbose" in settable:
+                model.set_params(verbose=self.verbose)
+            models.append(model)
+        return models
 
     def _validate_X(self, X, *, reset):
         return validate_data(
@@ -144,18 +189,33 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
                 y, return_inverse=True, return_counts=True
             )
             class_prior = self._class_prior(class_count.astype(np.float64))
-            template = self._template()
-            estimators = [clone(template).fit(X[y_index == k]) for k in range(len(classes))]
-            log_partitions = [
-                est.estimate_log_partition() if hasattr(est, "estimate_log_partition")
-                else None
-                for est in estimators
+            n_classes = len(classes)
+            # Every class is one task for callbacks; its model's own tasks nest inside.
+            # The contexts are made here, in order, before any of them runs in a worker.
+            callback_ctx = fit_callback_context(self, max_subtasks=n_classes)
+            callback_ctx.call_on_fit_task_begin(estimator=self, X=X, y=y)
+            class_contexts = [
+                callback_ctx.subcontext(task_name=f"class {label}") for label in classes
             ]
-        self.classes_ = classes
-        self.class_count_ = class_count
-        self.class_prior_ = class_prior
-        self.estimators_ = estimators
-        self.log_partitions_ = log_partitions
+            # Workers get the classifier (and its previous fit) only for callbacks.
+            caller = None if callback_ctx is NO_CALLBACKS else self
+            fitted = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fit_class_model)(
+                    model, X[y_index == k], callback_ctx=class_contexts[k], caller=caller,
+                    name=f"class {k + 1}/{n_classes} (label {classes[k]}, "
+                    f"{class_count[k]} rows)",
+                    verbose=self.verbose,
+                )
+                for k, model in enumerate(self._class_models(n_classes))
+            )
+            publish(self, {  # all at once: an interrupt never leaves a mix
+                "classes_": classes,
+                "class_count_": class_count,
+                "class_prior_": class_prior,
+                "estimators_": [model for model, _ in fitted],
+                "log_partitions_": [log_z for _, log_z in fitted],
+            })
+        callback_ctx.call_on_fit_task_end(estimator=self, X=X, y=y, reconstruction_attributes={})
         return self
 
     def predict_joint_log_proba(self, X):
@@ -178,8 +238,16 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         log_likelihood = np.column_stack([est.score_samples(X) for est in self.estimators_])
         return log_likelihood + log_prior
 
+    def _log_posterior(self, X):
+        joint = self.predict_joint_log_proba(X)
+        return joint - logsumexp(joint, axis=1, keepdims=True)
+
     def predict_log_proba(self, X):
-        """Log posterior class probabilities log p(y | x).
+        """Log posterior class probabilities log p(y | x), the log of ``predict_proba``.
+
+        A posterior below the smallest positive float64 (log p(y | x) below about
+        -745) is 0 in :meth:`predict_proba`, and -inf here, its log; the finite
+        log-odds of such rows are differences of :meth:`predict_joint_log_proba`.
 
         Parameters
         ----------
@@ -190,11 +258,16 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        joint = self.predict_joint_log_proba(X)
-        return joint - logsumexp(joint, axis=1, keepdims=True)
+        log_proba = self._log_posterior(X)
+        # Where exp underflows, predict_proba holds 0: keep the two consistent.
+        log_proba[np.exp(log_proba) == 0] = -np.inf
+        return log_proba
 
     def predict_proba(self, X):
         """Posterior class probabilities p(y | x) by Bayes' rule.
+
+        Computed from the log posteriors (log-sum-exp over the classes), so no class
+        likelihood overflows; a posterior below the smallest positive float64 is 0.
 
         Parameters
         ----------
@@ -205,7 +278,7 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             Rows sum to 1; columns in the order of ``classes_``.
         """
-        return np.exp(self.predict_log_proba(X))
+        return np.exp(self._log_posterior(X))
 
     def predict(self, X):
         """The most probable class of each row.
@@ -226,6 +299,28 @@ class BoltzmannClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = get_tags(self._template()).input_tags.sparse
         return tags
+
+
+def _fit_class_model(model, X, *, callback_ctx, caller, name, verbose):
+    """Fit one class's density model (and its log Z, if any) in a joblib worker."""
+    with callback_ctx.propagate_callback_context(model):
+        callback_ctx.call_on_fit_task_begin(estimator=caller, X=X)
+        if verbose:
+            print(f"[BoltzmannClassifier] {name}: fitting", flush=True)
+        start = time.perf_counter()
+        model.fit(X)
+        # Estimated here, so that log Z estimates run in parallel too; the model
+        # caches it, so scoring never estimates it again.
+        log_z = (
+            model.estimate_log_partition()
+            if hasattr(model, "estimate_log_partition")
+            else None
+        )
+        if verbose:
+            elapsed = time.perf_counter() - start
+            print(f"[BoltzmannClassifier] {name}: done in {elapsed:.2f}s", flush=True)
+        callback_ctx.call_on_fit_task_end(estimator=caller, X=X)
+    return model, log_z
 
 
 __all__ = ["BoltzmannClassifier"]

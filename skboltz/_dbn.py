@@ -1,6 +1,7 @@
 """Deep belief net: a greedy stack of RBMs."""
 
 import copy
+import time
 from numbers import Integral
 
 import numpy as np
@@ -10,16 +11,26 @@ from sklearn.base import (
     TransformerMixin,
     clone,
 )
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import all_or_nothing, make_generator
+from ._base import (
+    CallbackSupportMixin,
+    all_or_nothing,
+    fit_callback_context,
+    make_generator,
+    publish,
+    sub_estimator_seeds,
+)
 from ._energy import bernoulli_sample
 from ._rbm import RBM
-from ._sklearn import _fit_context
+from ._sklearn import _fit_context, check_count
 
 
-class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+#: What the verbose line says a layer is doing, by training method.
+_ACTIVITY = {"fit": "fitting", "partial_fit": "training one epoch (partial_fit)"}
+
+
+class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Deep belief net trained by greedy layer-wise stacking of RBMs.
 
     Layer 1 is an :class:`RBM` fitted to ``X``; layer k is an RBM fitted to the hidden
@@ -48,6 +59,11 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         None leaves each layer with the template's ``random_state``; otherwise a
         different seed for each layer is drawn from it.
+    verbose : int, default=0
+        With a positive value, ``fit`` and ``partial_fit`` print a line when each
+        layer starts and one with its time when it is done, and every layer is trained
+        with this ``verbose`` (one line per epoch). 0 leaves the layers with the
+        template's ``verbose``.
 
     Attributes
     ----------
@@ -86,12 +102,14 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "hidden_layer_sizes": ["array-like"],
         "rbm": [None, RBM],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, hidden_layer_sizes=(256, 128), rbm=None, random_state=None):
+    def __init__(self, hidden_layer_sizes=(256, 128), rbm=None, random_state=None, verbose=0):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.rbm = rbm
         self.random_state = random_state
+        self.verbose = verbose
 
     # -- construction --------------------------------------------------------------
     def _layer_sizes(self):
@@ -110,15 +128,13 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _new_layers(self):
         template = RBM() if self.rbm is None else self.rbm
         sizes = self._layer_sizes()
-        seeds = [None] * len(sizes)
-        if self.random_state is not None:
-            random_state = check_random_state(self.random_state)
-            seeds = random_state.randint(np.iinfo(np.int32).max, size=len(sizes)).tolist()
         layers = []
-        for size, seed in zip(sizes, seeds):
+        for size, seed in zip(sizes, sub_estimator_seeds(self.random_state, len(sizes))):
             layer = clone(template).set_params(n_components=size)
             if seed is not None:
                 layer.set_params(random_state=seed)
+            if self.verbose:
+                layer.set_params(verbose=self.verbose)
             layers.append(layer)
         return layers
 
@@ -147,10 +163,8 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         with all_or_nothing(self):
             X = self._validate_X(X, reset=True)
             layers = self._new_layers()
-            H = X
-            for layer in layers:
-                H = layer.fit(H).transform(H)
-        self.layers_ = layers
+            self._train_layers(X, layers, "fit")
+            publish(self, {"layers_": layers})
         return self
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -177,16 +191,45 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         first_call = not hasattr(self, "layers_")
         with all_or_nothing(self):
             X = self._validate_X(X, reset=first_call)
-            # Train copies: if an upper layer fails, the lower ones stay as they were.
-            layers = self._new_layers() if first_call else copy.deepcopy(self.layers_)
-            H = X
-            for layer in layers:
-                H = layer.partial_fit(H).transform(H)
-        if first_call:
-            self.layers_ = layers
-        else:
-            self.layers_[:] = layers  # the same list, now holding the trained layers
+            if first_call:
+                layers = self._new_layers()
+                self._train_layers(X, layers, "partial_fit")
+                publish(self, {"layers_": layers})
+            else:
+                # Train shallow copies: each layer's partial_fit works on a copy of its
+                # training state and publishes a new __dict__, so if an upper layer
+                # fails the lower ones stay as they were. (Deep copies also copied
+                # every layer's growing history: calls slowed from 7 to 19 ms over
+                # 5,000 calls.)
+                layers = [copy.copy(layer) for layer in self.layers_]
+                self._train_layers(X, layers, "partial_fit")
+                self.layers_[:] = layers  # one step; the same list, trained layers
         return self
+
+    def _train_layers(self, X, layers, method):
+        """Call ``method`` ("fit" or "partial_fit") on each layer, bottom up.
+
+        Each layer is one task for callbacks (the layer's epochs nest inside it) and,
+        with ``verbose``, one line when it starts and one when it is done.
+        """
+        callback_ctx = fit_callback_context(self, max_subtasks=len(layers))
+        callback_ctx.call_on_fit_task_begin(estimator=self, X=X)
+        H = X
+        for k, layer in enumerate(layers):
+            name = f"layer {k + 1}/{len(layers)} ({layer.n_components} hidden units)"
+            layer_ctx = callback_ctx.subcontext(task_name=f"layer {k + 1}")
+            with layer_ctx.propagate_callback_context(layer):
+                layer_ctx.call_on_fit_task_begin(estimator=self, X=H)
+                if self.verbose:
+                    print(f"[DBN] {name}: {_ACTIVITY[method]}", flush=True)
+                start = time.perf_counter()
+                H = getattr(layer, method)(H).transform(H)
+                if self.verbose:
+                    print(f"[DBN] {name}: done in {time.perf_counter() - start:.2f}s", flush=True)
+                layer_ctx.call_on_fit_task_end(estimator=self, X=H)
+        callback_ctx.call_on_fit_task_end(
+            estimator=self, X=X, reconstruction_attributes={"layers_": layers}
+        )
 
     # -- inference -----------------------------------------------------------------
     def transform(self, X):
@@ -236,6 +279,8 @@ class DBN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             Binary visible states ("sample") or probabilities ("mean").
         """
         check_is_fitted(self)
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
         if down_pass not in ("sample", "mean"):
             raise ValueError(f"down_pass must be 'sample' or 'mean', got {down_pass!r}.")
         rng = make_generator(self.random_state if random_state is None else random_state)

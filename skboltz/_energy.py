@@ -59,6 +59,27 @@ def softplus_row_sums(x, overwrite=False):
     return positive_part + t.sum(axis=1)
 
 
+def sum_log(x, max_factors):
+    """``np.log(x).sum(axis=0)`` for positive ``x``, overwriting ``x``, with fewer logarithms.
+
+    Multiplies the rows pairwise (the first half by the second, repeatedly) until each
+    remaining entry is a product of up to ``max_factors`` entries, then takes one
+    logarithm per product. The caller picks ``max_factors`` so that no product can
+    leave the floating-point range (e.g. 64 for factors in (1/2, 2) in float32). Each
+    product adds at most one rounding per factor, as many as the sum of logarithms.
+    Small arrays skip the halving (a call costs more than the logarithms it saves).
+    """
+    height = x.shape[0]
+    factors = 1
+    while 2 * factors <= max_factors and height > 1 and x[:height].size > 4096:
+        half = height // 2
+        # An odd height leaves the middle row alone until the next round.
+        np.multiply(x[:half], x[height - half : height], out=x[:half])
+        height -= half
+        factors *= 2
+    return np.log(x[:height], out=x[:height]).sum(axis=0)
+
+
 def bernoulli_sample(probability, rng, out=None):
     """Draw 0/1 units with the given probabilities, in the probabilities' dtype."""
     uniform = rng.random(probability.shape, dtype=probability.dtype)
@@ -193,7 +214,7 @@ _REBUILD_SEED = np.random.SeedSequence(0)
 
 
 class Noise:
-    """Buffered streams of logistic and of reciprocal uniform noise (float32).
+    """Buffered streams of logistic, reciprocal uniform and uniform noise (float32).
 
     Drawing per minibatch costs a few microseconds of call overhead each time, so
     numbers are drawn about ``block_size`` at a time and handed out as views. The
@@ -217,18 +238,21 @@ class Noise:
         self.block_size = block_size
         self._logistic = _NoiseStream(logistic_noise)
         self._reciprocal_uniform = _NoiseStream(reciprocal_uniform_noise)
+        self._uniform = _NoiseStream(uniform_open)
 
     def checkpoint(self):
         """Where the streams are now, for :meth:`restore`."""
-        streams = (self._logistic, self._reciprocal_uniform)
-        return self.rng.bit_generator.state, [vars(stream).copy() for stream in streams]
+        return self.rng.bit_generator.state, [vars(stream).copy() for stream in self._streams()]
 
     def restore(self, checkpoint):
         """Put the streams back where they were at ``checkpoint``."""
         state, streams = checkpoint
         self.rng.bit_generator.state = state
-        for stream, saved in zip((self._logistic, self._reciprocal_uniform), streams):
+        for stream, saved in zip(self._streams(), streams):
             vars(stream).update(saved)
+
+    def _streams(self):
+        return self._logistic, self._reciprocal_uniform, self._uniform
 
     def __deepcopy__(self, memo):
         # The blocks are read-only once drawn, so a copy shares them.
@@ -239,6 +263,7 @@ class Noise:
         clone.rng = memo[id(self.rng)]
         clone._logistic = copy.copy(self._logistic)
         clone._reciprocal_uniform = copy.copy(self._reciprocal_uniform)
+        clone._uniform = copy.copy(self._uniform)
         return clone
 
     def logistic(self, shape):
@@ -254,6 +279,13 @@ class Noise:
         return self._reciprocal_uniform.take(
             self.rng, n_rows * n_columns, self.block_size
         ).reshape(shape)
+
+    def uniform(self, shape):
+        """The next numbers uniform on (0, 1), as an array of ``shape``."""
+        n_rows, n_columns = shape
+        return self._uniform.take(self.rng, n_rows * n_columns, self.block_size).reshape(
+            shape
+        )
 
 
 def binary_states(n_units, start=0, stop=None, dtype=np.float64):
@@ -456,7 +488,8 @@ class ModelView(Protocol):
         beta : float
             From 0 (the base model) to 1 (this model).
         base_bias : ndarray of shape (n_state_units,)
-            Biases of the independent base model.
+            Biases of the independent base model (an RBM view also takes all
+            ``n_units``, giving its hidden units base biases too).
 
         Returns
         -------
@@ -488,7 +521,8 @@ class ModelView(Protocol):
         Parameters
         ----------
         base_bias : ndarray of shape (n_state_units,)
-            Biases of the independent base model.
+            Biases of the independent base model (or ``n_units``, as for
+            :meth:`interpolate`).
 
         Returns
         -------
@@ -653,20 +687,78 @@ class RBMView(ModelView):
         return bernoulli_sample(self.visible_probability(H), rng)
 
     def interpolate(self, beta, base_bias):
-        # The visible marginal of this RBM is p_A(v)^(1 - beta) p(v)^beta up to Z, with
-        # p_A the independent visible model (Salakhutdinov & Murray 2008).
+        # The joint distribution of this RBM is p_A(v, h)^(1 - beta) p(v, h)^beta up to
+        # Z, with p_A the independent model with biases base_bias (all units, visible
+        # first; with only n_visible entries the hidden biases are 0). With zero hidden
+        # base biases: the path of Salakhutdinov & Murray (2008).
+        base_visible, base_hidden = self._split_base(base_bias)
         return RBMView(
             beta * self.weights,
-            (1.0 - beta) * base_bias + beta * self.visible_bias,
-            beta * self.hidden_bias,
+            (1.0 - beta) * base_visible + beta * self.visible_bias,
+            (1.0 - beta) * base_hidden + beta * self.hidden_bias,
         )
+
+    def _split_base(self, base_bias):
+        base_bias = np.asarray(base_bias, dtype=np.float64)
+        hidden = base_bias[self.n_visible :]
+        return base_bias[: self.n_visible], hidden if hidden.size else np.zeros(self.n_hidden)
 
     def base_bias_from_rates(self, data_rates):
         return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
 
+    def annealing_base(self, data_rates, hidden="uniform"):
+        """Return the biases of an independent base model for annealing, all units.
+
+        Visible units get the logits of the clipped data rates; hidden units 0
+        (``hidden="uniform"``) or their input ``W r + c`` at the clipped data rates r
+        (``"response"``; r = 1/2 without data). An optional member of the view
+        protocol: :class:`~skboltz.partition.AIS` uses it when present.
+
+        Parameters
+        ----------
+        data_rates : ndarray of shape (n_visible,) or None
+            Mean of each visible unit over the training data.
+        hidden : {"uniform", "response"}, default="uniform"
+            Biases of the hidden units of the base model.
+
+        Returns
+        -------
+        base_bias : ndarray of shape (n_units,)
+            The base model's biases, visible units first, in float64.
+        """
+        return _annealing_base(self, data_rates, hidden, lambda rates: (
+            np.asarray(self.weights, dtype=np.float64) @ rates + self.hidden_bias
+        ))
+
     def base_log_partition(self, base_bias):
-        return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum()
-                     + self.n_hidden * np.log(2.0))
+        base_visible, base_hidden = self._split_base(base_bias)
+        return float(softplus(base_visible).sum() + softplus(base_hidden).sum())
+
+    def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
+        """Return annealed-importance-sampling chains from a base model to this one.
+
+        An optional member of the view protocol: :class:`~skboltz.partition.AIS`
+        runs these chains when present (otherwise :meth:`interpolate`,
+        :meth:`log_unnormalized` and :meth:`gibbs_step` in float64).
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_units,)
+            Biases of the independent base model, visible units first.
+        n_chains : int
+            Number of chains.
+        rng : numpy.random.Generator
+            Seeds the chains' random numbers.
+        dtype : float32 or float64, default=float32
+            Type of the elementwise work (log weights are accumulated in float64).
+
+        Returns
+        -------
+        chains : RBMAnnealing
+            With ``start_from_base``, ``set_states``, ``add_log_ratio`` and
+            ``transition``.
+        """
+        return RBMAnnealing(self, base_bias, n_chains, rng, dtype)
 
     # -- mean field ----------------------------------------------------------------
     def coupling_matrix(self):
@@ -687,10 +779,15 @@ class RBMView(ModelView):
 
     def enumerate_log_weights(self, chunk_size):
         # The smaller layer is enumerated in chunks of up to chunk_size states and the
-        # other summed in closed form, in float64. Within a chunk only the low bits of
-        # the enumerated states change, so their contribution to the other layer's
-        # input is computed once and each chunk adds a constant row for its high bits:
-        # no matrix product per chunk, only the softplus sums.
+        # other summed in closed form, -F(s) = a.s + sum_i softplus(x_i) with x = s W' +
+        # b' its inputs, in float64. Within a chunk only the low bits of the enumerated
+        # states change: x = L + H with L the low bits' inputs (one matrix for all
+        # chunks) and H a row per chunk. So no exponential is needed per state: with
+        # E = exp(L - max L) computed once and m_i = max(0, max L_i + H_i),
+        #     softplus(x_i) = m_i + log(exp(-m_i) + E_i exp(max L_i + H_i - m_i)),
+        # a product and a sum per entry, whose logarithms are taken for products of
+        # several entries at once (sum_log; each factor lies in [exp(-m_i), 2]).
+        # Chunks whose inputs exceed 600 in size fall back to softplus_row_sums.
         view = self.astype(np.float64)
         if self.n_visible <= self.n_hidden:  # -F(v) = b.v + sum softplus(W v + c)
             to_other, bias, other_bias = view.weights.T, view.visible_bias, view.hidden_bias
@@ -699,12 +796,234 @@ class RBMView(ModelView):
         n_units = self.n_enumerated_units
         n_low = min(n_units, max(0, int(chunk_size).bit_length() - 1))
         low = binary_states(n_low)
-        low_input = low @ to_other[:n_low] + other_bias
+        # Inputs with the other layer's units as rows: the products below then run
+        # over long contiguous rows.
+        low_input = (low @ to_other[:n_low] + other_bias).T.copy()
         low_linear = low @ bias[:n_low]
+        low_top = low_input.max(axis=1)
+        low_exp = np.exp(low_input - low_top[:, None])
         buffer = np.empty_like(low_input)
         for high in binary_states(n_units - n_low):
-            np.add(low_input, high @ to_other[n_low:], out=buffer)
-            yield low_linear + high @ bias[n_low:] + softplus_row_sums(buffer, overwrite=True)
+            high_input = high @ to_other[n_low:]
+            top = low_top + high_input  # the largest input of each unit in the chunk
+            shift = np.maximum(top, 0.0)
+            linear = low_linear + high @ bias[n_low:]
+            if shift.max() > _EXACT_MAX_SHIFT:  # exp(-shift) would underflow
+                np.add(low_input.T, high_input, out=buffer.T)
+                yield linear + softplus_row_sums(buffer.T, overwrite=True)
+                continue
+            np.multiply(low_exp, np.exp(top - shift)[:, None], out=buffer)
+            buffer += np.exp(-shift)[:, None]
+            # A product of k factors is at least exp(-k max(shift)) > 1e-300.
+            factors = 2 ** int(np.log2(_EXACT_MAX_SHIFT / max(shift.max(), 1.0)))
+            yield linear + shift.sum() + sum_log(buffer, min(factors, 512))
+
+
+#: Above this input size, exact RBM enumeration takes logarithms entry by entry.
+_EXACT_MAX_SHIFT = 600.0
+
+
+def _annealing_base(view, data_rates, hidden, hidden_input):
+    """Visible logits of the clipped data rates; hidden 0 or ``hidden_input(rates)``."""
+    base = np.zeros(view.n_units)
+    base[: view.n_visible] = base_bias_from_rates(data_rates, view.n_visible, view.n_visible)
+    if hidden == "response" and view.n_hidden:
+        if data_rates is None:
+            rates = np.full(view.n_visible, 0.5)
+        else:
+            rates = np.clip(np.asarray(data_rates, dtype=np.float64).ravel(),
+                            BASE_RATE_CLIP, 1 - BASE_RATE_CLIP)
+        base[view.n_visible :] = hidden_input(rates)
+    elif hidden not in ("uniform", "response"):
+        raise ValueError(f"hidden must be 'uniform' or 'response', got {hidden!r}.")
+    return base
+
+
+#: Integer views that reach the sign bit of float32 / float64 numbers.
+_SIGN_BITS = {
+    np.dtype(np.float32): (np.int32, np.int32(-(2**31))),
+    np.dtype(np.float64): (np.int64, np.int64(-(2**63))),
+}
+
+#: Ratios (1 + exp(-|y'|)) / (1 + exp(-|y|)) lie in (1/2, 2): a product of 64 of them
+#: stays well inside the float32 range, so one logarithm serves 64 hidden units.
+_RATIO_FACTORS = 64
+
+
+class RBMAnnealing:
+    """The chains of annealed importance sampling (AIS) on an RBM.
+
+    The path runs from an independent model with biases ``base_bias`` (a over the
+    visible, d over the hidden units) at beta = 0 to the RBM at beta = 1, with the
+    hidden units summed out:
+
+        log p*_beta(v) = ((1 - beta) a + beta b) . v
+                         + sum_j softplus(beta (W v + c)_j + (1 - beta) d_j).
+
+    The states are the visible units of ``n_chains`` chains. :meth:`add_log_ratio`
+    adds ``log p*_beta'(v) - log p*_beta(v)`` of the current states to float64 log
+    weights; :meth:`transition` makes one block-Gibbs step v -> h -> v at a beta. One
+    matrix product W v serves both the weight increment and the hidden draw of the
+    following transition, and so do the exponentials: with y the hidden inputs,
+    ``softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|))``, the logarithms are taken of
+    products of 64 ratios at once (:func:`sum_log`), and ``1 + exp(-|y|)`` also gives
+    the hidden draw (``u (1 + exp(-|y|)) < 1`` has probability sigmoid(|y|)). Units
+    are rows and chains columns, so the reductions over units run along long rows.
+    The elementwise work is in ``dtype`` (float32 by default: each increment carries
+    rounding errors of about 1e-6 nats, the transitions' probabilities relative
+    errors of 1e-7), the log weights are accumulated in float64.
+
+    Parameters
+    ----------
+    view : RBMView
+    base_bias : ndarray of shape (n_units,)
+        Biases of the base model, visible units first.
+    n_chains : int
+    rng : numpy.random.Generator
+        Seeds the chains' own (SFC64) stream of random numbers.
+    dtype : float32 or float64, default=float32
+    """
+
+    def __init__(self, view, base_bias, n_chains, rng, dtype=np.float32):
+        dtype = np.dtype(dtype)
+        weights = np.asarray(view.weights, dtype=np.float64)
+        n_hidden, n_visible = weights.shape
+        base_visible, base_hidden = view._split_base(base_bias)
+        visible_bias = np.asarray(view.visible_bias, dtype=np.float64)
+        hidden_bias = np.asarray(view.hidden_bias, dtype=np.float64)
+        self.dtype = dtype
+        self.n_chains = n_chains
+        self._weights = np.ascontiguousarray(weights, dtype=dtype)
+        self._weights_t = np.ascontiguousarray(weights.T, dtype=dtype)
+        # Hidden inputs on the path: y_beta = beta P + d with P = W v + c - d.
+        self._shift = (hidden_bias - base_hidden).astype(dtype)[:, None]
+        self._base_hidden = base_hidden.astype(dtype)[:, None] if np.any(base_hidden) else None
+        # The visible term's slope and the column sums of W (for sum_j P_j): the parts
+        # of the increment linear in v, in float64.
+        self._linear = np.stack([visible_bias - base_visible, weights.sum(axis=0)])
+        self._linear_offset = float(self._shift.astype(np.float64).sum())
+        self._coefficients = np.empty(n_visible, dtype=dtype)
+        self._visible_bias = visible_bias
+        self._base_visible = base_visible
+        # The chains' own fast generator (SFC64), seeded from rng: deterministic (its
+        # numbers are float32 whatever the dtype, as in training).
+        self._noise = Noise.seeded_from(rng)
+        self._int_type, self._sign_bit = _SIGN_BITS[dtype]
+        hidden_shape = (n_hidden, n_chains)
+        self._visible = np.empty((n_visible, n_chains), dtype=dtype)
+        self._input = np.empty(hidden_shape, dtype=dtype)
+        # The hidden inputs at a pair of betas, side by side: one call per operation.
+        self._pair = np.empty((2,) + hidden_shape, dtype=dtype)
+        self._pair_bits = self._pair.view(self._int_type)
+        self._betas = np.empty((2, 1, 1), dtype=dtype)
+        self._scratch = np.empty(hidden_shape, dtype=dtype)
+        self._positive = np.empty(hidden_shape, dtype=bool)
+        self._chosen = np.empty(hidden_shape, dtype=bool)
+        self._hidden = np.empty(hidden_shape, dtype=dtype)
+        self._visible_input = np.empty((n_visible, n_chains), dtype=dtype)
+        self._visible_shift = np.empty((n_visible, 1), dtype=dtype)
+        self._base_visible_column = base_visible[:, None]
+        self._visible_bias_column = visible_bias.astype(dtype)[:, None]
+        self._ready = None  # (beta, 1 + exp(-|y_beta|)) for the next transition
+
+    @property
+    def states(self):
+        """The chains' visible states, shape (n_chains, n_visible)."""
+        return self._visible.T
+
+    def start_from_base(self):
+        """Draw every chain's state from the base model."""
+        noise = self._noise.logistic(self._visible.shape)
+        np.greater(self._base_visible.astype(self.dtype)[:, None], noise, out=self._visible)
+        self._ready = None
+
+    def set_states(self, X):
+        """Start the chains at the visible rows ``X`` (one row per chain)."""
+        self._visible[...] = np.asarray(X).T
+        self._ready = None
+
+    def _project(self):
+        np.matmul(self._weights, self._visible, out=self._input)
+        self._input += self._shift
+
+    def _negative_abs_input(self, beta, out, positive=None):
+        """``out = -|y_beta|``, and ``positive = y_beta > 0`` when asked."""
+        np.multiply(self._input, self.dtype.type(beta), out=out)
+        if self._base_hidden is not None:
+            out += self._base_hidden
+        if positive is not None:
+            np.greater(out, 0, out=positive)
+        bits = out.view(self._int_type)
+        np.bitwise_or(bits, self._sign_bit, out=bits)  # set the sign bit: -|y|
+
+    def add_log_ratio(self, beta, beta_next, log_w, sign=1.0, then_sample_at=None):
+        """``log_w += sign * (log p*_beta_next(v) - log p*_beta(v))`` for the states.
+
+        ``then_sample_at`` (``beta`` or ``beta_next``) names the beta of the next
+        :meth:`transition`, which then reuses this step's products and exponentials.
+        """
+        self._project()
+        step = beta_next - beta
+        # The terms linear in v: step * (visible slope . v + sum_j P_j / 2). Their
+        # rounding in dtype is scaled by the step, like the rest of the increment.
+        np.matmul((step, 0.5 * step), self._linear, out=self._coefficients, casting="unsafe")
+        increment = self._coefficients @ self._visible
+        # -|y| at both betas at once, and the sign of y at the next transition's beta.
+        pair = self._pair
+        self._betas[:, 0, 0] = beta, beta_next
+        np.multiply(self._input, self._betas, out=pair)
+        if self._base_hidden is not None:
+            pair += self._base_hidden
+        sample = {beta: 0, beta_next: 1}.get(then_sample_at)
+        if sample is not None:
+            np.greater(pair[sample], 0, out=self._positive)
+        np.bitwise_or(self._pair_bits, self._sign_bit, out=self._pair_bits)
+        # softplus(y) = (y + |y|) / 2 + log(1 + exp(-|y|)) summed over j, at beta_next
+        # minus at beta: the y part is linear (above), then |y| and the logarithms.
+        low, high, ratio = pair[0], pair[1], self._scratch
+        np.subtract(low, high, out=ratio)  # |y_next| - |y|
+        nonlinear = ratio.sum(axis=0)
+        nonlinear *= 0.5
+        np.exp(pair, out=pair)
+        pair += 1
+        np.divide(high, low, out=ratio)
+        nonlinear += sum_log(ratio, _RATIO_FACTORS)
+        increment += nonlinear
+        total = increment.astype(np.float64)
+        total += 0.5 * step * self._linear_offset
+        if sign != 1.0:
+            total *= sign
+        log_w += total
+        self._ready = None if sample is None else (then_sample_at, pair[sample])
+
+    def transition(self, beta):
+        """One block-Gibbs step v -> h -> v of every chain at ``beta``."""
+        if beta == 0:  # the base model: independent visible units
+            self.start_from_base()
+            return
+        if self._ready is not None and self._ready[0] == beta:
+            one_plus = self._ready[1]
+        else:
+            self._project()
+            one_plus = self._scratch
+            self._negative_abs_input(beta, one_plus, self._positive)
+            np.exp(one_plus, out=one_plus)
+            one_plus += 1
+        self._ready = None
+        # h = 1 with probability sigmoid(y): u (1 + exp(-|y|)) < 1 has probability
+        # sigmoid(|y|), and its complement sigmoid(-|y|) serves the units with y <= 0.
+        np.multiply(one_plus, self._noise.uniform(one_plus.shape), out=one_plus)
+        np.less(one_plus, 1, out=self._chosen)
+        np.equal(self._chosen, self._positive, out=self._hidden)
+        # v: beta (W^T h + b) + (1 - beta) a = beta (W^T h + b + a (1 - beta) / beta)
+        np.matmul(self._weights_t, self._hidden, out=self._visible_input)
+        np.multiply(self._base_visible_column, (1.0 - beta) / beta, out=self._visible_shift,
+                    casting="unsafe")  # float64 product, rounded once to dtype
+        self._visible_shift += self._visible_bias_column
+        self._visible_input += self._visible_shift
+        self._visible_input *= self.dtype.type(beta)
+        noise = self._noise.logistic(self._visible.shape)
+        np.greater(self._visible_input, noise, out=self._visible)
 
 
 class AugmentedRBM:
@@ -880,49 +1199,120 @@ def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
     others stay clamped, e.g. the visible units in a clamped phase); None updates all.
     Unit i of every chain is updated at once: s_i = 1 with probability
     sigmoid((W s + b)_i / T), i.e. when (W s + b)_i > T * logit(u) with u uniform.
-    The sweep's logistic noise is drawn in one call. For a block of up to
-    ``SWEEP_BLOCK`` consecutive units, one matrix product gives each unit's threshold
-    T logit(u) - b_i - (field from the units outside the block and the block's later
-    units); inside the block a unit then needs one short matrix-vector product (the
-    block's earlier, already updated units) and one comparison. Leaves p(s)
-    proportional to exp(-E(s)/T) invariant.
+    See :class:`SequentialSweep`, which keeps the set-up for repeated sweeps. Leaves
+    p(s) proportional to exp(-E(s)/T) invariant.
 
     Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two transposing
     copies per sweep. Returns ``S``.
     """
-    units = np.arange(S.shape[1]) if units is None else np.unique(units)
-    n_chains = S.shape[0]
-    if units.size == 0 or n_chains == 0:
+    return SequentialSweep(coupling, S.shape[1], S.dtype, units)(S, rng, bias, temperature)
+
+
+class SequentialSweep:
+    """Sequential Gibbs sweeps over the rows (chains) of a BM's states, set up once.
+
+    The sweep's logistic noise is drawn in one call. For a block of up to
+    ``SWEEP_BLOCK`` consecutive units, one matrix product gives each unit's threshold
+    T logit(u) - b_i - (field from the units outside the block and the block's later
+    units); inside the block a unit then needs one short matrix-vector product (the
+    block's earlier, already updated units) and one comparison.
+
+    Parameters
+    ----------
+    coupling : ndarray of shape (n_units, n_units)
+        Symmetric couplings W with zero diagonal.
+    n_units : int
+    dtype : dtype of the states
+    units : array-like of int or None
+        Units to update, in increasing order; None updates all.
+    """
+
+    def __init__(self, coupling, n_units, dtype, units=None):
+        self.units = np.arange(n_units) if units is None else np.unique(units)
+        self.dtype = np.dtype(dtype)
+        self.coupling = np.asarray(coupling).astype(self.dtype, copy=False)
+        self.blocks = list(_contiguous_blocks(self.units, SWEEP_BLOCK))
+        # outer[i, j] = w_ij except for j an earlier unit of i's block (added one by one).
+        self.outer = self.coupling.copy()
+        for first, size in self.blocks:
+            block = slice(first, first + size)
+            self.outer[block, block] = np.triu(self.outer[block, block])
+
+    def __call__(self, S, rng, bias, temperature=1.0):
+        """Sweep ``S`` in place at ``temperature`` with biases ``bias``; returns ``S``."""
+        units = self.units
+        n_chains = S.shape[0]
+        if units.size == 0 or n_chains == 0:
+            return S
+        dtype = self.dtype
+        # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
+        states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
+        thresholds = logistic_noise(rng, (units.size, n_chains), dtype)
+        if temperature != 1.0:
+            thresholds *= dtype.type(temperature)
+        thresholds -= np.asarray(bias).astype(dtype, copy=False)[units, None]
+        field = np.empty(n_chains, dtype=dtype)
+        done = 0
+        for first, size in self.blocks:
+            block = slice(first, first + size)
+            threshold = thresholds[done : done + size]
+            threshold -= self.outer[block] @ states_t
+            within = self.coupling[block, block]
+            np.less(threshold[0], 0, out=states_t[first])
+            for k in range(1, size):
+                np.matmul(within[k, :k], states_t[first : first + k], out=field)
+                np.less(threshold[k], field, out=states_t[first + k])
+            done += size
+        if not np.shares_memory(states_t, S):
+            S[...] = states_t.T
         return S
-    dtype = S.dtype
-    coupling = np.asarray(coupling).astype(dtype, copy=False)
-    # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
-    states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
-    blocks = list(_contiguous_blocks(units, SWEEP_BLOCK))
-    # outer[i, j] = w_ij except for j an earlier unit of i's block (added one by one).
-    outer = coupling.copy()
-    for first, size in blocks:
-        block = slice(first, first + size)
-        outer[block, block] = np.triu(outer[block, block])
-    thresholds = logistic_noise(rng, (units.size, n_chains), dtype)
-    if temperature != 1.0:
-        thresholds *= dtype.type(temperature)
-    thresholds -= np.asarray(bias).astype(dtype, copy=False)[units, None]
-    field = np.empty(n_chains, dtype=dtype)
-    done = 0
-    for first, size in blocks:
-        block = slice(first, first + size)
-        threshold = thresholds[done : done + size]
-        threshold -= outer[block] @ states_t
-        within = coupling[block, block]
-        np.less(threshold[0], 0, out=states_t[first])
-        for k in range(1, size):
-            np.matmul(within[k, :k], states_t[first : first + k], out=field)
-            np.less(threshold[k], field, out=states_t[first + k])
-        done += size
-    if not np.shares_memory(states_t, S):
-        S[...] = states_t.T
-    return S
+
+
+class BMAnnealing:
+    """The chains of annealed importance sampling (AIS) on a general Boltzmann machine.
+
+    The path runs from the independent model with biases ``base_bias`` (a) at
+    beta = 0 to the model at beta = 1, over all units:
+    ``log p*_beta(s) = beta (s^T W s / 2 + b^T s) / T + (1 - beta) a^T s``. Same
+    interface as :class:`RBMAnnealing`; the transitions are sequential sweeps in
+    ``dtype`` (set up once), the log weights are accumulated in float64.
+    """
+
+    def __init__(self, view, base_bias, n_chains, rng, dtype=np.float32):
+        dtype = np.dtype(dtype)
+        self.dtype = dtype
+        self.n_chains = n_chains
+        self._coupling = view.coupling_matrix()
+        self._bias = view.bias_vector()
+        self._base = np.asarray(base_bias, dtype=np.float64)
+        self._sweep = SequentialSweep(self._coupling, self._base.size, dtype)
+        seed = int(rng.integers(np.iinfo(np.int64).max))
+        self._rng = np.random.Generator(np.random.SFC64(seed))
+        self.states = np.empty((n_chains, self._base.size), dtype=dtype, order="F")
+
+    def start_from_base(self):
+        """Draw every chain's state from the base model."""
+        noise = logistic_noise(self._rng, self.states.shape, self.dtype)
+        np.greater(self._base.astype(self.dtype), noise, out=self.states)
+
+    def set_states(self, X):
+        """Start the chains at the rows ``X`` (one row per chain)."""
+        self.states[...] = X
+
+    def add_log_ratio(self, beta, beta_next, log_w, sign=1.0, then_sample_at=None):
+        """``log_w += sign * (log p*_beta_next(s) - log p*_beta(s))`` for the states."""
+        S = self.states.astype(np.float64)
+        slope = 0.5 * np.einsum("ni,ni->n", S @ self._coupling, S) + S @ (self._bias - self._base)
+        log_w += (sign * (beta_next - beta)) * slope
+
+    def transition(self, beta):
+        """One sequential sweep of every chain at ``beta``."""
+        if beta == 0:  # the base model: independent units
+            self.start_from_base()
+            return
+        # Field beta (W s + b) / T + (1 - beta) a, i.e. temperature 1 / beta.
+        bias = self._bias + ((1.0 - beta) / beta) * self._base
+        self._sweep(self.states, self._rng, bias, 1.0 / beta)
 
 
 def bm_hidden_log_sums(V, coupling, bias, n_visible, temperature=1.0, chunk_elements=2**20):
@@ -994,14 +1384,22 @@ def split_half_log_weights(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES)
 
     The model is p(s) proportional to exp(s^T W s / 2 + b^T s) over s in {0, 1}^n
     (``coupling`` W symmetric with zero diagonal, already divided by the temperature).
-    The units are split into a first part A and a second part B of about n/2 units;
-    with a, b their states,
+    The units are split into a first part A and a second part B of about n/2 units,
+    and A again into A1 and A2; with a = (a1, a2) and b their states,
 
-        log p*(a, b) = f_A(a) + f_B(b) + a^T W_AB b,
+        log p*(a, b) = f_A(a) + f_B(b) + a1^T W_1 b + a2^T W_2 b.
 
-    so a block of A-states against all 2^|B| B-states is one matrix product. Each
-    yielded array holds, for one block of A-states, the log-sum over all B-states
-    (float64). Measured ~60x faster than evaluating E(s) chunk by chunk.
+    For each B-state the two parts of A contribute independent factors, so the sum
+    over B is a matrix product in exp space:
+
+        sum_b exp(log p*(a, b) - f_A(a)) = e^C sum_b X1[a1, b] X2[a2, b],
+        X1 = exp(a1^T W_1 b - c(b)),   X2 = exp(a2^T W_2 b + f_B(b) + c(b) - C),
+
+    with c(b) the largest A1-term for b and C the largest exponent: every factor is at
+    most 1, the sums of positive terms are accurate to a few ulps, and only
+    (2^|A1| + 2^|A2|) 2^|B| exponentials are needed instead of 2^n. A-states whose sum
+    falls below 1e-250 (575 nats under the largest term, where float64 would start to
+    lose digits) are recomputed in log space. All in float64.
 
     Parameters
     ----------
@@ -1010,8 +1408,8 @@ def split_half_log_weights(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES)
     bias : ndarray of shape (n_units,)
         Biases.
     block_states : int, default=2**18
-        Joint states evaluated per block (bounds the memory: 8 bytes each; 2**18
-        measured ~2x faster than 2**22 at 26 units, staying in cache).
+        Bounds the memory: each matrix product covers at most this many (A-part,
+        B-state) pairs (8 bytes each).
 
     Yields
     ------
@@ -1032,23 +1430,57 @@ def split_half_log_weights(coupling, bias, block_states=SPLIT_HALF_BLOCK_STATES)
     bias = np.asarray(bias, dtype=np.float64)
     n_units = bias.shape[0]
     n_a = n_units // 2
-    states_b = binary_states(n_units - n_a)
-    coupling_ab = coupling[:n_a, n_a:]
-    # f_B(b) = b^T W_BB b / 2 + bias_B^T b for all B-states, once.
-    log_b = 0.5 * np.einsum(
-        "ni,ni->n", states_b @ coupling[n_a:, n_a:], states_b
-    ) + states_b @ bias[n_a:]
-    # (W_AB B^T) once: each block is then (block, n_a) @ (n_a, 2^|B|).
-    projected_b = coupling_ab @ states_b.T
-    rows = max(1, block_states // states_b.shape[0])
-    for start in range(0, 2**n_a, rows):
-        states_a = binary_states(n_a, start, min(start + rows, 2**n_a))
-        log_a = 0.5 * np.einsum(
-            "ni,ni->n", states_a @ coupling[:n_a, :n_a], states_a
-        ) + states_a @ bias[:n_a]
-        block = states_a @ projected_b
-        block += log_b
-        yield log_a + _logsumexp_rows(block)
+    n_1 = n_a // 2
+    n_b = n_units - n_a
+    part_1, part_2 = binary_states(n_1), binary_states(n_a - n_1)
+    coupling_1, coupling_2 = coupling[:n_1, n_a:], coupling[n_1:n_a, n_a:]
+    states_a = binary_states(n_a)  # code a1 + 2^|A1| a2: the order of sums.ravel()
+    log_a = _quadratic_log_weights(states_a, coupling[:n_a, :n_a], bias[:n_a])
+    chunk = max(1, block_states // max(part_1.shape[0], part_2.shape[0]))
+    sums = np.zeros((part_2.shape[0], part_1.shape[0]))
+    top = -np.inf
+    for start in range(0, 2**n_b, chunk):
+        states_b = binary_states(n_b, start, min(start + chunk, 2**n_b))
+        exponent_1 = part_1 @ (coupling_1 @ states_b.T)
+        exponent_2 = part_2 @ (coupling_2 @ states_b.T)
+        largest_1 = exponent_1.max(axis=0)
+        exponent_2 += _quadratic_log_weights(states_b, coupling[n_a:, n_a:], bias[n_a:])
+        exponent_2 += largest_1
+        chunk_top = exponent_2.max()
+        if chunk_top > top:  # rescale what was summed so far to the new largest term
+            sums *= np.exp(top - chunk_top)
+            top = chunk_top
+        exponent_1 -= largest_1
+        exponent_2 -= top
+        sums += np.exp(exponent_2, out=exponent_2) @ np.exp(exponent_1, out=exponent_1).T
+    sums = sums.ravel()
+    with np.errstate(divide="ignore"):
+        log_weights = log_a + top + np.log(sums)
+    lost = np.flatnonzero(sums < 1e-250)
+    if lost.size:
+        projected = states_a[lost] @ coupling[:n_a, n_a:]
+        log_weights[lost] = log_a[lost] + _log_sum_over_states(
+            projected, coupling[n_a:, n_a:], bias[n_a:], block_states
+        )
+    yield log_weights
+
+
+def _quadratic_log_weights(S, coupling, bias):
+    """s^T W s / 2 + b^T s for each row of ``S``."""
+    return 0.5 * np.einsum("ni,ni->n", S @ coupling, S) + S @ bias
+
+
+def _log_sum_over_states(fields, coupling, bias, block_states):
+    """log sum_s exp(f . s + s^T W s / 2 + b^T s) over all binary s, for each row f."""
+    n_units = bias.shape[0]
+    out = np.full(fields.shape[0], -np.inf)
+    chunk = max(1, block_states // max(1, fields.shape[0]))
+    for start in range(0, 2**n_units, chunk):
+        states = binary_states(n_units, start, min(start + chunk, 2**n_units))
+        block = fields @ states.T
+        block += _quadratic_log_weights(states, coupling, bias)
+        out = np.logaddexp(out, _logsumexp_rows(block))
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -1201,6 +1633,57 @@ class BMView(ModelView):
 
     def base_log_partition(self, base_bias):
         return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum())
+
+    def annealing_base(self, data_rates, hidden="uniform"):
+        """Return the biases of an independent base model for annealing, all units.
+
+        Visible units get the logits of the clipped data rates; hidden units 0
+        (``hidden="uniform"``) or their input from the visible units at the clipped
+        data rates r, ``(W_hv r + b_h) / T`` (``"response"``; r = 1/2 without data).
+        An optional member of the view protocol, used by
+        :class:`~skboltz.partition.AIS` when present.
+
+        Parameters
+        ----------
+        data_rates : ndarray of shape (n_visible,) or None
+            Mean of each visible unit over the training data.
+        hidden : {"uniform", "response"}, default="uniform"
+            Biases of the hidden units of the base model.
+
+        Returns
+        -------
+        base_bias : ndarray of shape (n_units,)
+            The base model's biases, visible units first, in float64.
+        """
+        hid, vis = slice(self.n_visible, None), slice(0, self.n_visible)
+        return _annealing_base(self, data_rates, hidden, lambda rates: (
+            self.coupling_matrix()[hid, vis] @ rates + self.bias_vector()[hid]
+        ))
+
+    def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
+        """Return annealed-importance-sampling chains from a base model to this one.
+
+        An optional member of the view protocol: :class:`~skboltz.partition.AIS`
+        runs these chains when present.
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_units,)
+            Biases of the independent base model.
+        n_chains : int
+            Number of chains.
+        rng : numpy.random.Generator
+            Seeds the chains' random numbers.
+        dtype : float32 or float64, default=float32
+            Type of the sweeps (log weights are accumulated in float64).
+
+        Returns
+        -------
+        chains : BMAnnealing
+            With ``start_from_base``, ``set_states``, ``add_log_ratio`` and
+            ``transition``.
+        """
+        return BMAnnealing(self, base_bias, n_chains, rng, dtype)
 
     # -- mean field ------------------------------------------------------------------
     def coupling_matrix(self):

@@ -4,12 +4,42 @@ scikit-learn keeps ``_fit_context`` and the parameter-validation helpers private
 their location changes, only this module needs to follow.
 """
 
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    StrOptions,
-    validate_params,
-)
+from numbers import Integral
 
-__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context", "validate_params"]
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils import check_scalar
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
+from sklearn.utils._param_validation import Interval as _Interval
+
+
+class Interval(_Interval):
+    """scikit-learn's ``Interval`` constraint, refusing booleans.
+
+    ``True`` is an ``Integral`` (and a ``Real``) in Python, so scikit-learn's interval
+    accepts ``n_components=True`` as 1; a boolean is never a meant count or size.
+    """
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, bool | np.bool_) and super().is_satisfied_by(val)
+
+
+def check_count(value, name, min_value):
+    """Check a count argument of a method (not a constructor parameter): an int >= min.
+
+    Raises a ``TypeError`` (not an integer, or a boolean) or ``ValueError`` (too small)
+    that names the argument, instead of an error from deep inside numpy.
+    """
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be an int, not a boolean ({value!r}).")
+    check_scalar(value, name, Integral, min_val=min_value)
+    return int(value)
+
+__all__ = [
+    "HasMethods",
+    "Interval",
+    "StrOptions",
+    "_fit_context",
+    "check_count",
+    "validate_params",
+]

@@ -10,11 +10,17 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
-from skboltz.exceptions import DataRangeWarning, TooManyStatesError, TrainingDivergedError
+from skboltz.exceptions import (
+    DataRangeWarning,
+    TooManyStatesError,
+    TrainingDivergedError,
+)
 from skboltz.learning import CD, PCD
+from skboltz.partition import LogZ, ZEstimator
 
 # Factories of small unfitted estimators, with the methods each one offers after fit.
-DENSITY_METHODS = ["transform", "score_samples", "score", "free_energy", "partial_fit"]
+DENSITY_METHODS = ["transform", "score_samples", "score", "free_energy", "partial_fit",
+                   "gibbs", "reconstruct"]
 ESTIMATORS = {
     "RBM": (lambda: RBM(n_components=3, n_iter=2, random_state=0), DENSITY_METHODS),
     "BoltzmannMachine": (
@@ -217,3 +223,114 @@ def test_classifier_failing_to_estimate_log_z_publishes_nothing():
     with pytest.raises(TooManyStatesError):
         model.fit(X, y)
     assert not hasattr(model, "estimators_") and not hasattr(model, "n_features_in_")
+
+
+# -- scoring outside the model's support -------------------------------------------
+
+
+class _TooLowLogZ(ZEstimator):
+    """A deliberately wrong estimator: log Z far below the truth."""
+
+    def estimate(self, model, *, rng=None, data_rates=None):
+        return LogZ(-100.0, method="too low")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RBM(n_components=3, n_iter=2, random_state=0),
+    lambda: BoltzmannMachine(n_hidden=2, learning="exact", n_iter=2, random_state=0),
+], ids=["RBM", "BoltzmannMachine"])
+@pytest.mark.parametrize("transform", [lambda X: X - 5, lambda X: X * 16, lambda X: X * 1e300],
+                         ids=["shifted", "times16", "times1e300"])
+def test_scores_outside_the_unit_interval_warn_and_are_clipped(make, transform):
+    model = make().fit(GOOD)
+    bad = transform(GOOD)
+    with pytest.warns(DataRangeWarning, match=r"30 of 30 rows .* clipped into \[0, 1\]"):
+        scores = model.score_samples(bad)
+    assert_allclose(scores, model.score_samples(np.clip(bad, 0, 1)))
+    assert np.all(scores <= 0)
+
+
+def test_a_log_probability_is_never_positive():
+    model = RBM(n_components=3, n_iter=2, z_estimator=_TooLowLogZ(), random_state=0).fit(GOOD)
+    assert model.estimate_log_partition().value == -100.0
+    scores = model.score_samples(GOOD)
+    assert np.all(scores <= 0) and np.any(scores == 0)
+
+
+def test_classifier_on_inputs_outside_the_unit_interval_warns():
+    clf = BoltzmannClassifier(RBM(n_components=2, n_iter=2, random_state=0)).fit(GOOD, LABELS)
+    with pytest.warns(DataRangeWarning):
+        proba = clf.predict_proba(GOOD * 1e300)
+    assert_allclose(proba, clf.predict_proba(np.clip(GOOD * 1e300, 0, 1)))
+
+
+# -- arguments of methods ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RBM(n_components=3, n_iter=1, random_state=0),
+    lambda: BoltzmannMachine(n_hidden=2, n_iter=1, random_state=0),
+    lambda: DBN(hidden_layer_sizes=(3,), rbm=RBM(n_iter=1), random_state=0),
+], ids=["RBM", "BoltzmannMachine", "DBN"])
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"n_samples": -1}, ValueError, "n_samples == -1, must be >= 1"),
+    ({"n_samples": 0}, ValueError, "n_samples == 0, must be >= 1"),
+    ({"n_samples": 2.5}, TypeError, "n_samples must be an instance of int"),
+    ({"n_samples": True}, TypeError, "n_samples must be an int, not a boolean"),
+    ({"n_steps": -1}, ValueError, "n_steps == -1, must be >= 0"),
+    ({"n_steps": 1.5}, TypeError, "n_steps must be an instance of int"),
+])
+def test_sample_arguments_are_checked(make, arguments, error, message):
+    model = make().fit(GOOD)
+    with pytest.raises(error, match=message):
+        model.sample(**arguments)
+    assert model.sample(2, n_steps=0).shape == (2, 5)  # n_steps=0: the starting draws
+
+
+@pytest.mark.parametrize("model, parameter", [
+    (RBM(), "n_components"), (RBM(), "batch_size"), (RBM(), "n_iter"),
+    (BoltzmannMachine(), "n_hidden"),
+])
+def test_booleans_are_not_counts(model, parameter):
+    with pytest.raises(ValueError, match=f"'{parameter}' parameter .* Got True"):
+        model.set_params(**{parameter: True}).fit(GOOD)
+
+
+# -- sizes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: BoltzmannMachine(n_hidden=20_000), r"Boltzmann machine with 20005 units .* "
+     r"needs about [0-9.]+ GiB, more than the 1 GiB of memory available"),
+    (lambda: RBM(n_components=10**7), r"RBM with 10000000 hidden units on 5 features "
+     r"needs about [0-9.]+ GiB"),
+])
+def test_models_too_large_for_memory_fail_at_once(monkeypatch, make, message):
+    import skboltz._base
+
+    monkeypatch.setattr(skboltz._base, "available_memory", lambda: 2**30)
+    model = make()
+    with pytest.raises(MemoryError, match=message):
+        model.fit(GOOD)
+    assert not hasattr(model, "n_features_in_")
+
+
+def test_batches_and_chains_never_exceed_the_rows():
+    rbm = RBM(n_components=3, batch_size=10**7, n_iter=2, random_state=0).fit(GOOD)
+    assert rbm._training_state["sampler"]["chains"].shape[0] == GOOD.shape[0]
+    bm = BoltzmannMachine(n_hidden=2, batch_size=10**7, n_iter=1, random_state=0).fit(GOOD)
+    assert bm._training_state["sampler"]["chains"].shape[0] == 100  # Gibbs' minimum
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RBM(n_components=3, n_iter=1, random_state=0),
+    lambda: BoltzmannMachine(n_hidden=2, n_iter=1, random_state=0),
+], ids=["RBM", "BoltzmannMachine"])
+@pytest.mark.parametrize("z_estimator, error, message", [
+    ("nope", ValueError, r"Unknown z_estimator 'nope'; choose one of \['ais', 'exact'"),
+    (3, ValueError, "Unknown z_estimator 3"),
+])
+def test_estimate_log_partition_rejects_unknown_estimators(make, z_estimator, error, message):
+    model = make().fit(GOOD)
+    with pytest.raises(error, match=message):
+        model.estimate_log_partition(z_estimator)

@@ -1,12 +1,15 @@
 """BoltzmannClassifier: Bayes' rule over class-wise densities, checked by enumeration."""
 
 import itertools
+import os
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 from scipy.special import logsumexp
 from sklearn.datasets import load_digits
 from sklearn.neighbors import KernelDensity
+from threadpoolctl import threadpool_info
 
 from skboltz import RBM, BoltzmannClassifier
 
@@ -118,3 +121,90 @@ def test_default_estimator_classifies_digits():
     proba = clf.predict_proba(X[1000:])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
     assert clf.score(X[1000:], y[1000:]) > 0.85
+
+
+def test_log_proba_is_the_log_of_proba_where_posteriors_underflow():
+    # Narrow kernels far apart: log-odds of thousands of nats, far below float64's
+    # smallest positive number (exp(-745)).
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [1.0, 1.0], [0.9, 1.0], [0.5, 0.5]])
+    y = np.array([0, 0, 1, 1, 1])
+    clf = BoltzmannClassifier(KernelDensity(bandwidth=0.02)).fit(X, y)
+    proba, log_proba = clf.predict_proba(X), clf.predict_log_proba(X)
+    joint = clf.predict_joint_log_proba(X)
+    exact = joint - logsumexp(joint, axis=1, keepdims=True)
+    underflow = exact < -746
+    assert underflow.any() and not underflow.all()
+    np.testing.assert_array_equal(proba[underflow], 0.0)
+    np.testing.assert_array_equal(log_proba[underflow], -np.inf)
+    np.testing.assert_allclose(log_proba[~underflow], exact[~underflow], rtol=1e-12)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(log_proba, np.log(proba), rtol=1e-12)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_random_state_seeds_each_class_model_reproducibly(tiny):
+    X, y = tiny
+    rbm = RBM(n_components=3, n_iter=3, random_state=7)
+    first = BoltzmannClassifier(rbm, random_state=0).fit(X, y)
+    again = BoltzmannClassifier(rbm, random_state=0).fit(X, y)
+    seeds = [est.random_state for est in first.estimators_]
+    assert seeds[0] != seeds[1] and 7 not in seeds
+    assert seeds == [est.random_state for est in again.estimators_]
+    np.testing.assert_array_equal(first.predict_proba(X), again.predict_proba(X))
+    # None leaves the template's own setting; models without random_state are fine.
+    unseeded = BoltzmannClassifier(rbm).fit(X, y)
+    assert [est.random_state for est in unseeded.estimators_] == [7, 7]
+    BoltzmannClassifier(KernelDensity(), random_state=0).fit(X, y)
+
+
+class ThreadRecordingRBM(RBM):
+    """An RBM that records, in whichever process fits it, the BLAS threads in use."""
+
+    def fit(self, X, y=None):
+        self.process_ = os.getpid()
+        self.blas_threads_outside_training_ = _blas_threads()
+        return super().fit(X, y)
+
+    def _train_epoch(self, X, state, learning):
+        self.blas_threads_in_training_ = _blas_threads()
+        return super()._train_epoch(X, state, learning)
+
+
+def _blas_threads():
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+def test_n_jobs_fits_the_same_models_in_workers_with_one_blas_thread(tiny):
+    X, y = tiny
+    X = np.hstack([X, X[::-1]])
+    y = np.where(np.arange(len(y)) % 3 == 0, "c", y)
+    template = ThreadRecordingRBM(n_components=3, n_iter=3)
+    serial = BoltzmannClassifier(template, random_state=0).fit(X, y)
+    # Workers whose BLAS would use two threads: the training inside must still use one.
+    with parallel_config(backend="loky", inner_max_num_threads=2):
+        parallel = BoltzmannClassifier(template, n_jobs=2, random_state=0).fit(X, y)
+    for one, two in zip(serial.estimators_, parallel.estimators_):
+        np.testing.assert_array_equal(one.components_, two.components_)
+    assert [z.value for z in serial.log_partitions_] == [
+        z.value for z in parallel.log_partitions_
+    ]
+    np.testing.assert_array_equal(serial.predict_proba(X), parallel.predict_proba(X))
+    assert all(est.process_ != os.getpid() for est in parallel.estimators_)
+    assert all(est.blas_threads_outside_training_ == {2} for est in parallel.estimators_)
+    assert all(est.blas_threads_in_training_ == {1} for est in parallel.estimators_)
+
+
+def test_verbose_names_each_class_and_passes_down(tiny, capsys):
+    X, y = tiny
+    BoltzmannClassifier(RBM(n_components=2, n_iter=2), verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "[BoltzmannClassifier] class 1/2 (label a, 60 rows): fitting"
+    assert [line[:5] for line in lines[1:3]] == ["[RBM]", "[RBM]"]  # one per epoch
+    assert lines[3].startswith("[BoltzmannClassifier] class 1/2 (label a, 60 rows): done in ")
+    assert lines[4] == "[BoltzmannClassifier] class 2/2 (label b, 40 rows): fitting"
+    assert len(lines) == 8 and lines[7].endswith("s")
+
+    BoltzmannClassifier(KernelDensity(), verbose=1).fit(X, y)  # no verbose to pass down
+    assert len(capsys.readouterr().out.strip().splitlines()) == 4
+    BoltzmannClassifier(RBM(n_components=2, n_iter=2)).fit(X, y)
+    assert capsys.readouterr().out == ""

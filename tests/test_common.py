@@ -1,6 +1,9 @@
 """scikit-learn's estimator checks on every skboltz estimator, with no expected failures."""
 
+import numpy as np
 import pytest
+from sklearn import config_context
+from sklearn.base import BaseEstimator, clone
 from sklearn.neighbors import KernelDensity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -16,8 +19,13 @@ from skboltz.learning import (
 )
 from skboltz.partition import AIS, MeanField, VisitedStates
 
-# Small, fast instances covering each learning string and object-valued strategies.
+# Every estimator with its default parameters, then small, fast instances covering
+# each learning string and object-valued strategies.
 ESTIMATORS = [
+    RBM(),
+    BoltzmannMachine(),
+    DBN(),
+    BoltzmannClassifier(),
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
     RBM(n_components=3, visible_bias_init="zero", momentum=0.0, n_iter=3, random_state=0),
@@ -80,3 +88,27 @@ def test_registered_defaults_satisfy_their_constraints(strategy_class):
     # Strategies named by a string are built with their defaults and not re-validated
     # on every fit (skboltz._base.resolve_strategy), so the defaults must be valid.
     strategy_class()._validate_params()
+
+
+@pytest.mark.parametrize(
+    "estimator, y",
+    [(DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=1)), None),
+     (BoltzmannClassifier(RBM(n_components=2, n_iter=1)), [0, 1] * 10)],
+    ids=["DBN", "BoltzmannClassifier"],
+)
+def test_skip_parameter_validation_is_honoured(estimator, y, monkeypatch):
+    validated = []
+    original = BaseEstimator._validate_params
+
+    def recording(self):
+        validated.append(type(self).__name__)
+        return original(self)
+
+    monkeypatch.setattr(BaseEstimator, "_validate_params", recording)
+    X = np.random.default_rng(0).random((20, 4))
+    clone(estimator).fit(X, y)
+    assert validated[0] == type(estimator).__name__ and "RBM" in validated
+    validated.clear()
+    with config_context(skip_parameter_validation=True):
+        clone(estimator).fit(X, y)
+    assert validated == []  # neither the estimator nor its RBMs

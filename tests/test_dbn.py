@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 
@@ -117,3 +118,42 @@ def test_bad_down_pass(digits):
     dbn = DBN(hidden_layer_sizes=[4], rbm=RBM(n_iter=1), random_state=0).fit(digits)
     with pytest.raises(ValueError, match="down_pass"):
         dbn.sample(2, down_pass="max")
+
+
+def test_verbose_names_each_layer_and_passes_down(digits, capsys):
+    DBN(hidden_layer_sizes=(6, 4), rbm=RBM(n_iter=2), random_state=0, verbose=1).fit(digits)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "[DBN] layer 1/2 (6 hidden units): fitting"
+    assert [line[:5] for line in lines[1:3]] == ["[RBM]", "[RBM]"]  # one per epoch
+    assert lines[3].startswith("[DBN] layer 1/2 (6 hidden units): done in ")
+    assert lines[4] == "[DBN] layer 2/2 (4 hidden units): fitting"
+    assert len(lines) == 8 and lines[7].endswith("s")
+
+    dbn = DBN(hidden_layer_sizes=(6, 4), rbm=RBM(n_iter=2), random_state=0)
+    dbn.fit(digits)
+    assert capsys.readouterr().out == ""
+    dbn.set_params(verbose=1).partial_fit(digits)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "[DBN] layer 1/2 (6 hidden units): training one epoch (partial_fit)"
+    assert len(lines) == 4  # the layers keep the verbose they were created with
+
+
+def test_partial_fit_failing_in_an_upper_layer_keeps_every_layer(digits, monkeypatch):
+    dbn = DBN(hidden_layer_sizes=(6, 3), rbm=RBM(n_iter=1), random_state=0)
+    dbn.partial_fit(digits)
+    layers = dbn.layers_
+    before = [(layer.components_.copy(), layer.n_iter_) for layer in layers]
+    original = RBM.partial_fit
+
+    def fail_on_the_top_layer(self, X, y=None):
+        if self.n_components == 3:
+            raise KeyboardInterrupt  # e.g. the user stops the stream mid-way
+        return original(self, X, y)
+
+    monkeypatch.setattr(RBM, "partial_fit", fail_on_the_top_layer)
+    with pytest.raises(KeyboardInterrupt):
+        dbn.partial_fit(digits)
+    assert dbn.layers_ is layers
+    for layer, (components, n_iter) in zip(dbn.layers_, before):
+        assert_array_equal(layer.components_, components)
+        assert layer.n_iter_ == n_iter

@@ -69,3 +69,53 @@ def test_grid_search_on_dask_equals_local_run(client):
         )
         assert a.best_params_ == b.best_params_
         assert np.isfinite(a.best_score_)
+
+
+# -- larger-than-memory data: partial_fit block by block (docs/large_data.rst) ----------
+def _digit_blocks():
+    da = pytest.importorskip("dask.array")
+    X = (load_digits().data / 16).astype(np.float32)
+    return X, da.from_array(X, chunks=(450, 64))  # 4 blocks of rows
+
+
+def _partial_fit_loop(X, n_passes):
+    rbm = RBM(n_components=8, random_state=0)
+    for _ in range(n_passes):
+        for block in np.array_split(X, [450, 900, 1350]):
+            rbm.partial_fit(block)
+    return rbm
+
+
+def test_a_loop_over_dask_blocks_is_a_partial_fit_loop():
+    X, X_dask = _digit_blocks()
+    assert X_dask.numblocks == (4, 1)
+    rbm = RBM(n_components=8, random_state=0)
+    for _ in range(2):
+        for i in range(X_dask.numblocks[0]):
+            rbm.partial_fit(X_dask.blocks[i].compute())
+    expected = _partial_fit_loop(X, n_passes=2)
+    assert rbm.n_iter_ == 8
+    np.testing.assert_array_equal(rbm.components_, expected.components_)
+
+
+def test_dask_ml_incremental_trains_block_by_block_on_the_cluster(client):
+    wrappers = pytest.importorskip("dask_ml.wrappers")
+    X, X_dask = _digit_blocks()
+    model = wrappers.Incremental(RBM(n_components=8, random_state=0), shuffle_blocks=False)
+    model.fit(X_dask)
+    model.partial_fit(X_dask)  # a second pass continues the fitted model
+    rbm = model.estimator_
+    expected = _partial_fit_loop(X, n_passes=2)
+    assert rbm.n_iter_ == 8
+    np.testing.assert_array_equal(rbm.components_, expected.components_)
+    np.testing.assert_allclose(model.transform(X_dask).compute(), expected.transform(X),
+                               rtol=1e-5)  # float32 products of a block vs. of all rows
+
+    # Scoring: the wrapper wants a y; y=None works (the array is loaded into memory),
+    # and the block-by-block mean of score_samples gives the same exact value.
+    with pytest.raises(TypeError, match="'y'"):
+        model.score(X_dask)
+    assert model.score(X_dask, None) == pytest.approx(expected.score(X), abs=1e-12)
+    rbm.estimate_log_partition()
+    log_p = X_dask.map_blocks(rbm.score_samples, drop_axis=1, dtype=np.float64)
+    assert log_p.mean().compute() == pytest.approx(expected.score(X), abs=1e-12)

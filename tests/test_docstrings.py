@@ -21,6 +21,7 @@ import doctest
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -165,3 +166,31 @@ def test_doctests(module_name):
             plt.close("all")
     results = runner.summarize(verbose=False)
     assert results.failed == 0, f"{results.failed} doctest(s) failed in {module_name}"
+
+
+# -- doctests of the documentation pages -----------------------------------------------
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOC_PAGES = sorted(
+    str(path.relative_to(DOCS))
+    for path in DOCS.rglob("*.rst")
+    if not {"_build", "generated", "auto_examples"} & set(path.parts) and ">>> " in path.read_text()
+)
+
+
+def test_doc_pages_with_doctests_are_found():
+    assert "user_guide/extending.rst" in DOC_PAGES
+
+
+@pytest.mark.parametrize("page", DOC_PAGES)
+def test_doc_page_doctests(page):
+    # Every ">>>" line of the page runs, as a user would paste it, in one namespace.
+    state = np.random.get_state()
+    try:
+        results = doctest.testfile(
+            str(DOCS / page), module_relative=False, report=True, globs={},
+            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+        )
+    finally:
+        np.random.set_state(state)
+    assert results.attempted > 0
+    assert results.failed == 0, f"{results.failed} doctest(s) failed in docs/{page}"

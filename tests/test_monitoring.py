@@ -41,7 +41,7 @@ def test_history_has_gap_and_likelihoods(binary_digits):
 def test_overfitting_shows_as_a_growing_gap(binary_digits):
     """A big RBM on few rows overfits: held-out free energy rises above training's."""
     X = binary_digits[:120]
-    rbm = RBM(n_components=64, n_iter=60, learning_rate=0.05, momentum=0.5,
+    rbm = RBM(n_components=64, n_iter=60, learning_rate=0.1,
               weight_decay=0.0, validation_fraction=0.5, random_state=0).fit(X)
     gap = rbm.history_["free_energy_gap"]
     assert gap[-1] > gap[0] + 1.0

@@ -19,7 +19,7 @@ from skboltz.partition import (
     beta_schedule,
     split_half_log_partition,
 )
-from skboltz.partition._mean_field import mean_field_free_energy
+from skboltz.partition._mean_field import mean_field_fixed_point, mean_field_free_energy
 
 SEEDS = [0, 1, 2]
 SCALES = [0.3, 1.0]
@@ -48,14 +48,34 @@ def models(seed, scale):
 
 
 # -- exact enumeration -------------------------------------------------------------
-@pytest.mark.parametrize("n_units", [1, 2, 5, 9])
+@pytest.mark.parametrize("n_units", [1, 2, 5, 9, 12])
 @pytest.mark.parametrize("temperature", [1.0, 2.5])
-def test_split_half_matches_brute_force(n_units, temperature):
-    view = random_bm(n_units, 1, 1.0, np.random.default_rng(n_units), temperature)
+@pytest.mark.parametrize("scale", [1.0, 400.0])
+def test_split_half_matches_brute_force(n_units, temperature, scale):
+    """Exact to ~1e-15 relative, also when couplings of hundreds push some sums of the
+    exp-space matrix product below float64's range (recomputed in log space)."""
+    view = random_bm(n_units, 1, scale, np.random.default_rng(n_units), temperature)
     expected = logsumexp(view.brute_force_log_weights())
     got = split_half_log_partition(view.coupling_matrix(), view.bias_vector(), 8)
-    assert got == pytest.approx(expected, abs=1e-10)
-    assert Exact().estimate(view).value == pytest.approx(expected, abs=1e-10)
+    assert got == pytest.approx(expected, rel=1e-13, abs=1e-12)
+    assert Exact().estimate(view).value == pytest.approx(expected, rel=1e-13, abs=1e-12)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 30.0, 1000.0])
+@pytest.mark.parametrize("chunk_size", [4, 4096])
+def test_exact_rbm_matches_free_energy_sum(scale, chunk_size):
+    """The factorised enumeration (and its log-space fallback for inputs beyond 600)
+    against a plain log-sum-exp of -F(v) over all visible states."""
+    view = random_rbm(11, 13, scale, np.random.default_rng(int(scale * 10)))
+    if scale == 30.0:  # Z dominated by states whose hidden inputs are all far negative
+        weights = np.where(np.arange(11) < 6, scale, -scale) * np.ones((13, 1))
+        view = RBMView(weights, np.where(np.arange(11) < 6, 0.0, 2 * scale), np.zeros(13))
+    expected = logsumexp(-view.free_energy(binary_states(11)))
+    got = Exact(chunk_size=chunk_size).estimate(view).value
+    assert got == pytest.approx(expected, rel=1e-13, abs=1e-12)
+    flipped = RBMView(view.weights.T, view.hidden_bias, view.visible_bias)  # enumerate h
+    assert Exact(chunk_size=chunk_size).estimate(flipped).value == pytest.approx(
+        expected, rel=1e-13, abs=1e-12)
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (6, 2)])
@@ -204,6 +224,40 @@ def test_tap_closer_than_naive_at_weak_coupling(seed):
         assert MeanField(order=2).estimate(view).value == tap.value
 
 
+@pytest.mark.filterwarnings("ignore::skboltz.exceptions.MeanFieldConvergenceWarning")
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("scale", [0.3, 1.0, 3.0])
+def test_fixed_point_iteration_climbs_and_tap_never_falls_below_naive(seed, scale):
+    for view in models(seed, scale):
+        coupling, bias = view.coupling_matrix(), view.bias_vector()
+        for order in (1, 2):
+            values = [
+                mean_field_free_energy(coupling, bias, mean_field_fixed_point(
+                    coupling, bias, np.full(bias.size, 0.5), order=order,
+                    max_iter=n_iter)[0], order)
+                for n_iter in (1, 2, 3, 5, 10, 30)
+            ]
+            assert np.all(np.diff(values) >= -1e-10), values
+        assert TAP().estimate(view).value >= MeanField().estimate(view).value - 1e-10
+
+
+def test_tap_closer_than_naive_on_a_digits_model():
+    """On an RBM trained on binarized digits, plain damped TAP iteration stopped on a
+    saddle point 5 nats below naive mean field; climbing from the naive solution lands
+    within a nat of log Z."""
+    from sklearn.datasets import load_digits
+
+    X = (load_digits().data > 7).astype(float)
+    rbm = RBM(n_components=16, n_iter=30, random_state=0).fit(X)
+    rates = X.mean(axis=0)
+    view = rbm._model_view()
+    exact = Exact().estimate(view).value
+    naive = MeanField().estimate(view, data_rates=rates).value
+    tap = TAP().estimate(view, data_rates=rates).value
+    assert naive <= exact
+    assert abs(tap - exact) < abs(naive - exact), (tap - exact, naive - exact)
+
+
 def test_mean_field_warns_when_not_converged():
     view = random_rbm(5, 4, 1.0, np.random.default_rng(0))
     with pytest.warns(MeanFieldConvergenceWarning, match="did not converge"):
@@ -246,7 +300,10 @@ def _digits_like(n_rows=60, n_features=8, seed=0):
 @pytest.mark.parametrize("z_estimator", ["ais", "mean_field", "tap", VisitedStates(10, 20)])
 def test_rbm_scores_with_each_estimator(z_estimator):
     X = _digits_like()
-    rbm = RBM(n_components=4, z_estimator=z_estimator, n_iter=2, random_state=0).fit(X)
+    # the data-rate start gives a peaked model, on which the visited-states lower
+    # bound is within the tolerance below
+    rbm = RBM(n_components=4, z_estimator=z_estimator, n_iter=2,
+              visible_bias_init="data_rates", random_state=0).fit(X)
     assert rbm._log_z_cache == {}  # fit pays for no estimate
     scores = rbm.score_samples(X)
     assert np.array_equal(scores, rbm.score_samples(X))
@@ -265,3 +322,19 @@ def test_auto_switches_to_ais_for_large_models():
     assert isinstance(rbm.z_estimator_, AIS)
     small = RBM(n_components=4, n_iter=0, random_state=0).fit(X)
     assert isinstance(small.z_estimator_, Exact)
+
+
+def test_exact_reports_progress_and_forecasts_its_cost():
+    view = random_rbm(22, 12, 0.3, np.random.default_rng(3))  # enumerates 2**12 states
+    calls = []
+    log_z = Exact(chunk_size=256).estimate(
+        view, progress=lambda done, total: calls.append((done, total)))
+    done, total = np.array(calls).T
+    assert np.all(np.diff(done) > 0) and np.all(total == 2**12) and done[-1] == 2**12
+    assert len(calls) == 2**12 // 256 + 1 and log_z.cost["n_states"] == 2**12
+    seconds = Exact().estimated_seconds(random_rbm(22, 19, 0.3, np.random.default_rng(3)))
+    assert np.isfinite(seconds) and seconds > 0
+    assert Exact().estimated_seconds(view) is None  # at most 2**18 states: quick
+    bm = random_bm(20, 3, 0.3, np.random.default_rng(1))  # a view Exact cannot shrink
+    assert Exact().estimated_seconds(bm) is None
+    assert MeanField().estimated_seconds(view) is None

@@ -19,37 +19,68 @@ def close_figures():
     plt.close("all")
 
 
-def _images(fig):
-    return [ax.images[0] for ax in fig.axes if ax.images]
+def _montage(fig):
+    """The one image a tiled figure draws, as an array with NaN in the gaps."""
+    (ax,) = fig.axes
+    (image,) = ax.images
+    return image, np.ma.filled(image.get_array().astype(float), np.nan)
 
 
-def test_filters_are_reshaped_rows_with_symmetric_limits():
+def _tiles(fig, image_shape, n_cols):
+    """The tiles of the montage, row by row, and the blank pixels between them."""
+    image, montage = _montage(fig)
+    height, width = image_shape
+    tiles = [montage[top:top + height, left:left + width]
+             for top in range(0, montage.shape[0], height + 1)
+             for left in range(0, montage.shape[1], width + 1)]
+    rows_in_tile = (np.arange(montage.shape[0]) % (height + 1)) < height
+    cols_in_tile = (np.arange(montage.shape[1]) % (width + 1)) < width
+    gaps = ~(rows_in_tile[:, None] & cols_in_tile[None, :])
+    assert montage.shape[1] == n_cols * (width + 1) - 1
+    return image, tiles, montage[gaps]
+
+
+def test_filters_are_reshaped_rows_scaled_to_a_symmetric_range():
     rng = np.random.default_rng(0)
     components = rng.normal(size=(5, 12))
     fig = plot_filters(components, (3, 4), n_cols=2)
-    images = _images(fig)
-    assert len(fig.axes) == 6 and len(images) == 5  # 3 x 2 grid, one empty tile
-    for row, image in zip(components, images):
-        np.testing.assert_array_equal(image.get_array(), row.reshape(3, 4))
-        vmin, vmax = image.get_clim()
-        assert vmin == -vmax == -np.abs(row).max()
+    image, tiles, gaps = _tiles(fig, (3, 4), n_cols=2)
+    assert len(tiles) == 6  # 3 x 2 grid: five filters and one empty tile
+    for row, tile in zip(components, tiles):
+        np.testing.assert_allclose(tile, row.reshape(3, 4) / np.abs(row).max())
+    assert np.isnan(tiles[5]).all() and np.isnan(gaps).all()
+    assert image.get_clim() == (-1.0, 1.0)
 
 
 def test_filters_accept_a_fitted_estimator_and_a_subset():
     class Fitted:
         components_ = np.arange(8 * 4, dtype=float).reshape(8, 4)
 
-    images = _images(plot_filters(Fitted(), (2, 2), n_filters=3))
-    assert len(images) == 3
-    np.testing.assert_array_equal(images[2].get_array(), [[8, 9], [10, 11]])
+    _, tiles, _ = _tiles(plot_filters(Fitted(), (2, 2), n_filters=3), (2, 2), n_cols=2)
+    assert len(tiles) == 4 and np.isnan(tiles[3]).all()
+    np.testing.assert_allclose(tiles[2], np.array([[8, 9], [10, 11]]) / 11)
+
+
+def test_an_all_zero_filter_stays_zero():
+    _, tiles, _ = _tiles(plot_filters(np.zeros((2, 4)), (2, 2)), (2, 2), n_cols=2)
+    np.testing.assert_array_equal(tiles[0], np.zeros((2, 2)))
+
+
+def test_many_filters_are_one_image():
+    components = np.random.default_rng(0).normal(size=(256, 64))
+    fig = plot_filters(components, (8, 8))
+    image, tiles, _ = _tiles(fig, (8, 8), n_cols=16)
+    assert len(fig.axes) == 1 and image.get_array().shape == (16 * 9 - 1, 16 * 9 - 1)
+    np.testing.assert_allclose(tiles[255], components[255].reshape(8, 8)
+                               / np.abs(components[255]).max())
 
 
 def test_samples_use_the_unit_range_and_keep_order():
     samples = np.eye(4)
-    images = _images(plot_samples(samples, (2, 2), title="samples"))
-    assert [image.get_clim() for image in images] == [(0.0, 1.0)] * 4
-    for row, image in zip(samples, images):
-        np.testing.assert_array_equal(image.get_array(), row.reshape(2, 2))
+    image, tiles, _ = _tiles(plot_samples(samples, (2, 2), title="samples"), (2, 2), 2)
+    assert image.get_clim() == (0.0, 1.0)
+    for row, tile in zip(samples, tiles):
+        np.testing.assert_array_equal(tile, row.reshape(2, 2))
 
 
 @pytest.mark.parametrize("shape", [(3, 3), (2, 5)])
@@ -116,7 +147,7 @@ def test_log_z_list_labels_by_method_and_draws_on_given_axes():
 
 def test_missing_matplotlib_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # import now fails
-    with pytest.raises(ImportError, match=r"pip install skboltz\[plot\]"):
+    with pytest.raises(ImportError, match=r"pip install matplotlib"):
         plot_samples(np.zeros((1, 4)), (2, 2))
 
 

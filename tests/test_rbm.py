@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from _oracles import (
     all_states,
     random_rbm,
+    rbm_joint_log_weights,
     rbm_log_partition,
     rbm_visible_log_probabilities,
     state_index,
@@ -472,19 +473,21 @@ class _RecordingPCD(PCD):
 
 @pytest.mark.parametrize(
     "momentum, weight_decay, average_window",
-    [(0.0, 0.0, None), (0.5, 0.0, None), (0.5, 0.01, None), (0.0, 0.01, 20), (0.5, 0.01, 20)],
+    [(0.0, 0.0, None), (0.5, 0.0, None), ((0.2, 0.7), 0.0, None), (0.5, 0.01, None),
+     (0.0, 0.01, 20), ((0.2, 0.7), 0.01, 20)],
 )
 def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_decay,
                                                             average_window):
-    # The stacked-row loop folds learning_rate, the row counts and both phases into
-    # one product; check each update against the textbook formula written out here:
-    # dW = lr (<h v^T>_data - <h v^T>_negative), likewise b and c, with h = P(h | v),
-    # velocity = momentum * velocity + step (as in BernoulliRBM when momentum is 0),
-    # and, every DECAY_INTERVAL = 16 updates, 16 updates' worth of weight decay,
-    # velocity_W -= 16 lr decay W. With averaging, the published parameters are the
-    # running average of the iterates, moved every 16 updates and at each epoch's end
-    # by weight n / min(n_averaged, average_window) for the n updates since the last
-    # move (n_averaged counting the start as one).
+    # The stacked-row loop folds learning_rate, momentum, the row counts and both phases
+    # into one product; check each update against the textbook formula written out
+    # here: step = <h v^T>_data - <h v^T>_negative for W, likewise b and c, with
+    # h = P(h | v), and velocity = m * velocity + (1 - m) * lr * step (BernoulliRBM's
+    # update when m is 0); a pair switches momentum after 5 epochs. Every
+    # DECAY_INTERVAL = 16 updates the velocity takes 16 updates' worth of weight decay,
+    # velocity_W -= 16 (1 - m) lr decay W. With averaging, the published parameters are
+    # the running average of the iterates, moved every 16 updates and at each epoch's
+    # end by weight n / min(n_averaged, average_window) for the n updates since the
+    # last move (n_averaged counting the start as one).
     _RecordingPCD.records = []
     rng = np.random.default_rng(3)
     X = rng.random((13, 5))  # 2 minibatches of 5 and one of 3 per epoch
@@ -495,6 +498,7 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
               random_state=0).fit(X)
     records = _RecordingPCD.records
     assert len(records) == n_iter * per_epoch
+    initial, final = momentum if isinstance(momentum, tuple) else (momentum, momentum)
     velocity = np.zeros_like(records[0][0])
     average, n_averaged, since_average = records[0][0].copy(), 1, 0
 
@@ -507,6 +511,7 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
             since_average = 0
 
     for t, (params, positive, negative) in enumerate(records):
+        m = initial if t // per_epoch < 5 else final
         W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
         assert negative.shape == (6, 5) and set(np.unique(negative)) <= {0.0, 1.0}
 
@@ -518,9 +523,9 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
         step[:-1, :-1] = hp.T @ positive / len(positive) - hn.T @ negative / len(negative)
         step[-1, :-1] = positive.mean(axis=0) - negative.mean(axis=0)
         step[:-1, -1] = hp.mean(axis=0) - hn.mean(axis=0)
-        velocity = momentum * velocity + lr * step
+        velocity = m * velocity + (1 - m) * lr * step
         if (t + 1) % 16 == 0:
-            velocity[:-1, :-1] -= 16 * lr * weight_decay * W
+            velocity[:-1, :-1] -= 16 * (1 - m) * lr * weight_decay * W
         expected = params + velocity
         since_average += 1
         if average_window is not None and ((t + 1) % 16 == 0 or (t + 1) % per_epoch == 0):
@@ -534,6 +539,34 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
     assert_allclose(rbm.components_, published[:-1, :-1], rtol=1e-12, atol=1e-12)
     assert_allclose(rbm.intercept_visible_, published[-1, :-1], rtol=1e-12, atol=1e-12)
     assert_allclose(rbm.intercept_hidden_, published[:-1, -1], rtol=1e-12, atol=1e-12)
+
+
+def test_statistics_updates_are_the_gradient_formula_with_momentum_and_decay():
+    # The plain loop (strategies returning statistics) follows the same rule as the
+    # stacked-row loop, weight decay included: velocity = m * velocity + (1 - m) * lr *
+    # (gradient - weight_decay * W). One full-batch update per epoch, and exact model
+    # expectations by enumeration, so the whole run can be replayed here.
+    X = (np.random.default_rng(4).random((12, 4)) < 0.4).astype(float)
+    lr, m, decay, n_iter = 0.3, 0.5, 0.05, 4
+    settings = dict(n_components=3, learning="exact", batch_size=12, learning_rate=lr,
+                    momentum=m, weight_decay=decay, average_window=None, random_state=0)
+    start = RBM(**settings, n_iter=0).fit(X)
+    W, b, c = start.components_, start.intercept_visible_, start.intercept_hidden_
+    V, H = all_states(4), all_states(3)
+    velocity = [np.zeros_like(W), np.zeros_like(b), np.zeros_like(c)]
+    for _ in range(n_iter):
+        joint = np.exp(rbm_joint_log_weights(W, b, c))
+        joint /= joint.sum()
+        hp = 1 / (1 + np.exp(-(X @ W.T + c)))
+        gradient = [hp.T @ X / len(X) - H.T @ joint.T @ V - decay * W,
+                    X.mean(axis=0) - joint.sum(axis=1) @ V,
+                    hp.mean(axis=0) - joint.sum(axis=0) @ H]
+        velocity = [m * v + (1 - m) * lr * g for v, g in zip(velocity, gradient)]
+        W, b, c = W + velocity[0], b + velocity[1], c + velocity[2]
+    rbm = RBM(**settings, n_iter=n_iter).fit(X)
+    assert_allclose(rbm.components_, W, rtol=1e-10, atol=1e-12)
+    assert_allclose(rbm.intercept_visible_, b, rtol=1e-10, atol=1e-12)
+    assert_allclose(rbm.intercept_hidden_, c, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("visible_bias_init", ["data_rates", "zero"])

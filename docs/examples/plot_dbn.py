@@ -4,7 +4,8 @@ Deep belief net: stacked features and samples
 ================================================
 
 A :class:`skboltz.DBN` is trained greedily: an RBM on the digits, a second RBM on the
-first one's hidden probabilities, and so on (seed 001's "greedy layer-wise training").
+first one's hidden probabilities, and so on: the greedy layer-wise training of Hinton,
+Osindero and Teh, "A fast learning algorithm for deep belief nets" (2006).
 We compare logistic regression on the features of each depth, then draw samples: Gibbs
 sampling in the top RBM followed by a pass down through the lower layers' P(v | h).
 """
@@ -16,6 +17,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from skboltz import DBN, RBM
+from skboltz.plotting import plot_samples
 
 X, y = load_digits(return_X_y=True)
 X = X / 16.0
@@ -58,12 +60,6 @@ assert np.allclose(H_test, dbn.transform(X_test))
 
 mean = dbn.sample(10, random_state=0, n_steps=1000, down_pass="mean")
 binary = dbn.sample(10, random_state=0, n_steps=1000, down_pass="sample")
-fig, axes = plt.subplots(2, 10, figsize=(10, 2.4))
-for row, images in enumerate((mean, binary)):
-    for ax, image in zip(axes[row], images):
-        ax.imshow(image.reshape(8, 8), cmap="gray_r", interpolation="nearest")
-        ax.set_axis_off()
-axes[0, 0].set_title("down_pass='mean'", fontsize=9, loc="left")
-axes[1, 0].set_title("down_pass='sample'", fontsize=9, loc="left")
-fig.tight_layout()
+plot_samples(mean, (8, 8), n_cols=10, tile_size=0.7, title="down_pass='mean'")
+plot_samples(binary, (8, 8), n_cols=10, tile_size=0.7, title="down_pass='sample'")
 plt.show()

@@ -32,7 +32,8 @@ patterns, labels = make_bars_and_stripes(shape=(4, 4))
 X, _ = make_bars_and_stripes(3000, shape=(4, 4), random_state=0)
 print(f"{len(patterns)} patterns ({(labels == 0).sum()} bars, {(labels == 1).sum()} "
       f"stripes); optimum {-np.log(len(patterns)):.2f} nats")
-plot_samples(patterns, (4, 4), n_cols=15, title="The 30 bars-and-stripes patterns")
+plot_samples(patterns, (4, 4), n_cols=15, tile_size=0.55,
+             title="The 30 bars-and-stripes patterns")
 
 # %%
 # Three negative phases, same model size and training. ``mass`` is the total
@@ -51,7 +52,8 @@ for learning in ["cd", "pcd", "pt"]:
     models[learning] = rbm
 
 samples = models["pt"].sample(30, n_steps=1000, random_state=0)
-plot_samples(samples, (4, 4), n_cols=15, title="Samples of the RBM trained with PT")
+plot_samples(samples, (4, 4), n_cols=15, tile_size=0.55,
+             title="Samples of the RBM trained with PT")
 
 # %%
 # Samples of a known RBM

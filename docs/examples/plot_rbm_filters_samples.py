@@ -54,9 +54,10 @@ plot_filters(rbm, (8, 8), title="Weights of the 64 hidden units")
 # After this short training many samples are still rough blends of several digits: the
 # samples show plainly how far the model is from the data, which the reconstruction
 # error does not.
-plot_samples(X[:36], (8, 8), n_cols=12, title="Training digits")
+plot_samples(X[:36], (8, 8), n_cols=12, tile_size=0.7, title="Training digits")
 samples = rbm.sample(36, n_steps=1000, random_state=0)
-plot_samples(samples, (8, 8), n_cols=12, title="Samples from the RBM (1000 Gibbs steps)")
+plot_samples(samples, (8, 8), n_cols=12, tile_size=0.7,
+             title="Samples from the RBM (1000 Gibbs steps)")
 
 # %%
 # How probable is a digit?

@@ -20,6 +20,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import Pipeline
 
 from skboltz import RBM
+from skboltz.plotting import plot_filters
 
 X, y = load_digits(return_X_y=True)
 X = X / 16.0  # Bernoulli units model values in [0, 1]
@@ -55,11 +56,8 @@ print(f"test accuracy: {search.score(X_test, y_test):.3f}")
 
 rbm = search.best_estimator_.named_steps["rbm"]
 n_show = min(rbm.n_components, 32)
-fig, axes = plt.subplots(4, n_show // 4, figsize=(n_show // 4, 4.4))
-for weights, ax in zip(rbm.components_[:n_show], axes.ravel()):
-    ax.imshow(weights.reshape(8, 8), cmap="RdBu_r", interpolation="nearest")
-    ax.set_axis_off()
-fig.suptitle(f"Weights of {n_show} of {rbm.n_components} hidden units")
+plot_filters(rbm, (8, 8), n_filters=n_show, n_cols=8,
+             title=f"Weights of {n_show} of {rbm.n_components} hidden units")
 plt.show()
 
 # %%
@@ -129,7 +127,7 @@ plt.show()
 # %%
 # On a dask cluster
 # -----------------
-# Install the extra (``pip install skboltz[distributed]``), connect a client and wrap
+# Install the ``distributed`` extra (see :ref:`install`), connect a client and wrap
 # the same ``fit`` in joblib's dask backend; each cross-validation fit becomes a task
 # on the cluster and the results equal the local run's (not executed here)::
 #

@@ -3,9 +3,9 @@
 Threes vs not-threes: one Boltzmann machine per class
 =======================================================
 
-The seed's idea: an RBM trained on threes is a model of a three, so it can tell threes
-from other digits. :class:`skboltz.BoltzmannClassifier` trains one RBM on the threes and
-one on everything else and classifies by Bayes' rule,
+An RBM trained on threes is a model of a three, so it can tell threes from other
+digits by how probable it finds them. :class:`skboltz.BoltzmannClassifier` trains one
+RBM on the threes and one on everything else and classifies by Bayes' rule,
 
 .. math:: \\log p(y \\mid x) = \\log p(x \\mid y) + \\log p(y) - \\log p(x),
 
@@ -24,6 +24,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import BernoulliNB
 
 from skboltz import RBM, BoltzmannClassifier
+from skboltz.plotting import plot_samples
 
 digits = load_digits()
 X = digits.data / 16.0
@@ -66,14 +67,9 @@ fig.tight_layout()
 # ---------------------------------
 # Samples (Gibbs chains of 1000 steps) from the two class models.
 
-fig, axes = plt.subplots(2, 8, figsize=(8, 2.4))
-for row, (label, model) in enumerate(zip(clf.classes_, clf.estimators_)):
-    samples = model.sample(8, random_state=1)
-    for ax, sample in zip(axes[row], samples):
-        ax.imshow(sample.reshape(8, 8), cmap="gray_r", interpolation="nearest")
-        ax.set_axis_off()
-    axes[row, 0].set_title(label, fontsize=9, loc="left")
-fig.tight_layout()
+for label, model in zip(clf.classes_, clf.estimators_):
+    plot_samples(model.sample(8, random_state=1), (8, 8), n_cols=8, tile_size=0.8,
+                 title=f"samples of the '{label}' model")
 plt.show()
 
 # %%

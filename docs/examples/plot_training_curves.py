@@ -13,7 +13,7 @@ part of the rows given to ``fit`` and records in ``history_``, every epoch:
   of the two log-likelihoods without knowing Z, which is why it works as an overfitting
   monitor for models of any size (see :ref:`monitoring`);
 * with ``monitor_likelihood=True``, the **log-likelihood** of training and held-out
-  rows, here exact (16 hidden units: log Z enumerates 2**16 states every epoch).
+  rows, here exact (12 hidden units: log Z enumerates 2**12 states every epoch).
 
 A small training set (50 digits) makes overfitting visible within a few hundred epochs.
 """
@@ -32,7 +32,7 @@ from skboltz.plotting import plot_history
 
 X = (load_digits().data / 16).astype(np.float32)[:500]
 
-settings = dict(n_components=16, learning_rate=0.05, weight_decay=0.0,
+settings = dict(n_components=12, learning_rate=0.05, weight_decay=0.0,
                 validation_fraction=0.9, monitor_likelihood=True, random_state=0)
 rbm = RBM(n_iter=200, **settings).fit(X)
 history = rbm.history_
@@ -77,7 +77,7 @@ plot_history(history, keys=[("log_likelihood_train", "log_likelihood_valid"),
 # when ``monitor_likelihood=True``; otherwise the held-out reconstruction error) has not
 # improved by more than ``tol`` for that many epochs, and keeps the parameters of the
 # best epoch. On this model the held-out log-likelihood keeps improving, slowly, for
-# some 450 epochs before it levels off, so allow up to 800 epochs and a wait of 40.
+# some 300 epochs before it levels off, so allow up to 800 epochs and a wait of 40.
 stopped = RBM(n_iter=800, n_iter_no_change=40, tol=0.0, **settings).fit(X)
 curve = stopped.history_["log_likelihood_valid"]
 print(f"early stopping: stopped after {stopped.n_iter_} epochs; best held-out "

@@ -115,7 +115,7 @@ class ZEstimator(BaseEstimator):
     #: ``_parameter_constraints``); parameters not listed are not checked.
     _parameter_constraints: dict = {}
 
-    def estimate(self, model, *, rng=None, data_rates=None):
+    def estimate(self, model, *, rng=None, data_rates=None, progress=None):
         """Return a :class:`LogZ` for ``model``.
 
         Parameters
@@ -127,8 +127,35 @@ class ZEstimator(BaseEstimator):
         data_rates : ndarray of shape (n_visible,) or None
             Mean activation of each visible unit on the training data, for estimators
             that build a base model from it.
+        progress : callable or None
+            Long-running estimators call ``progress(done, total)`` now and then, in
+            units of their own work (states enumerated, Gibbs transitions, ...);
+            ``total`` may grow during the estimate. Quick ones ignore it.
         """
         raise NotImplementedError
+
+    def estimated_seconds(self, model, *, data_rates=None, rng=None):
+        """A rough forecast of the seconds :meth:`estimate` will take, or None.
+
+        Estimators that can take long (exact enumeration, AIS) time a short pilot and
+        extrapolate; the quick ones return None. Machine-dependent: for progress
+        reports and warnings, not for reproducible decisions.
+
+        Parameters
+        ----------
+        model : model view
+            Read-only parameters and conditionals of the model.
+        data_rates : ndarray of shape (n_visible,) or None
+            Visible rates of the training data.
+        rng : numpy.random.Generator, int or None
+            Source of randomness for a pilot.
+
+        Returns
+        -------
+        seconds : float or None
+            The forecast, or None when the estimate is quick.
+        """
+        return None
 
     def is_feasible(self, model):
         """Whether this estimator can run on ``model`` at its settings.

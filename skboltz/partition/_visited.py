@@ -60,7 +60,7 @@ class VisitedStates(ZEstimator):
         self.n_chains = n_chains
         self.n_steps = n_steps
 
-    def estimate(self, model, *, rng=None, data_rates=None):
+    def estimate(self, model, *, rng=None, data_rates=None, progress=None):
         rng = as_generator(rng)
         model = model.astype(np.float64)
         base_bias = model.base_bias_from_rates(data_rates)
@@ -69,8 +69,11 @@ class VisitedStates(ZEstimator):
         )
         visited = [states]
         n_buffered = states.shape[0]
-        for _ in range(self.n_steps):
+        every = max(1, self.n_steps // 100)
+        for step in range(self.n_steps):
             states = model.gibbs_step(states, rng)
+            if progress is not None and (step + 1) % every == 0:
+                progress(step + 1, self.n_steps)
             visited.append(states)
             n_buffered += states.shape[0]
             if n_buffered > 200_000:  # keep memory bounded: deduplicate as we go

@@ -1,0 +1,106 @@
+"""Divergence judged by what the model does, not only by the size of its numbers."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+from scipy.special import logsumexp
+
+from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
+from skboltz._base import BoltzmannBase
+from skboltz._energy import binary_states
+from skboltz.exceptions import DataRangeWarning, TrainingDivergedError
+from skboltz.views import BMView, RBMView
+
+
+@pytest.fixture(scope="module")
+def digits():
+    from sklearn.datasets import load_digits
+
+    return load_digits().data / 16
+
+
+def _exact_mean_log_likelihood(view, rows):
+    states = binary_states(view.n_visible)
+    log_z = logsumexp(-view.free_energy(states))
+    return float(np.mean(-view.free_energy(rows)) - log_z)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_bound_is_an_upper_bound_on_the_log_likelihood(seed):
+    rng = np.random.default_rng(seed)
+    n_visible, n_hidden = 6, int(rng.integers(1, 5))
+    scale = [0.5, 3.0, 20.0][seed % 3]  # weak, strong and diverged-like couplings
+    rbm = RBMView(rng.normal(0, scale, (n_hidden, n_visible)), rng.normal(0, scale, n_visible),
+                  rng.normal(0, scale, n_hidden))
+    coupling = np.triu(rng.normal(0, scale, (n_visible + 2, n_visible + 2)), 1)
+    bm = BMView(coupling + coupling.T, rng.normal(0, scale, n_visible + 2), n_visible)
+    binary = (rng.random((40, n_visible)) < 0.4).astype(float)
+    fractional = rng.random((40, n_visible))
+    chains = (rng.random((10, n_visible + 2)) < 0.5).astype(float)
+    for view in (rbm, bm):
+        for rows in (binary, fractional):
+            bound = BoltzmannBase._likelihood_upper_bound(view, rows, chains)
+            assert bound >= _exact_mean_log_likelihood(view, rows) - 1e-9
+
+
+def test_a_diverged_rbm_fit_raises_and_keeps_the_previous_fit(digits):
+    rbm = RBM(n_components=16, n_iter=3, random_state=0).fit(digits)
+    before = rbm.components_.copy()
+    with pytest.raises(TrainingDivergedError, match=r"far below the -44.36 of the uniform.*"
+                       r"learning_rate=100"):
+        rbm.set_params(learning_rate=100).fit(digits)
+    assert_array_equal(rbm.components_, before)
+
+
+def test_a_diverged_boltzmann_machine_fit_raises(digits):
+    X = (digits[:, 20:36] > 0.5).astype(float)
+    bm = BoltzmannMachine(n_hidden=4, n_iter=2, learning_rate=1e3, random_state=0)
+    with pytest.raises(TrainingDivergedError, match="far below the -11.09 of the uniform"):
+        bm.fit(X)
+    assert not hasattr(bm, "coupling_")
+
+
+def test_a_diverging_partial_fit_raises_and_keeps_the_stream(digits):
+    rbm = RBM(n_components=16, random_state=0)
+    for start in range(0, 600, 200):
+        rbm.partial_fit(digits[start : start + 200])
+    before = (rbm.components_.copy(), rbm.n_iter_)
+    with pytest.raises(TrainingDivergedError):
+        rbm.set_params(learning_rate=100).partial_fit(digits[600:1400])
+    assert_array_equal(rbm.components_, before[0])
+    assert rbm.n_iter_ == before[1]
+    rbm.set_params(learning_rate=0.05).partial_fit(digits[600:800])  # the stream goes on
+
+
+def test_an_already_poor_model_is_not_blamed_on_a_gentle_call(digits):
+    rbm = RBM(n_components=4, n_iter=3, random_state=0).fit(digits[:200])
+    rbm.components_ = rbm.components_ + 5.0  # far worse than uniform, by hand
+    rbm.set_params(learning_rate=1e-9).partial_fit(digits[:200])
+
+
+def test_healthy_fits_at_high_but_sane_learning_rates_pass(digits):
+    RBM(n_components=16, n_iter=3, learning_rate=10, random_state=0).fit(digits)
+    BoltzmannMachine(n_hidden=4, n_iter=2, learning_rate=0.5, random_state=0).fit(
+        (digits[:, 20:36] > 0.5).astype(float))
+
+
+def test_models_built_from_diverging_layers_raise(digits):
+    y = np.arange(digits.shape[0]) % 3
+    with pytest.raises(TrainingDivergedError):
+        BoltzmannClassifier(RBM(n_components=16, n_iter=3, learning_rate=100,
+                                random_state=0)).fit(digits, y)
+    with pytest.raises(TrainingDivergedError):
+        DBN(hidden_layer_sizes=(16, 4),
+            rbm=RBM(n_iter=3, learning_rate=100, random_state=0)).fit(digits)
+
+
+def test_divergence_messages_name_the_likely_cause(digits):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataRangeWarning)
+        with pytest.raises(TrainingDivergedError, match="inputs are far outside"):
+            RBM(n_components=4, n_iter=2, random_state=0).fit(digits * 1e300)
+    X = (digits[:, :8] > 0.5).astype(float)
+    with pytest.raises(TrainingDivergedError, match="temperature=1e-300"):
+        BoltzmannMachine(n_hidden=2, temperature=1e-300, n_iter=2, random_state=0).fit(X)

@@ -1,0 +1,82 @@
+"""Fits in several threads at once: results as in one thread, BLAS limits restored."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+from numpy.testing import assert_array_equal
+
+from skboltz import RBM, BoltzmannMachine
+
+
+def _run_in_threads(work, n_threads=8):
+    errors = []
+
+    def guarded(index):
+        try:
+            work(index)
+        except Exception as exc:  # reported below, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n_threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
+# Run as a fresh process with OpenBLAS at its own default of 2 threads: setting the
+# count explicitly first (threadpoolctl in this process, or OPENBLAS_NUM_THREADS=1 as
+# in CI) hides the failure.
+_CONCURRENT_FITS = """
+import threading
+import numpy as np
+from threadpoolctl import threadpool_info
+from skboltz import RBM
+
+def blas_threads():
+    return [m["num_threads"] for m in threadpool_info() if m["user_api"] == "blas"]
+
+X = (np.random.default_rng(0).random((200, 8)) < 0.5).astype(float)
+before = blas_threads()
+for _ in range(5):
+    threads = [threading.Thread(target=lambda seed=seed: [
+        RBM(n_components=4, n_iter=2, random_state=seed).fit(X) for _ in range(3)])
+        for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert blas_threads() == before, (before, blas_threads())
+print("ok", before)
+"""
+
+
+def test_concurrent_fits_leave_the_blas_threads_as_they_were():
+    # Each fit limits BLAS to one thread for its small products; fits overlapping in
+    # threads used to leave the whole process at one BLAS thread.
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    result = subprocess.run([sys.executable, "-c", _CONCURRENT_FITS], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("ok [2")
+
+
+def test_concurrent_fits_give_the_results_of_sequential_ones():
+    X = (np.random.default_rng(1).random((150, 6)) < 0.4).astype(float)
+    models = [RBM(n_components=3, n_iter=3, random_state=0),
+              BoltzmannMachine(n_hidden=2, learning="gibbs", n_iter=2, random_state=0)]
+    expected = [m.fit(X).transform(X) for m in models]
+    results = {}
+
+    def work(index):
+        model = models[index % 2].__class__(**models[index % 2].get_params())
+        results[index] = model.fit(X).transform(X)
+
+    _run_in_threads(work)
+    for index, H in results.items():
+        assert_array_equal(H, expected[index % 2])
