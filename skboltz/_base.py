@@ -777,21 +777,28 @@ class BoltzmannBase(
         view's dtype: float32 rounding is far below the margins it is compared with.
         """
         rows = rows.astype(view.dtype, copy=False)
-        candidates = [rows]
-        fractional = not np.all((rows == 0) | (rows == 1))
-        if fractional:
-            candidates.append(np.rint(rows))
+        n_rows, n_visible = rows.shape
+        rounded = np.rint(rows)
+        fractional = not np.array_equal(rounded, rows)
+        n_chains = 0
         if isinstance(chains, np.ndarray):  # persistent chains: states near the modes
-            chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS)]
-            candidates.append(np.clip(chains[:, : rows.shape[1]], 0, 1).astype(view.dtype))
-        candidates = np.vstack(candidates)
+            chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS), :n_visible]
+            n_chains = chains.shape[0]
+        # One array, filled in place (a partial_fit on one small minibatch pays for
+        # every call here).
+        candidates = np.empty((n_rows * (1 + fractional) + n_chains, n_visible), view.dtype)
+        candidates[:n_rows] = rows
+        if fractional:
+            candidates[n_rows : 2 * n_rows] = rounded
+        if n_chains:
+            np.clip(chains, 0, 1, out=candidates[candidates.shape[0] - n_chains :])
         with np.errstate(over="ignore", invalid="ignore"):
             log_weights = -np.asarray(view.free_energy(candidates), dtype=np.float64)
-            mean_log_weight = float(np.mean(log_weights[: rows.shape[0]]))
+            mean_log_weight = float(log_weights[:n_rows].sum()) / n_rows
             if fractional:  # binary candidates have zero entropy
                 m = rows.astype(np.float64)
-                log_weights[: rows.shape[0]] += (entr(m) + entr(1 - m)).sum(axis=1)
-            return mean_log_weight - float(np.max(log_weights))
+                log_weights[:n_rows] += (entr(m) + entr(1 - m)).sum(axis=1)
+            return mean_log_weight - float(log_weights.max())
 
     def _free_energy_is_exact(self, view):
         """Whether ``view.free_energy`` is exact and cheap (the divergence bound needs it)."""

@@ -44,10 +44,13 @@ def softplus(x):
 def softplus_row_sums(x, overwrite=False):
     """``softplus(x).sum(axis=1)`` for a 2-D array, several times faster.
 
-    Uses softplus(x) = max(x, 0) + log1p(exp(-|x|)) with vectorised ufuncs in place
+    Uses softplus(x) = max(x, 0) + log(1 + exp(-|x|)) with vectorised ufuncs in place
     (``np.logaddexp`` is a slow scalar loop); the hot part of RBM free energies and of
-    exact enumeration. Agrees with ``np.logaddexp(0, x).sum(1)`` to ~1e-13. With
-    ``overwrite=True`` the array ``x`` is used as scratch space (no allocation).
+    exact enumeration. ``log(1 + t)`` rather than ``log1p(t)``: for t in (0, 1] it is
+    off by at most half an ulp of 1 per term, and numpy's ``log1p`` is a scalar loop on
+    AVX2 (12-14 ns per element against 2-4 ns for ``log``). Agrees with
+    ``np.logaddexp(0, x).sum(1)`` to ~1e-13. With ``overwrite=True`` the array ``x`` is
+    used as scratch space (no allocation).
     """
     x = np.asarray(x)
     row_sums = x.sum(axis=1)
@@ -55,7 +58,8 @@ def softplus_row_sums(x, overwrite=False):
     positive_part = 0.5 * (row_sums + t.sum(axis=1))  # sum of max(x, 0)
     np.negative(t, out=t)
     np.exp(t, out=t)
-    np.log1p(t, out=t)
+    t += 1
+    np.log(t, out=t)
     return positive_part + t.sum(axis=1)
 
 
