@@ -31,14 +31,13 @@ Run from the repository root (PYTHONPATH=. so the working copy is imported):
 PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python benchmarks/bench_boltzmann.py [--quick] [--sweeps-only]
 """
 
-import os
-import platform
 import sys
 import time
 
 import numpy as np
 from scipy.special import logsumexp
 
+from _machine import print_machine
 from skboltz import BoltzmannMachine
 from skboltz.exceptions import TrainingDivergedError
 from skboltz._energy import GibbsSweep, binary_states, bm_gibbs_sweep, bm_mean_field, sigmoid
@@ -55,30 +54,6 @@ METHODS = ("exact", "gibbs", "mean_field")
 #: Gibbs 40/40 patterns on 40-10-40 with n_iter=1000); 0.15 keeps the benchmark short.
 N_ITER = {4: 700, 8: 1500, 40: 300}
 ENCODER_SETTINGS = {"learning_rate": 0.15}
-
-
-# -- machine ------------------------------------------------------------------------------
-def cpu_line():
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:  # numpy < 2
-        from numpy.core._multiarray_umath import __cpu_features__ as features
-    levels = [name for name in ("AVX512_SKX", "AVX512F", "AVX2", "AVX", "SSE42", "ASIMD", "NEON")
-              if features.get(name)]
-    simd = levels[0] if levels else "baseline"
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"CPU: {model}, {os.cpu_count()} logical cores; numpy {np.__version__} SIMD: "
-            f"{simd} (AVX512F {'yes' if features.get('AVX512F') else 'no'}); "
-            f"load average (1, 5, 15 min): {load}")
 
 
 # -- Gibbs sweeps -------------------------------------------------------------------------
@@ -282,7 +257,7 @@ def verdict(label, value, target, met):
 
 
 if __name__ == "__main__":
-    print(cpu_line())
+    print_machine()
     rates = bench_sweeps([16, 32, 64, 128], n_repeats=3 if QUICK else 7)
     if "--sweeps-only" in sys.argv:
         sys.exit()

@@ -62,7 +62,7 @@ from sklearn.neural_network import BernoulliRBM  # noqa: E402
 from sklearn.pipeline import Pipeline, make_pipeline  # noqa: E402
 from sklearn.preprocessing import minmax_scale  # noqa: E402
 
-from bench_rbm_vs_sklearn import cpu_line  # noqa: E402
+from _machine import print_machine  # noqa: E402
 from skboltz import DBN, RBM, BoltzmannClassifier  # noqa: E402
 
 #: Settings shared by both RBMs (and the DBN's layers); the learning rate is swept.
@@ -265,7 +265,7 @@ def main():
     parser.add_argument("--part", choices=("features", "example"), default=None,
                         help="run only this part (default: both)")
     args = parser.parse_args()
-    print(cpu_line())
+    print_machine()
     print("load average before: %.2f %.2f %.2f\n" % os.getloadavg())
     if args.part in (None, "features"):
         features_part(args.seeds)

@@ -27,7 +27,6 @@ Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_gaussian.py [--seeds 5]
 
 import argparse
 import os
-import platform
 import time
 import warnings
 
@@ -44,6 +43,7 @@ from sklearn.neural_network import BernoulliRBM  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import MinMaxScaler, StandardScaler  # noqa: E402
 
+from _machine import machine_line, print_machine  # noqa: E402
 from skboltz import GaussianRBM  # noqa: E402
 
 #: Latent size shared by every density model (hidden units, components, factors).
@@ -56,19 +56,6 @@ LOGISTIC = {"C": 1.0, "max_iter": 5000}
 #: BernoulliRBM gets the GaussianRBM's 100 epochs and a small learning-rate sweep.
 BERNOULLI_LEARNING_RATES = (0.01, 0.1)
 DATASETS = {"wine": load_wine, "breast cancer": load_breast_cancer, "digits": load_digits}
-
-
-def cpu_line():
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            model = next(line.split(":", 1)[1].strip() for line in info
-                         if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"CPU: {model}, {os.cpu_count()} cores, load average "
-            f"{os.getloadavg()[0]:.2f}; numpy {np.__version__}, "
-            f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
 
 
 def load(name):
@@ -215,7 +202,7 @@ def main():
                         help="run one part of the benchmark")
     args = parser.parse_args()
     grbm_params = eval(args.grbm)  # noqa: S307 (a developer's command-line option)
-    print(cpu_line())
+    print_machine()
     if grbm_params:
         print(f"GaussianRBM parameters changed from the defaults: {grbm_params}")
     if args.only != "features":
@@ -224,7 +211,7 @@ def main():
         verdicts(results)
     if args.only != "density":
         feature_table(args.seeds)
-    print("\n" + cpu_line())
+    print("\n" + machine_line())
 
 
 if __name__ == "__main__":

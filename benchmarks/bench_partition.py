@@ -25,7 +25,6 @@ Run:  OPENBLAS_NUM_THREADS=1 python benchmarks/bench_partition.py [--repeats 3]
 
 import argparse
 import os
-import platform
 import sys
 import time
 import warnings
@@ -41,6 +40,7 @@ from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 
 import skboltz._base  # noqa: E402
+from _machine import machine_line, print_machine  # noqa: E402
 from skboltz import RBM  # noqa: E402
 from skboltz._energy import (  # noqa: E402
     BMView,
@@ -58,26 +58,6 @@ try:
     from _bm_reference import random_bm  # the test suite's reference BM view
 except ImportError:  # pragma: no cover
     random_bm = None
-
-
-# -- the machine ---------------------------------------------------------------------
-def cpu_line():
-    model = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if "model name" in line]
-        model = names[0] if names else model
-    except OSError:
-        pass
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:  # pragma: no cover
-        features = {}
-    simd = [name for name in ("AVX2", "FMA3", "AVX512F", "AVX512_SKX", "AVX512_ICL",
-                              "AVX512_SPR") if features.get(name)]
-    return (f"CPU: {model}, {os.cpu_count()} cores; numpy {np.__version__} SIMD: "
-            f"{', '.join(simd) or 'baseline'}; load average {os.getloadavg()[0]:.2f}; "
-            f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
 
 
 def timed(function):
@@ -410,14 +390,14 @@ if __name__ == "__main__":
     parser.add_argument("--skip-before", action="store_true")
     parser.add_argument("--skip-table", action="store_true")
     args = parser.parse_args()
-    print(cpu_line())
+    print_machine()
     rows = []
     for target in (target_exact, target_ais_64x20, target_default_score, target_grid_search,
                    target_mnist):
         target(rows, args.skip_before)
-        print(f"  done: {rows[-1][0]}  ({cpu_line().split('; ')[2]})", flush=True)
+        print(f"  done: {rows[-1][0]}  (load average {os.getloadavg()[0]:.2f})", flush=True)
     target_tap(rows)
     print_targets(rows)
     if not args.skip_table:
         run_table(args.repeats)
-    print("\n" + cpu_line())
+    print("\n" + machine_line())

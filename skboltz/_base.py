@@ -7,6 +7,7 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 
 import contextlib
 import copy
+import functools
 import os
 from abc import ABCMeta, abstractmethod
 import hashlib
@@ -24,6 +25,7 @@ from threadpoolctl import ThreadpoolController
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._sklearn import Interval, StrOptions, _fit_context
+from ._energy import Noise
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import (
     LEARNING_STRATEGIES,
@@ -43,19 +45,32 @@ except ImportError:  # older scikit-learn: no callbacks, fit_callback_context do
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
 DIVERGED_MAGNITUDE = 1e6
 
+
+def diverged(params):
+    """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
+    return not np.abs(params).max() < DIVERGED_MAGNITUDE  # NaN compares False
+
 #: A model whose log-likelihood on its own training rows is provably lower than the
 #: uniform distribution's by more than this fraction has diverged (see
 #: ``BoltzmannBase._check_likelihood``). Healthy fits score far above uniform.
 DIVERGED_BELOW_UNIFORM = 0.25
 
 #: BLAS threads pay off only for large products. Below this many multiply-adds per
-#: product, training runs with one BLAS thread (measured on 2 cores: two threads made
-#: RBM training 1.1x slower at 64x256 batch 10 and 7-12x slower at 784x500).
-SINGLE_THREAD_PRODUCT_SIZE = 10**8
+#: product, training runs with one BLAS thread; from it on, with the threads BLAS has.
+#: Measured on 2 idle cores: two threads made RBM training 1.1x slower at 64x256 batch
+#: 10 (1.6e5), and the products of a 784x500 batch-100 epoch (3.9e7) 1.6-1.8x faster.
+#: (On cores busy with other work, more threads than free cores are much slower at
+#: any size: limit them with threadpoolctl or OPENBLAS_NUM_THREADS.)
+SINGLE_THREAD_PRODUCT_SIZE = 10**7
 
 
 #: Created once: inspecting the loaded libraries costs ~0.3 ms, a limit ~13 us.
 _BLAS_CONTROLLER = ThreadpoolController()
+
+
+@functools.cache
+def _blas_libraries():
+    return [lib for lib in _BLAS_CONTROLLER.lib_controllers if lib.user_api == "blas"]
 
 
 def blas_threads_for(product_size):
@@ -66,11 +81,14 @@ def blas_threads_for(product_size):
     each saved and restored it left the process at one thread afterwards, even with
     the saves reference-counted. Worker threads therefore leave it alone (the user
     owns it there, e.g. with ``threadpoolctl.threadpool_limits``), and the main
-    thread's limits are strictly nested, so every restore is in order.
+    thread's limits are strictly nested, so every restore is in order. No limit is set
+    when BLAS already runs one thread (setting one costs tens of microseconds, a good
+    part of a ``partial_fit`` on one small minibatch).
     """
     if (
         product_size < SINGLE_THREAD_PRODUCT_SIZE
         and threading.current_thread() is threading.main_thread()
+        and any(lib.num_threads != 1 for lib in _blas_libraries())
     ):
         return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
     return contextlib.nullcontext()
@@ -183,34 +201,67 @@ def fit_callback_context(estimator, *, max_subtasks):
     return NO_CALLBACKS
 
 
-def copy_training_state(state):
-    """A copy of a training state that training can change without touching ``state``.
+def begin_update(state, shared=()):
+    """A training state to update in place, and how to undo the update if it fails.
 
-    Arrays are copied; a Generator is rebuilt from its bit generator's state (a quarter
-    of what ``copy.deepcopy`` costs, which pickles it); other objects are deep-copied
-    with one memo, so objects sharing the generator (the noise streams) share the copy.
+    Returns ``(new_state, undo)``. Arrays (also inside dicts, such as a sampler's
+    state) are copied, unless their key is in ``shared``: values that training
+    replaces rather than changes in place. Random generators, noise streams and the
+    history are shared, with a checkpoint instead of a copy: ``undo()`` sets the
+    generators and streams back and removes what was appended to the history, so a
+    failed ``partial_fit`` leaves ``state`` as it was. (Copying a Generator costs a
+    reseeding, ~10 us; its checkpoint ~2 us.) Other objects are deep-copied.
     """
-    memo = {}
-    copied = {}
+    new_state = {}
+    checkpoints = []
     for key, value in state.items():
-        if isinstance(value, np.ndarray):
-            copied[key] = value.copy()
-        elif isinstance(value, np.random.Generator):
-            copied[key] = memo[id(value)] = _copy_generator(value)
-    for key, value in state.items():
-        if key not in copied:
-            copied[key] = copy.deepcopy(value, memo)
-    return copied
+        if isinstance(value, np.random.Generator):
+            checkpoints.append((_set_generator_state, value, value.bit_generator.state))
+            new_state[key] = value
+        elif isinstance(value, Noise):
+            checkpoints.append((Noise.restore, value, value.checkpoint()))
+            new_state[key] = value
+        elif key == "history":
+            lengths = {k: len(values) for k, values in value.items()}
+            checkpoints.append((_truncate_history, value, lengths))
+            new_state[key] = value
+        elif key in shared or isinstance(value, _IMMUTABLE):
+            new_state[key] = value
+        elif isinstance(value, np.ndarray):
+            new_state[key] = value.copy()
+        elif type(value) is dict and all(
+            isinstance(v, (np.ndarray, *_IMMUTABLE)) for v in value.values()
+        ):
+            new_state[key] = {
+                k: v.copy() if isinstance(v, np.ndarray) else v for k, v in value.items()
+            }
+        else:
+            new_state[key] = copy.deepcopy(value)
+
+    def undo():
+        for restore, target, checkpoint in checkpoints:
+            restore(target, checkpoint)
+
+    return new_state, undo
 
 
-def _copy_generator(rng):
-    bit_generator = type(rng.bit_generator)(_COPY_SEED)
-    bit_generator.state = rng.bit_generator.state
-    return np.random.Generator(bit_generator)
+_IMMUTABLE = (int, float, str, bytes, type(None))
 
 
-#: Seeds a bit generator that is then overwritten (cheaper than seeding from entropy).
-_COPY_SEED = np.random.SeedSequence(0)
+def _set_generator_state(rng, state):
+    rng.bit_generator.state = state
+
+
+def _truncate_history(history, lengths):
+    """Undo a failed call's appends to a shared history."""
+    for key in list(history):
+        if key in lengths:
+            del history[key][lengths[key]:]
+        else:
+            del history[key]
+
+
+_FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 #: What validate_data(reset=True) sets on an estimator before any training happens.
@@ -428,12 +479,37 @@ class BoltzmannBase(
 
     # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, *, reset, check_range=False):
+        if not reset and self._is_valid_fitted_input(X, check_range):
+            return X
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
         if check_range:
             warn_if_outside_unit_interval(X)
         return X
+
+    def _is_valid_fitted_input(self, X, in_unit_interval):
+        """Whether ``X`` is an input that ``validate_data(reset=False)`` would return
+        unchanged, with no warning.
+
+        A few checks instead of validate_data's hundreds of microseconds, which would be
+        most of a ``partial_fit`` call on one small minibatch: a plain float ndarray
+        with rows and the fitted number of columns, all finite (and, when
+        ``in_unit_interval``, in [0, 1]), fitted without feature names. Anything else
+        goes through ``validate_data``, which converts it or raises.
+        """
+        if not (
+            type(X) is np.ndarray
+            and X.dtype in _FLOAT_DTYPES
+            and X.ndim == 2
+            and X.shape[0] >= 1
+            and X.shape[1] == getattr(self, "n_features_in_", None)
+            and not hasattr(self, "feature_names_in_")
+        ):
+            return False
+        if in_unit_interval:  # min and max are NaN when any value is NaN
+            return bool(X.min() >= 0) and bool(X.max() <= 1)
+        return bool(np.isfinite(X.sum()))
 
     def _resolve_learning(self):
         return resolve_strategy(
@@ -517,14 +593,10 @@ class BoltzmannBase(
                 sampling_seed=int(rng.integers(np.iinfo(np.int32).max)),
             )
         else:
-            # Work on a copy (all-or-nothing). The history only grows by appending, so
-            # its lists are copied shallowly: deep-copying it made every call slower
-            # than the last in long partial_fit streams.
+            # Work on a copy of what training changes in place, and check-point the
+            # rest (all-or-nothing; see begin_update).
             previous = self._training_state
-            state = copy_training_state(
-                {k: v for k, v in previous.items() if k != "history"}
-            )
-            state["history"] = {key: list(values) for key, values in previous["history"].items()}
+            state, undo = begin_update(previous, shared=self._shared_state_keys(previous))
             state["params"] = self._training_params(X.dtype)
         # Evenly spaced rows: deterministic, and no draw from the training stream, so
         # repeated partial_fit calls follow exactly the path of one fit.
@@ -539,19 +611,24 @@ class BoltzmannBase(
         n_epochs = 1 if partial else self.n_iter
         # Callbacks see one task per call with one subtask per epoch (_train).
         callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
-        callback_ctx.call_on_fit_task_begin(estimator=self, X=X)
-        with blas_threads_for(self._training_product_size(X)):
-            self._train(
-                X, state, learning, n_epochs, monitor, early_stopping=not partial,
-                callback_ctx=callback_ctx,
-            )
-            self._check_likelihood(
-                state, monitor["train"], None if first_call else self._model_view()
-            )
-        view = self._model_view_of(state)
-        z_estimator = self._resolve_z_estimator(self.z_estimator, view)
+        try:
+            callback_ctx.call_on_fit_task_begin(estimator=self, X=X)
+            with blas_threads_for(self._training_product_size(X)):
+                self._train(
+                    X, state, learning, n_epochs, monitor, early_stopping=not partial,
+                    callback_ctx=callback_ctx,
+                )
+                self._check_likelihood(
+                    state, monitor["train"], None if first_call else self._model_view()
+                )
+            view = self._model_view_of(state)
+            z_estimator = self._resolve_z_estimator(self.z_estimator, view)
+            attributes = self._fitted_attributes(state)
+        except BaseException:
+            if not first_call:
+                undo()  # put back what the copy shares with the kept state
+            raise
         # Publish only now, all at once: every epoch finished and the model is sound.
-        attributes = self._fitted_attributes(state)
         attributes.update(
             learning_=learning, z_estimator_=z_estimator, _training_state=state,
             _log_z_cache={},
@@ -563,6 +640,11 @@ class BoltzmannBase(
     def _training_product_size(self, X):
         """Multiply-adds of one typical training matrix product (sets BLAS threads)."""
         return 0
+
+    def _shared_state_keys(self, state):
+        """Keys of training-state values that training replaces rather than changes in
+        place, which a ``partial_fit`` need not copy (see begin_update)."""
+        return ()
 
     def _training_bytes(self, X):
         """Approximate memory a fit on ``X`` allocates (checked before it starts)."""
@@ -603,7 +685,7 @@ class BoltzmannBase(
             # which raises a clear error instead of numpy's warnings.
             with np.errstate(over="ignore", invalid="ignore"):
                 self._train_epoch(X, state, learning)
-            if not np.all(np.abs(state["params"]) < DIVERGED_MAGNITUDE):
+            if diverged(state["params"]):
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the "
                     "parameters became non-finite or larger than "
@@ -701,21 +783,28 @@ class BoltzmannBase(
         view's dtype: float32 rounding is far below the margins it is compared with.
         """
         rows = rows.astype(view.dtype, copy=False)
-        candidates = [rows]
-        fractional = not np.all((rows == 0) | (rows == 1))
-        if fractional:
-            candidates.append(np.rint(rows))
+        n_rows, n_visible = rows.shape
+        rounded = np.rint(rows)
+        fractional = not np.array_equal(rounded, rows)
+        n_chains = 0
         if isinstance(chains, np.ndarray):  # persistent chains: states near the modes
-            chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS)]
-            candidates.append(np.clip(chains[:, : rows.shape[1]], 0, 1).astype(view.dtype))
-        candidates = np.vstack(candidates)
+            chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS), :n_visible]
+            n_chains = chains.shape[0]
+        # One array, filled in place (a partial_fit on one small minibatch pays for
+        # every call here).
+        candidates = np.empty((n_rows * (1 + fractional) + n_chains, n_visible), view.dtype)
+        candidates[:n_rows] = rows
+        if fractional:
+            candidates[n_rows : 2 * n_rows] = rounded
+        if n_chains:
+            np.clip(chains, 0, 1, out=candidates[candidates.shape[0] - n_chains :])
         with np.errstate(over="ignore", invalid="ignore"):
             log_weights = -np.asarray(view.free_energy(candidates), dtype=np.float64)
-            mean_log_weight = float(np.mean(log_weights[: rows.shape[0]]))
+            mean_log_weight = float(log_weights[:n_rows].sum()) / n_rows
             if fractional:  # binary candidates have zero entropy
                 m = rows.astype(np.float64)
-                log_weights[: rows.shape[0]] += (entr(m) + entr(1 - m)).sum(axis=1)
-            return mean_log_weight - float(np.max(log_weights))
+                log_weights[:n_rows] += (entr(m) + entr(1 - m)).sum(axis=1)
+            return mean_log_weight - float(log_weights.max())
 
     def _free_energy_is_exact(self, view):
         """Whether ``view.free_energy`` is exact and cheap (the divergence bound needs it)."""
@@ -732,7 +821,7 @@ class BoltzmannBase(
         """The per-epoch records computed on the monitoring rows."""
         view = self._model_view_of(state)
         train = monitor["train"]
-        step = max(1, train.shape[0] // RECONSTRUCTION_ROWS)
+        step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
         record = {"reconstruction_error": self._reconstruction_error(view, train[::step])}
         if "valid" in monitor:
             # Free energies only matter as a gap to held-out rows: computed only then.

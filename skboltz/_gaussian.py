@@ -357,7 +357,7 @@ class GaussianRBM(RBM):
                 model.view(), X, self._effective_batch_size(X), rng
             ),
             "rng": rng,
-            "noise": Noise(rng, dtype),
+            "noise": Noise.seeded_from(rng),
             "pending_decay": 0,
             "data_mean": data_mean,
             "data_scale": self._data_scale(X),

@@ -452,7 +452,10 @@ class AugmentedGaussianRBM:
 
     def draw_hidden(self, V, noise, out, beta=None):
         """Fill augmented hidden rows ``out`` with a draw from P(h | v) (at ``beta``)."""
-        return AugmentedRBM._draw(self.hidden_input(V, out=out), noise, beta)
+        x = self.hidden_input(V, out=out)
+        if beta is None:
+            return np.greater(x, noise.logistic(x.shape), out=x)
+        return AugmentedRBM._draw_tempered(x, noise, beta)
 
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from p(v | h) (at ``beta``)."""

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
-    DIVERGED_MAGNITUDE,
+    diverged,
     MONITORING_CONSTRAINTS,
     TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
@@ -232,11 +232,13 @@ class RBM(BoltzmannBase):
 
     def _training_bytes(self, X):
         # ~6 parameter-sized arrays (parameters, iterate, velocity, gradient, scratch,
-        # published copy) and minibatch buffers of up to 256 stacked blocks.
+        # published copy) and minibatch buffers: a chunk of stacked blocks (at most
+        # _Minibatches.CHUNK_BYTES, or one block) and the last, shorter minibatch's.
         itemsize = np.dtype(X.dtype).itemsize
         rows = 2 * self._effective_batch_size(X)
         n_visible, n_hidden = X.shape[1] + 1, self.n_components + 1
-        return itemsize * (6 * n_hidden * n_visible + 256 * rows * n_visible
+        blocks = 1 + _Minibatches.blocks_per_chunk(rows, n_visible - 1, X.dtype, X.shape[0])
+        return itemsize * (6 * n_hidden * n_visible + blocks * rows * n_visible
                            + 4 * rows * n_hidden)
 
     def _size_description(self, X):
@@ -247,7 +249,8 @@ class RBM(BoltzmannBase):
 
     def _new_training_state(self, X, learning, rng):
         dtype = X.dtype
-        data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        # float64 sums for either dtype, so float32 and float64 fits start alike
+        data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
         rates = np.clip(data_rates, RATE_CLIP, 1 - RATE_CLIP)
         n_visible = X.shape[1]
         params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
@@ -269,13 +272,20 @@ class RBM(BoltzmannBase):
                 model.view(), X, self._effective_batch_size(X), rng
             ),
             "rng": rng,
-            "noise": Noise(rng, dtype),
+            "noise": Noise.seeded_from(rng),
             "pending_decay": 0,
             "data_rates": data_rates,
         }
 
     def _averaging(self):
         return self.average_window is not None
+
+    def _shared_state_keys(self, state):
+        # "params" are rebuilt from the public attributes, "published" and "data_rates"
+        # only read, "scratch" and the minibatch buffers scratch space; without
+        # averaging the iterate is "params".
+        shared = ("history", "params", "published", "data_rates", "scratch", "minibatches")
+        return shared if self._averaging() else (*shared, "iterate")
 
     def _resume(self, state):
         """Point ``state["iterate"]`` at the parameters the updates continue from."""
@@ -287,7 +297,7 @@ class RBM(BoltzmannBase):
             # First epoch of a partial_fit: ``params`` were rebuilt from the public
             # attributes. Unchanged, they are the average and training continues from
             # the saved iterate; edited by hand, training restarts from the edit.
-            if np.array_equal(params, published.astype(params.dtype, copy=False)):
+            if (params == published.astype(params.dtype, copy=False)).all():
                 state["iterate"] = state["iterate"].astype(params.dtype, copy=False)
             else:
                 state["iterate"] = params.copy()
@@ -315,7 +325,12 @@ class RBM(BoltzmannBase):
 
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
-        return AugmentedRBM.from_view(self._view_as(dtype)).params
+        weights = np.asarray(self.components_)
+        params = np.empty((weights.shape[0] + 1, weights.shape[1] + 1), dtype=dtype)
+        params[:-1, :-1] = weights
+        params[:-1, -1] = self.intercept_hidden_
+        params[-1, :-1] = self.intercept_visible_
+        return AugmentedRBM(params).params
 
     def _momentum_and_step(self, epoch):
         """The epoch's momentum and the weight of the gradient in the velocity update.
@@ -329,17 +344,28 @@ class RBM(BoltzmannBase):
         return momentum, self.learning_rate * (1 - momentum)
 
     def _minibatches(self, X, learning, state, model, step):
-        # Buffers and views are made once per fit / partial_fit call, not per epoch;
-        # they live in the training state and _fitted_attributes drops them.
+        # Buffers and views are made once and reused by every epoch and by later
+        # partial_fit calls with as many rows; pickles leave them out (__getstate__).
+        sampler = state["sampler"]
+        layout = _Minibatches.layout(
+            X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
+            model,
+        )
         data = state.get("minibatches")
-        if data is None or data.source is not X:
-            sampler = state["sampler"]
-            data = state["minibatches"] = _Minibatches(
-                X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
-                model, step,
-            )
+        if data is None or data.layout != layout:
+            data = state["minibatches"] = _Minibatches(layout)
+        data.source = X
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        training = state.get("_training_state")
+        if training is not None and "minibatches" in training:
+            state["_training_state"] = {
+                k: v for k, v in training.items() if k != "minibatches"
+            }
+        return state
 
     @staticmethod
     def _match_dtype(state):
@@ -348,7 +374,6 @@ class RBM(BoltzmannBase):
         if state["velocity"].dtype != dtype:
             state["velocity"] = state["velocity"].astype(dtype)
             state["scratch"] = None
-            state["noise"].set_dtype(dtype)
             sampler = state["sampler"]
             for key, value in (sampler or {}).items():
                 if isinstance(value, np.ndarray) and value.dtype.kind == "f":
@@ -368,7 +393,7 @@ class RBM(BoltzmannBase):
             # Absorb the updates since the last averaging, so that an epoch shorter
             # than DECAY_INTERVAL updates still shows in the fitted parameters.
             self._average(state["params"], iterate, state, state["pending_decay"])
-            if not np.all(np.abs(iterate) < DIVERGED_MAGNITUDE):
+            if diverged(iterate):
                 state["params"][...] = iterate  # let the divergence check see it
 
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
@@ -381,44 +406,53 @@ class RBM(BoltzmannBase):
         data = self._minibatches(X, learning, state, model, step)
         progress = self._progress(state)
         decay = step * self.weight_decay
-        weights, weight_velocity = params[:-1, :-1], velocity[:-1, :-1]
+        weights = params[:-1, :-1]
         velocity[-1, -1] = 0  # the constant units' coupling is not learnt
         # Same-shape operands and 0-d arrays: numpy's cheapest calls (a Python float or
         # a broadcast operand costs about twice as much at minibatch sizes).
-        momentum = np.asarray(momentum, dtype=params.dtype)
-        half, one = data.half, data.one
-        gradient = data.gradient
+        momentum_0d = np.asarray(momentum, dtype=params.dtype)
+        one = data.one
+        # Without momentum the velocity is the step itself: update the parameters
+        # from the gradient buffer and keep the last step as the velocity.
+        update = velocity if momentum else data.gradient
+        update_weights = update[:-1, :-1]
         pending_decay = state["pending_decay"]
-        for n_positive, stacked, hidden, half_weights in data.epoch(state["rng"]):
-            # Rows [:n_positive] of `stacked` hold the minibatch, the rest the negative
-            # phase's visible states: one product gives every hidden input ...
-            learning._sample_negative(
-                model, stacked[:n_positive], sampler, noise, progress, stacked[n_positive:]
-            )
-            x = model.hidden_input(stacked, out=hidden)
-            # ... then the row-weighted sigmoid r * sigmoid(x) = (tanh(x/2) + 1) * r/2,
-            # with r = +step / n_positive for data and -step / n_negative for negative
-            # rows, so that one more product gives step * (positive - negative) for W,
-            # b and c at once (step = (1 - momentum) * learning_rate).
-            x *= half
-            np.tanh(x, out=x)
-            learning._observe(sampler, x[n_positive:], noise)
-            x += one
-            x *= half_weights
-            np.dot(hidden.T, stacked, out=gradient)
-            velocity *= momentum
-            velocity += gradient
+        sample_negative, observe = learning._sample_negative, learning._observe
+        for stacked, positive, negative, hidden, hidden_negative, row_weights in data.epoch(
+            state["rng"]
+        ):
+            # Rows `positive` of `stacked` hold the minibatch, rows `negative` the
+            # negative phase's visible states: one product gives every hidden input x ...
+            sample_negative(model, positive, sampler, noise, progress, negative)
+            x = np.dot(stacked, params.T, out=hidden)
+            np.negative(x, out=x)
+            np.exp(x, out=x)
+            x += one  # 1 + exp(-x) = 1 / sigmoid(x)
+            observe(sampler, hidden_negative, noise)
+            # ... then r * sigmoid(x), with the row weight r = +step / n_positive for
+            # data and -step / n_negative for negative rows, so that one more product
+            # gives step * (positive - negative) for W, b and c at once (step =
+            # (1 - momentum) * learning_rate).
+            np.divide(row_weights, x, out=x)
+            if momentum:
+                np.dot(hidden.T, stacked, out=data.gradient)
+                velocity *= momentum_0d
+                velocity += data.gradient
+            else:
+                np.dot(hidden.T, stacked, out=update)
             # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
             # at once (two strided calls per update would cost a tenth of the update).
             pending_decay += 1
             if pending_decay == DECAY_INTERVAL:
-                weight_velocity -= (DECAY_INTERVAL * decay) * weights
-                params += velocity
+                update_weights -= (DECAY_INTERVAL * decay) * weights
+                params += update
                 pending_decay = 0
                 if averaging:  # the published average follows the iterate
                     self._average(average, params, state, DECAY_INTERVAL)
             else:
-                params += velocity
+                params += update
+        if not momentum:
+            velocity[...] = update
         state["pending_decay"] = pending_decay
 
     def _train_epoch_on_statistics(self, X, state, learning, params, averaging):
@@ -450,19 +484,26 @@ class RBM(BoltzmannBase):
 
     @staticmethod
     def _reconstruction_error(view, rows):
-        # Run every epoch: float32 keeps it a small fraction of an epoch.
-        view = view.astype(np.float32)
+        # Run every epoch (and every partial_fit call): float32, and few calls.
+        weights = view.weights.astype(np.float32)
         rows = rows.astype(np.float32, copy=False)
-        reconstruction = view.visible_probability(view.hidden_probability(rows))
+        hidden = rows @ weights.T
+        hidden += view.hidden_bias
+        reconstruction = sigmoid(hidden, out=hidden) @ weights
+        reconstruction += view.visible_bias
+        sigmoid(reconstruction, out=reconstruction)
         reconstruction -= rows
-        return float(np.mean(np.square(reconstruction), dtype=np.float64))
+        np.square(reconstruction, out=reconstruction)
+        return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
     def _fitted_attributes(self, state):
-        state.pop("minibatches", None)
         if state["iterate"] is not state["params"]:
-            state["published"] = state["params"].copy()
+            # No copy: training never changes a published state's "params" (a
+            # partial_fit rebuilds them), and a pickle then holds them once.
+            state["published"] = state["params"]
+        state.pop("scratch", None)  # made again when needed, not pickled
         # Sampler entries may be views into the loop's buffers (PCD's last chains):
-        # own them, so the fitted model does not keep those buffers alive.
+        # own them, as the next call reuses the buffers.
         sampler = state["sampler"]
         for key, value in (sampler or {}).items():
             if isinstance(value, np.ndarray) and value.base is not None:
@@ -472,7 +513,7 @@ class RBM(BoltzmannBase):
             "components_": params[:-1, :-1].copy(),
             "intercept_hidden_": params[:-1, -1].copy(),
             "intercept_visible_": params[-1, :-1].copy(),
-            "_sampling_rng": np.random.default_rng(state["sampling_seed"]),
+            "_sampling_rng": None,  # made on first use by gibbs (a fresh stream per fit)
         }
 
     def _model_view_of(self, state):
@@ -542,7 +583,14 @@ class RBM(BoltzmannBase):
         """
         check_is_fitted(self, "_training_state")
         v = as_dense(self._validate_X(v, reset=False))
-        rng = self._sampling_rng if random_state is None else make_generator(random_state)
+        if random_state is None:
+            if self._sampling_rng is None:
+                self._sampling_rng = np.random.default_rng(
+                    self._training_state["sampling_seed"]
+                )
+            rng = self._sampling_rng
+        else:
+            rng = make_generator(random_state)
         return self._view_as(v.dtype).gibbs_step(v, rng)
 
     def sample(self, n_samples=1, random_state=None, n_steps=1000):
@@ -607,70 +655,100 @@ class _Minibatches:
 
     Each minibatch lives in the top rows of its own "stacked" block of augmented rows,
     the negative phase writing the rows below, so no minibatch is ever copied: an epoch
-    shuffles X into the blocks (a chunk of blocks at a time, bounding memory) with a
-    couple of large calls. Sparse X is densified chunk by chunk the same way.
+    shuffles X into the blocks a chunk of blocks at a time, with a couple of calls per
+    chunk. Sparse X is densified chunk by chunk the same way.
     """
 
-    #: Minibatches shuffled into place per chunk.
-    CHUNK_BATCHES = 256
+    #: Bytes of blocks filled per chunk: enough minibatches to amortise the calls, few
+    #: enough that they are still in the CPU's cache when their updates run.
+    CHUNK_BYTES = 2**17
 
-    def __init__(self, X, batch_size, n_negative, model, step):
-        """``n_negative(n_positive)`` is the number of negative rows of a minibatch;
-        ``step`` multiplies the gradient (see ``set_step``)."""
-        self.source = X
-        n_samples, n_visible = X.shape
-        dtype = model.params.dtype
-        self.batch_size = batch_size
-        self.n_full, self.n_rest = divmod(n_samples, batch_size)
-        self.gradient = np.empty_like(model.params)
-        self.half, self.one = np.asarray(0.5, dtype), np.asarray(1.0, dtype)
+    @staticmethod
+    def layout(X, batch_size, n_negative, model):
+        """What the buffers depend on: equal layouts can share buffers.
 
-        def buffers(n_positive, n_blocks=None):
-            n_rows = n_positive + n_negative(n_positive)
-            shape = (n_rows, n_visible + 1)
-            if n_blocks is not None:
-                shape = (n_blocks, *shape)
-            stacked = np.empty(shape, dtype)
-            stacked[..., -1] = 1
-            # the row weights r / 2 of r * sigmoid(x) (see RBM._train_epoch_on_samples),
-            # full shape: a same-shape operand is cheaper than a broadcast column
-            half_weights = np.empty((n_rows, model.n_hidden + 1), dtype)
-            self._half_weights.append((half_weights, n_positive))
-            return stacked, model.empty_hidden(n_rows), half_weights
-
-        self._half_weights, self.step = [], None
-
-        self.blocks, hidden, half = buffers(
-            batch_size, max(1, min(self.n_full, self.CHUNK_BATCHES))
+        ``n_negative(n_positive)`` is the number of negative rows of a minibatch.
+        """
+        n_full, n_rest = divmod(X.shape[0], batch_size)
+        return (
+            batch_size, n_negative(batch_size), n_full, n_rest,
+            n_negative(n_rest) if n_rest else 0, model.n_visible, model.n_hidden,
+            model.params.dtype,
         )
-        self.block_batches = [(batch_size, block, hidden, half) for block in self.blocks]
-        self.rest_batch = (self.n_rest, *buffers(max(self.n_rest, 1)))
-        self.set_step(step)
+
+    def __init__(self, layout):
+        (batch_size, n_negative, self.n_full, self.n_rest, n_rest_negative, n_visible,
+         n_hidden, dtype) = self.layout = layout
+        self.source = None
+        self.batch_size = batch_size
+        self.gradient = np.empty((n_hidden + 1, n_visible + 1), dtype)
+        self.one = np.asarray(1.0, dtype)
+        self._row_weights, self.step = [], None
+
+        def buffers(n_positive, n_negative, n_blocks):
+            n_rows = n_positive + n_negative
+            stacked = np.empty((n_blocks, n_rows, n_visible + 1), dtype)
+            stacked[..., -1] = 1
+            hidden = np.empty((n_rows, n_hidden + 1), dtype)
+            # the row weights r of r * sigmoid(x) (see RBM._train_epoch_on_samples and
+            # set_step), full shape: a same-shape operand is cheaper than a broadcast
+            # column
+            row_weights = np.empty((n_rows, n_hidden + 1), dtype)
+            self._row_weights.append((row_weights, n_positive))
+            # the views each update needs, made once
+            batches = [
+                (block, block[:n_positive], block[n_positive:], hidden,
+                 hidden[n_positive:], row_weights)
+                for block in stacked
+            ]
+            return stacked, batches
+
+        self.blocks, self.block_batches = buffers(
+            batch_size, n_negative, self.blocks_per_chunk(batch_size + n_negative,
+                                                          n_visible, dtype, self.n_full)
+        )
+        self.rest_batch = None
+        if self.n_rest:
+            rest_blocks, (self.rest_batch,) = buffers(self.n_rest, n_rest_negative, 1)
+            self.rest_rows = rest_blocks[0]
+
+    @classmethod
+    def blocks_per_chunk(cls, n_rows, n_visible, dtype, n_full):
+        """Minibatch blocks filled per chunk (at least one)."""
+        block_bytes = n_rows * (n_visible + 1) * np.dtype(dtype).itemsize
+        return max(1, min(n_full, cls.CHUNK_BYTES // block_bytes))
 
     def set_step(self, step):
-        """Row weights r / 2 for a gradient step of ``step * (positive - negative)``."""
+        """Row weights r for a gradient step of ``step * (positive - negative)``."""
         if step == self.step:
             return
         self.step = step
-        for half_weights, n_positive in self._half_weights:
-            half_weights[:n_positive] = step / n_positive / 2
-            half_weights[n_positive:] = -step / (len(half_weights) - n_positive) / 2
+        for row_weights, n_positive in self._row_weights:
+            row_weights[:n_positive] = step / n_positive
+            row_weights[n_positive:] = -step / (len(row_weights) - n_positive)
 
     def _fill(self, destination, rows):
-        rows = self.source[rows]
+        rows = self.source[rows] if rows is not None else self.source
         if sp.issparse(rows):
             rows = rows.toarray()
         destination[...] = rows.reshape(destination.shape)
 
     def epoch(self, rng):
-        """Yield (n_positive, stacked rows, hidden buffer, r / 2) per minibatch."""
-        order = rng.permutation(self.source.shape[0])
+        """Yield, per minibatch: the stacked rows, their positive and negative parts,
+        the hidden buffer, its negative part, and the row weights r."""
         b = self.batch_size
+        if self.n_full + (self.n_rest > 0) == 1:
+            # One minibatch (a partial_fit on one minibatch): its order is irrelevant
+            self._fill(self.blocks[0, :b, :-1] if self.n_full else
+                       self.rest_rows[: self.n_rest, :-1], None)
+            yield self.block_batches[0] if self.n_full else self.rest_batch
+            return
+        order = rng.permutation(self.source.shape[0])
         for first in range(0, self.n_full, len(self.blocks)):
             n_blocks = min(len(self.blocks), self.n_full - first)
             rows = order[first * b : (first + n_blocks) * b]
             self._fill(self.blocks[:n_blocks, :b, :-1], rows)
             yield from self.block_batches[:n_blocks]
         if self.n_rest:
-            self._fill(self.rest_batch[1][: self.n_rest, :-1], order[self.n_full * b :])
+            self._fill(self.rest_rows[: self.n_rest, :-1], order[self.n_full * b :])
             yield self.rest_batch

@@ -72,7 +72,7 @@ class DataScaleWarning(UserWarning):
     >>> import numpy as np
     >>> from skboltz import GaussianRBM
     >>> from skboltz.exceptions import DataScaleWarning
-    >>> X = np.random.default_rng(0).normal(size=(50, 3)) * [1.0, 1.0, 500.0]
+    >>> X = np.random.default_rng(0).normal(size=(50, 3)) * [1.0, 1.0, 50.0]
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     _ = GaussianRBM(n_components=2, n_iter=1, random_state=0).fit(X)

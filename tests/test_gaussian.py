@@ -318,7 +318,7 @@ def test_persistent_chains_reach_the_exact_distribution(strategy):
 def test_tempered_draws_interpolate_to_independent_units():
     params = random_grbm(3, 2, 1.0, seed=11)
     model = training_form(*params)
-    noise = Noise(np.random.default_rng(0), np.float64)
+    noise = Noise(np.random.default_rng(0))
     H = model.augment(np.ones((20000, 2)))
     beta = np.zeros((20000, 1))
     V = model.draw_visible(H, noise, model.empty_visible(20000), beta)

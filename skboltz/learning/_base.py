@@ -146,7 +146,7 @@ class RBMLearningStrategy(LearningStrategy):
             # The built-in samplers' rows, through their fused-loop hooks.
             model = model._training_form()
             out = model.empty_visible(self._n_negative(state, batch.shape[0]))
-            noise = Noise(rng, model.params.dtype, block_size=0)
+            noise = Noise(rng, block_size=0)
             self._sample_negative(model, model.augment(batch), state, noise, progress, out)
             return out[:, :-1]
         raise NotImplementedError(
@@ -176,12 +176,13 @@ class RBMLearningStrategy(LearningStrategy):
         """
         raise NotImplementedError
 
-    def _observe(self, state, hidden_tanh, noise):
-        """Receive tanh(x / 2) = 2 P(h = 1 | v) - 1 of the rows just written to ``out``.
+    def _observe(self, state, inverse_probability, noise):
+        """Receive 1 + exp(-x) = 1 / P(h = 1 | v) of the rows just written to ``out``.
 
         ``x`` is the hidden input of those rows under the parameters of the coming
         update; persistent chains draw their next hidden state from it
-        (``hidden_tanh > noise.signed_uniform(...)``) without another product.
+        (``inverse_probability < noise.reciprocal_uniform(...)``) without another
+        product.
         """
 
     def _negative_statistics(self, model, positive, state, rng, progress, noise=None):
@@ -197,15 +198,16 @@ class RBMLearningStrategy(LearningStrategy):
         """
         if self._uses_fast_loop():
             if noise is None:
-                noise = Noise(rng, model.params.dtype, block_size=0)
+                noise = Noise(rng, block_size=0)
             out = model.empty_visible(self._n_negative(state, positive.shape[0]))
             self._sample_negative(model, positive, state, noise, progress, out)
             x = model.hidden_input(out)
-            x *= 0.5
-            np.tanh(x, out=x)
+            np.negative(x, out=x)
+            with np.errstate(over="ignore"):
+                np.exp(x, out=x)
+            x += 1
             self._observe(state, x, noise)
-            x += 1  # (tanh(x/2) + 1) / 2 = sigmoid(x)
-            x *= 0.5
+            np.reciprocal(x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
             return model.statistics(x, out) / out.shape[0]
         rows = self.negative_phase(model.view(), positive[:, :-1], state, rng, progress)
         rows = np.asarray(rows, dtype=model.params.dtype)

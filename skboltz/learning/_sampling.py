@@ -99,7 +99,7 @@ class PCD(RBMLearningStrategy):
     def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
         chains = _initial_chains(model, X, self.n_chains or batch_size, rng)
-        noise = Noise(rng, chains.dtype, block_size=0)
+        noise = Noise(rng, block_size=0)
         model = model._training_form()
         # The chains' state is the hidden draw given their last visible rows: each
         # update then starts with h -> v, and the caller's P(h | v) of the new visible
@@ -116,9 +116,9 @@ class PCD(RBMLearningStrategy):
             model.draw_hidden(model.draw_visible(H, noise, out), noise, H)
         state["chains"] = model.draw_visible(H, noise, out)
 
-    def _observe(self, state, hidden_tanh, noise):
+    def _observe(self, state, inverse_probability, noise):
         hidden = state["hidden"]
-        np.greater(hidden_tanh, noise.signed_uniform(hidden.shape), out=hidden)
+        np.less(inverse_probability, noise.reciprocal_uniform(hidden.shape), out=hidden)
 
 
 @register("pt", "rbm", "gaussian_rbm")
