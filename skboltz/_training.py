@@ -141,6 +141,8 @@ class TrainingState:
                 checkpoints.append((_truncate_history, value, lengths))
             elif name in shared or isinstance(value, _IMMUTABLE):
                 pass
+            elif isinstance(value, IterateAverage):  # two counters
+                setattr(new_state, name, copy.copy(value))
             elif isinstance(value, np.ndarray):
                 setattr(new_state, name, value.copy())
             elif type(value) is dict and all(
