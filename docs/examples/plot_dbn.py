@@ -25,7 +25,7 @@ X_train, X_test, y_train, y_test = train_test_split(
     X, y, test_size=0.25, random_state=0, stratify=y
 )
 
-template = RBM(learning_rate=0.01, n_iter=20)
+template = RBM(n_iter=20)  # the default learning rate, 0.1, for every layer
 dbn = DBN(hidden_layer_sizes=(100, 64), rbm=template, random_state=0).fit(X_train)
 print([layer.components_.shape for layer in dbn.layers_])
 
