@@ -508,7 +508,14 @@ class GaussianRBM(RBM):
         """
         check_is_fitted(self, "_training_state")
         v = self._validate_X(v, reset=False)
-        rng = self._sampling_rng if random_state is None else make_generator(random_state)
+        if random_state is None:
+            if self._sampling_rng is None:  # made on first use, as in RBM.gibbs
+                self._sampling_rng = np.random.default_rng(
+                    self._training_state["sampling_seed"]
+                )
+            rng = self._sampling_rng
+        else:
+            rng = make_generator(random_state)
         view = self._view_as(v.dtype)
         return view.sample_visible(view.sample_hidden(v, rng), rng)
 

@@ -269,6 +269,13 @@ def test_estimator_gibbs_step_keeps_the_exact_marginal():
         assert max(ks_distance(wrong, feature, GIBBS_PARAMS) for feature in range(2)) > 0.015
 
 
+def test_gibbs_continues_the_models_own_stream(wine):
+    model = GaussianRBM(n_components=3, n_iter=1, random_state=0).fit(wine)
+    first, second = model.gibbs(wine[:5]), model.gibbs(wine[:5])
+    assert not np.array_equal(first, second)
+    assert_array_equal(clone(model).fit(wine).gibbs(wine[:5]), first)
+
+
 def test_sample_matches_the_exact_marginal():
     model = grbm_with_parameters(*GIBBS_PARAMS)
     samples = model.sample(4000, random_state=0, n_steps=100)
