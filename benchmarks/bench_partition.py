@@ -184,7 +184,7 @@ def target_default_score(rows, skip_before):
     before = "-"
     if not skip_before:
         (value, se), before_seconds = timed(lambda: ais_before(
-            rbm._model_view(), rbm._training_state["data_rates"], 0))
+            rbm._model_view(), rbm._training_state.data_rates, 0))
         before = f"{before_seconds:.1f} s, se {se:.3f}"
     ok = seconds <= 2 and log_z.std_error <= 0.02
     rows.append(("default score, RBM() 64x256 on digits X/16",
@@ -218,7 +218,7 @@ def target_ais_64x20(rows, skip_before, seeds=5):
 def target_mnist(rows, skip_before):
     X = mnist_like()
     rbm, fit_seconds = timed(lambda: RBM(n_components=500, n_iter=1, random_state=0).fit(X))
-    view, rates = rbm._model_view(), rbm._training_state["data_rates"]
+    view, rates = rbm._model_view(), rbm._training_state.data_rates
     log_z, seconds = timed(lambda: AIS(target_std_error=0.1).estimate(
         view, rng=0, data_rates=rates))
     cost = log_z.cost

@@ -25,7 +25,6 @@ from threadpoolctl import ThreadpoolController
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._sklearn import Interval, StrOptions, _fit_context
-from ._energy import Noise
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import (
     LEARNING_STRATEGIES,
@@ -96,9 +95,6 @@ def blas_threads_for(product_size):
 
 #: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
 MOMENTUM_WARMUP_EPOCHS = 5
-
-#: Data rates are clipped to this margin before log(p / (1 - p)) visible-bias starts.
-RATE_CLIP = 1e-3
 
 #: Training rows used for the per-epoch monitoring records.
 MONITOR_ROWS = 1000
@@ -199,66 +195,6 @@ def fit_callback_context(estimator, *, max_subtasks):
     if getattr(estimator, "_skl_callbacks", None) or hasattr(estimator, "_parent_callback_ctx"):
         return estimator._init_callback_context(max_subtasks=max_subtasks)
     return NO_CALLBACKS
-
-
-def begin_update(state, shared=()):
-    """A training state to update in place, and how to undo the update if it fails.
-
-    Returns ``(new_state, undo)``. Arrays (also inside dicts, such as a sampler's
-    state) are copied, unless their key is in ``shared``: values that training
-    replaces rather than changes in place. Random generators, noise streams and the
-    history are shared, with a checkpoint instead of a copy: ``undo()`` sets the
-    generators and streams back and removes what was appended to the history, so a
-    failed ``partial_fit`` leaves ``state`` as it was. (Copying a Generator costs a
-    reseeding, ~10 us; its checkpoint ~2 us.) Other objects are deep-copied.
-    """
-    new_state = {}
-    checkpoints = []
-    for key, value in state.items():
-        if isinstance(value, np.random.Generator):
-            checkpoints.append((_set_generator_state, value, value.bit_generator.state))
-            new_state[key] = value
-        elif isinstance(value, Noise):
-            checkpoints.append((Noise.restore, value, value.checkpoint()))
-            new_state[key] = value
-        elif key == "history":
-            lengths = {k: len(values) for k, values in value.items()}
-            checkpoints.append((_truncate_history, value, lengths))
-            new_state[key] = value
-        elif key in shared or isinstance(value, _IMMUTABLE):
-            new_state[key] = value
-        elif isinstance(value, np.ndarray):
-            new_state[key] = value.copy()
-        elif type(value) is dict and all(
-            isinstance(v, (np.ndarray, *_IMMUTABLE)) for v in value.values()
-        ):
-            new_state[key] = {
-                k: v.copy() if isinstance(v, np.ndarray) else v for k, v in value.items()
-            }
-        else:
-            new_state[key] = copy.deepcopy(value)
-
-    def undo():
-        for restore, target, checkpoint in checkpoints:
-            restore(target, checkpoint)
-
-    return new_state, undo
-
-
-_IMMUTABLE = (int, float, str, bytes, type(None))
-
-
-def _set_generator_state(rng, state):
-    rng.bit_generator.state = state
-
-
-def _truncate_history(history, lengths):
-    """Undo a failed call's appends to a shared history."""
-    for key in list(history):
-        if key in lengths:
-            del history[key][lengths[key]:]
-        else:
-            del history[key]
 
 
 _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
@@ -405,7 +341,8 @@ class BoltzmannBase(
     # -- hooks every model implements -----------------------------------------------
     @abstractmethod
     def _new_training_state(self, X, learning, rng):
-        """The training state of a fresh fit (parameters, sampler state, ...)."""
+        """The :class:`~skboltz._training.TrainingState` of a fresh fit (parameters,
+        velocity, sampler state, ...); the caller adds the history and seeds."""
 
     @abstractmethod
     def _training_params(self, dtype):
@@ -586,18 +523,15 @@ class BoltzmannBase(
             if not partial and self.validation_fraction is not None:
                 X, validation = self._split_validation(X, rng)
             state = self._new_training_state(X, learning, rng)
-            state.update(
-                n_iter=0,
-                history=self._new_history(),
-                log_z_seed=int(rng.integers(np.iinfo(np.int32).max)),
-                sampling_seed=int(rng.integers(np.iinfo(np.int32).max)),
-            )
+            state.history = self._new_history()
+            state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
+            state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
         else:
             # Work on a copy of what training changes in place, and check-point the
-            # rest (all-or-nothing; see begin_update).
+            # rest (all-or-nothing; see TrainingState.begin_update).
             previous = self._training_state
-            state, undo = begin_update(previous, shared=self._shared_state_keys(previous))
-            state["params"] = self._training_params(X.dtype)
+            state, undo = previous.begin_update(shared=self._shared_state_keys(previous))
+            state.params = self._training_params(X.dtype)
         # Evenly spaced rows: deterministic, and no draw from the training stream, so
         # repeated partial_fit calls follow exactly the path of one fit.
         n_samples = X.shape[0]
@@ -642,8 +576,8 @@ class BoltzmannBase(
         return 0
 
     def _shared_state_keys(self, state):
-        """Keys of training-state values that training replaces rather than changes in
-        place, which a ``partial_fit`` need not copy (see begin_update)."""
+        """Training-state fields, besides the state class's ``shared_fields``, that a
+        ``partial_fit`` need not copy (see TrainingState.begin_update)."""
         return ()
 
     def _training_bytes(self, X):
@@ -674,7 +608,7 @@ class BoltzmannBase(
         self, X, state, learning, n_epochs, monitor, *, early_stopping,
         callback_ctx=NO_CALLBACKS,
     ):
-        history = state["history"]
+        history = state.history
         criterion = self._stopping_criterion(monitor)
         best_score, best_params, epochs_no_change = -np.inf, None, 0
         for _ in range(n_epochs):
@@ -685,15 +619,15 @@ class BoltzmannBase(
             # which raises a clear error instead of numpy's warnings.
             with np.errstate(over="ignore", invalid="ignore"):
                 self._train_epoch(X, state, learning)
-            if diverged(state["params"]):
+            if diverged(state.params):
                 raise TrainingDivergedError(
-                    f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the "
+                    f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the "
                     "parameters became non-finite or larger than "
                     f"{DIVERGED_MAGNITUDE:g}. {self._divergence_hint(X)} The estimator "
                     "was left as it was before this call."
                 )
-            state["n_iter"] += 1
-            record = {"epoch": state["n_iter"], "time": time.perf_counter() - start}
+            state.n_iter += 1
+            record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
             record.update(self._monitor_epoch(state, monitor))
             for key, value in record.items():
                 history.setdefault(key, []).append(value)
@@ -709,12 +643,12 @@ class BoltzmannBase(
             if score > best_score + self.tol:
                 best_score, epochs_no_change = score, 0
                 if "valid" in monitor:
-                    best_params = state["params"].copy()
+                    best_params = state.params.copy()
             else:
                 epochs_no_change += 1
             if epochs_no_change >= self.n_iter_no_change:
                 if best_params is not None:  # keep the best validated parameters
-                    state["params"][...] = best_params
+                    state.params[...] = best_params
                 if self.verbose:
                     print(
                         f"[{type(self).__name__}] {key} did not improve by more than "
@@ -752,7 +686,7 @@ class BoltzmannBase(
         rows = rows[::step]
         if rows.min() < 0 or rows.max() > 1:
             return  # outside the model's support: fit already warned
-        sampler = state.get("sampler")
+        sampler = state.sampler
         chains = sampler.get("chains") if isinstance(sampler, dict) else None
         upper = self._likelihood_upper_bound(view, rows, chains)
         uniform = -rows.shape[1] * np.log(2.0)
@@ -834,8 +768,8 @@ class BoltzmannBase(
             estimator = self._resolve_z_estimator(self.z_estimator, view)
             log_z = estimator.estimate(
                 view,
-                rng=np.random.default_rng(state["log_z_seed"]),
-                data_rates=state["data_rates"],
+                rng=np.random.default_rng(state.log_z_seed),
+                data_rates=state.data_rates,
             ).value
             for split, rows in monitor.items():
                 record[f"log_likelihood_{split}"] = float(
@@ -875,14 +809,14 @@ class BoltzmannBase(
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""
-        return min(1.0, state["n_iter"] / max(self.n_iter - 1, 1))
+        return min(1.0, state.n_iter / max(self.n_iter - 1, 1))
 
     # -- fitted attributes shared by all models ------------------------------------
     @property
     def n_iter_(self):
         """Number of epochs trained so far (``fit`` resets it, ``partial_fit`` adds one)."""
         check_is_fitted(self, "_training_state")
-        return self._training_state["n_iter"]
+        return self._training_state.n_iter
 
     @property
     def history_(self):
@@ -899,7 +833,7 @@ class BoltzmannBase(
         through ``z_estimator``.
         """
         check_is_fitted(self, "_training_state")
-        return copy.deepcopy(self._training_state["history"])
+        return copy.deepcopy(self._training_state.history)
 
     # -- partition function and scoring --------------------------------------------
     def estimate_log_partition(self, z_estimator=None):
@@ -930,9 +864,9 @@ class BoltzmannBase(
         # against a stale log Z.
         key = (repr(estimator), parameter_fingerprint(view))
         if key not in self._log_z_cache:
-            rng = np.random.default_rng(self._training_state["log_z_seed"])
+            rng = np.random.default_rng(self._training_state.log_z_seed)
             self._log_z_cache[key] = estimator.estimate(
-                view, rng=rng, data_rates=self._training_state["data_rates"]
+                view, rng=rng, data_rates=self._training_state.data_rates
             )
         return self._log_z_cache[key]
 

@@ -13,7 +13,6 @@ from ._base import (
     MONITORING_CONSTRAINTS,
     TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
-    RATE_CLIP,
     BoltzmannBase,
     as_dense,
     make_generator,
@@ -25,9 +24,12 @@ from ._energy import (
     bm_gibbs_sweep,
     bm_hidden_code_posteriors,
     bm_mean_field,
+    clipped_rates,
+    logit_of_rates,
     sigmoid,
 )
 from ._sklearn import Interval, StrOptions, check_count
+from ._training import BMTrainingState, momentum_and_step, momentum_step
 from .exceptions import DataRangeWarning
 from .learning._base import LEARNING_STRATEGIES, BMLearningStrategy
 from .partition._base import Z_ESTIMATORS
@@ -150,15 +152,21 @@ class BoltzmannMachine(BoltzmannBase):
         "ais", mean_field -> "mean_field". The other names are the estimators of
         :mod:`skboltz.partition`, or pass an estimator object (cloned). Recorded in
         ``z_estimator_``.
-    learning_rate : float, default=0.05
-        Step size on the mean minibatch gradient.
+    learning_rate : float, default=0.5
+        Step size on the mean minibatch gradient (of the log-likelihood times the
+        temperature), in the moving-average form of momentum shared with
+        :class:`RBM`: a steady gradient moves the parameters by ``learning_rate``
+        times the gradient per update whatever the momentum; 0.5 gives the step that
+        0.05 gave with the earlier default, classic momentum 0.9.
     batch_size : int, default=10
         Rows per minibatch; reshuffled every epoch.
     n_iter : int, default=20
         Number of epochs (passes over the data) for ``fit``.
     momentum : float or (float, float), default=(0.5, 0.9)
-        Momentum of the updates; a pair means the first value for the first 5 epochs
-        and the second afterwards.
+        Momentum of the updates, as a moving average: velocity <- momentum * velocity
+        + (1 - momentum) * learning_rate * gradient, then parameters += velocity. It
+        smooths the updates over about 1 / (1 - momentum) of them. A pair means the
+        first value for the first 5 epochs and the second afterwards.
     weight_decay : float, default=1e-4
         L2 penalty on the couplings (not the biases).
     centering : bool, default=True
@@ -290,7 +298,7 @@ class BoltzmannMachine(BoltzmannBase):
         temperature=1.0,
         learning="gibbs",
         z_estimator="auto",
-        learning_rate=0.05,
+        learning_rate=0.5,
         batch_size=10,
         n_iter=20,
         momentum=(0.5, 0.9),
@@ -403,26 +411,24 @@ class BoltzmannMachine(BoltzmannBase):
         n_units = n_visible + self.n_hidden
         mask = connectivity_mask(self.connectivity, n_visible, self.n_hidden)
         data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
-        rates = np.clip(data_rates, RATE_CLIP, 1 - RATE_CLIP)
         # params[:-1] holds the couplings W, params[-1] the biases b.
         params = np.zeros((n_units + 1, n_units), dtype=dtype)
         noise = np.triu(rng.normal(0.0, 0.01, size=(n_units, n_units)), 1)
         params[:-1] = (noise + noise.T) * mask
-        params[-1, :n_visible] = np.log(rates / (1 - rates))
-        state = {
-            "params": params,
-            "velocity": np.zeros_like(params),
-            "mask": mask,
-            "rng": rng,
-            "data_rates": data_rates,
-            # Centring offsets mu: visible = data rates (clipped into (0, 1) like the
-            # bias start), hidden = 1/2 then a sliding mean of the clamped means.
-            "offset": np.concatenate([rates, np.full(self.n_hidden, 0.5)]),
-        }
-        state["code_entropy"] = self._code_entropy_weight()
-        state["code_usage"] = None  # qbar, the data's mean P(h | v), once the bonus runs
+        params[-1, :n_visible] = logit_of_rates(data_rates)
+        state = BMTrainingState(
+            params=params,
+            velocity=np.zeros_like(params),
+            mask=mask,
+            rng=rng,
+            data_rates=data_rates,
+            # Centring offsets mu: visible = data rates (clipped like the bias start),
+            # hidden = 1/2 then a sliding mean of the clamped means.
+            offset=np.concatenate([clipped_rates(data_rates), np.full(self.n_hidden, 0.5)]),
+            code_entropy=self._code_entropy_weight(),
+        )
         view = self._model_view_of(state)
-        state["sampler"] = learning.init_state(view, X, self._effective_batch_size(X), rng)
+        state.sampler = learning.init_state(view, X, self._effective_batch_size(X), rng)
         return state
 
     def _code_entropy_weight(self):
@@ -443,28 +449,28 @@ class BoltzmannMachine(BoltzmannBase):
         return params
 
     def _train_epoch(self, X, state, learning):
-        params, velocity, rng = state["params"], state["velocity"], state["rng"]
-        mask = state["mask"]
+        params, velocity, rng = state.params, state.velocity, state.rng
+        mask = state.mask
         view = self._model_view_of(state)
-        momentum = self._momentum_at(state["n_iter"])
+        momentum, lr_step = momentum_and_step(self._momentum_at(state.n_iter), self.learning_rate)
         progress = self._progress(state)
-        step = self.learning_rate / self.temperature
-        decay = self.learning_rate * self.weight_decay
+        step = lr_step / self.temperature  # the gradient of log p carries 1 / T
+        decay = lr_step * self.weight_decay
         coupling, coupling_velocity = params[:-1], velocity[:-1]
-        offset, n_visible = state["offset"], X.shape[1]
-        bonus_weight = state["code_entropy"] * max(0.0, 1.0 - progress / CODE_ENTROPY_SPAN)
+        offset, n_visible = state.offset, X.shape[1]
+        bonus_weight = state.code_entropy * max(0.0, 1.0 - progress / CODE_ENTROPY_SPAN)
         usage_rate = min(1.0, self.batch_size / X.shape[0])
         order = rng.permutation(X.shape[0])
         for start in range(0, X.shape[0], self.batch_size):
             batch = as_dense(X[order[start : start + self.batch_size]])
-            positive = learning.positive_phase(view, batch, state["sampler"], rng)
-            negative = learning.negative_phase(view, batch, state["sampler"], rng, progress)
+            positive = learning.positive_phase(view, batch, state.sampler, rng)
+            negative = learning.negative_phase(view, batch, state.sampler, rng, progress)
             difference = positive - negative
             difference += difference.T
             difference *= 0.5  # exactly symmetric
             if bonus_weight > 0 and self.n_hidden > 0:
-                bonus, state["code_usage"] = code_entropy_gradient(
-                    view, batch, state["code_usage"], usage_rate
+                bonus, state.code_usage = code_entropy_gradient(
+                    view, batch, state.code_usage, usage_rate
                 )
                 difference += bonus_weight * bonus
             means = np.diagonal(difference).copy()
@@ -474,10 +480,10 @@ class BoltzmannMachine(BoltzmannBase):
                 correction += correction.T  # summed first: stays exactly symmetric
                 difference -= correction
             # velocity holds the coupling step and the (centred) bias step.
-            velocity *= momentum
-            coupling_velocity += step * np.where(mask, difference, 0.0)
-            velocity[-1] += step * means
-            coupling_velocity -= decay * coupling
+            scaled_gradient = np.empty_like(velocity)
+            np.multiply(step, np.where(mask, difference, 0.0), out=scaled_gradient[:-1])
+            np.multiply(step, means, out=scaled_gradient[-1])
+            momentum_step(velocity, scaled_gradient, momentum, coupling_velocity, coupling, decay)
             params += velocity
             if self.centering:
                 # b = c - W mu: a step of W at fixed c moves b by -(step of W) mu.
@@ -497,17 +503,17 @@ class BoltzmannMachine(BoltzmannBase):
         return view.unit_probability(S)[:, : view.n_visible]
 
     def _fitted_attributes(self, state):
-        params = state["params"]
+        params = state.params
         return {
             "coupling_": params[:-1].copy(),
             "bias_": params[-1].copy(),
-            "connectivity_mask_": state["mask"].copy(),
-            "_sampling_rng": np.random.default_rng(state["sampling_seed"]),
+            "connectivity_mask_": state.mask.copy(),
+            "_sampling_rng": np.random.default_rng(state.sampling_seed),
         }
 
     def _model_view_of(self, state):
         if state is not None:
-            params = state["params"]
+            params = state.params
             n_visible = params.shape[1] - self.n_hidden
             return BMView(params[:-1], params[-1], n_visible, float(self.temperature))
         return BMView(self.coupling_, self.bias_, self.n_features_in_, float(self.temperature))
@@ -608,7 +614,7 @@ class BoltzmannMachine(BoltzmannBase):
         estimator = (
             self.z_estimator_ if fitted else self._resolve_z_estimator(self.z_estimator, view)
         )
-        seed = self._training_state["log_z_seed"] if fitted else 0
+        seed = self._training_state.log_z_seed if fitted else 0
         out = np.empty(V.shape[0])
         for row, v in enumerate(V):
             rng = np.random.default_rng([seed, zlib.crc32(v.tobytes())])
@@ -699,7 +705,7 @@ class BoltzmannMachine(BoltzmannBase):
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
         probability = np.full((n_samples, view.n_units), 0.5)
-        probability[:, : view.n_visible] = self._training_state["data_rates"]
+        probability[:, : view.n_visible] = self._training_state.data_rates
         S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=view.dtype)
         sweep = GibbsSweep(view.coupling, view.bias, None, view.dtype)  # prepared once
         for _ in range(n_steps):

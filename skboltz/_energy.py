@@ -318,11 +318,25 @@ def states_of_codes(codes, n_units, dtype=np.float64):
     return ((codes[:, None] >> np.arange(n_units)) & 1).astype(dtype)
 
 
-#: Data rates are clipped to [clip, 1 - clip] before the logit of a base-model bias.
-BASE_RATE_CLIP = 1e-3
+#: Data rates are clipped to [RATE_CLIP, 1 - RATE_CLIP] wherever they start a bias or a
+#: magnetisation: a unit that is always (or never) on in the data would otherwise get an
+#: infinite logit.
+RATE_CLIP = 1e-3
 
 
-def base_bias_from_rates(data_rates, n_visible, n_state_units, clip=BASE_RATE_CLIP):
+def clipped_rates(rates):
+    """Data rates (means of binary units) as float64, clipped into [RATE_CLIP, 1 - RATE_CLIP]."""
+    return np.clip(np.asarray(rates, dtype=np.float64).ravel(), RATE_CLIP, 1 - RATE_CLIP)
+
+
+def logit_of_rates(rates):
+    """log(p / (1 - p)) of the clipped data rates: the biases of independent units that
+    match them (float64)."""
+    rates = clipped_rates(rates)
+    return np.log(rates) - np.log1p(-rates)
+
+
+def base_bias_from_rates(data_rates, n_visible, n_state_units):
     """Bias of the independent base model over the state units, from visible data rates.
 
     Visible units get the logit of their clipped data rate (zero when ``data_rates`` is
@@ -331,8 +345,7 @@ def base_bias_from_rates(data_rates, n_visible, n_state_units, clip=BASE_RATE_CL
     """
     bias = np.zeros(n_state_units, dtype=np.float64)
     if data_rates is not None:
-        rates = np.clip(np.asarray(data_rates, dtype=np.float64).ravel(), clip, 1 - clip)
-        bias[:n_visible] = np.log(rates) - np.log1p(-rates)
+        bias[:n_visible] = logit_of_rates(data_rates)
     return bias
 
 
@@ -853,8 +866,7 @@ def _annealing_base(view, data_rates, hidden, hidden_input):
         if data_rates is None:
             rates = np.full(view.n_visible, 0.5)
         else:
-            rates = np.clip(np.asarray(data_rates, dtype=np.float64).ravel(),
-                            BASE_RATE_CLIP, 1 - BASE_RATE_CLIP)
+            rates = clipped_rates(data_rates)
         base[view.n_visible :] = hidden_input(rates)
     elif hidden not in ("uniform", "response"):
         raise ValueError(f"hidden must be 'uniform' or 'response', got {hidden!r}.")

@@ -18,8 +18,9 @@ from ._base import (
 )
 from ._energy import Noise
 from ._gaussian_energy import AugmentedGaussianRBM, GaussianRBMView
-from ._rbm import DECAY_INTERVAL, RBM
+from ._rbm import RBM
 from ._sklearn import Interval, StrOptions, check_count
+from ._training import GaussianRBMTrainingState, IterateAverage, momentum_step
 from .exceptions import DataScaleWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 from .partition import Z_ESTIMATORS, MeanField, ZEstimator
@@ -471,23 +472,20 @@ class GaussianRBM(RBM):
         params[1:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
         params[-1, :-1] = data_mean  # visible means start at the data's; variances at 1
         model = AugmentedGaussianRBM(params)
-        return {
-            "params": params,
-            "iterate": params.copy() if self._averaging() else params,
-            "n_averaged": 1,
-            "averaged_at": 0,
-            "velocity": np.zeros_like(params),
-            "sampler": learning.init_state(
-                model.view(), X, self._effective_batch_size(X), rng
-            ),
-            "rng": rng,
-            "noise": Noise.seeded_from(rng),
-            "pending_decay": 0,
-            "data_mean": data_mean,
-            "data_scale": self._data_scale(X),
+        averaging = self._averaging()
+        return GaussianRBMTrainingState(
+            params=params,
+            iterate=params.copy() if averaging else params,
+            average=IterateAverage() if averaging else None,
+            velocity=np.zeros_like(params),
+            sampler=learning.init_state(model.view(), X, self._effective_batch_size(X), rng),
+            rng=rng,
+            noise=Noise.seeded_from(rng),
+            data_mean=data_mean,
+            data_scale=self._data_scale(X),
             # the hidden units' rates on the data: the base model of log Z samplers
-            "data_rates": self._hidden_rates(model.view(), X),
-        }
+            data_rates=self._hidden_rates(model.view(), X),
+        )
 
     @staticmethod
     def _data_scale(X):
@@ -505,7 +503,7 @@ class GaussianRBM(RBM):
         params = AugmentedGaussianRBM.from_view(self._view_as(dtype)).params
         # variance_ = exp(z) does not give z back exactly: unless edited, continue from
         # the exact log variances it was published from.
-        published = self._training_state.get("published_log_variance")
+        published = self._training_state.published_log_variance
         if published is not None and np.array_equal(
             np.exp(published).astype(dtype), self.variance_.astype(dtype)
         ):
@@ -514,18 +512,18 @@ class GaussianRBM(RBM):
 
     def _train_epoch(self, X, state, learning):
         super()._train_epoch(X, state, learning)
-        iterate = state["iterate"].astype(np.float64)
+        iterate = state.iterate.astype(np.float64)
         # the farthest visible mean b + W^T h over all h, and the largest deviation
-        reach = np.abs(iterate[-1, :-1] - state["data_mean"]) + np.abs(iterate[1:-1, :-1]).sum(
+        reach = np.abs(iterate[-1, :-1] - state.data_mean) + np.abs(iterate[1:-1, :-1]).sum(
             axis=0
         )
         spread = max(reach.max(initial=0), np.exp(0.5 * iterate[0, :-1].max(initial=0)))
-        if spread > RUNAWAY_SCALE * state["data_scale"]:
+        if spread > RUNAWAY_SCALE * state.data_scale:
             raise TrainingDivergedError(
-                f"{type(self).__name__} diverged in epoch {state['n_iter'] + 1}: the model "
+                f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the model "
                 f"put visible values {spread:.3g} away from the data, more than "
                 f"{RUNAWAY_SCALE:g} times the largest feature's standard deviation "
-                f"({state['data_scale']:.3g}). {self._divergence_hint(X)} The estimator "
+                f"({state.data_scale:.3g}). {self._divergence_hint(X)} The estimator "
                 "was left as it was before this call."
             )
         if self.learn_variance:
@@ -535,22 +533,22 @@ class GaussianRBM(RBM):
                 raise TrainingDivergedError(
                     f"{type(self).__name__}: the variance of feature(s) "
                     f"{collapsed[:5].tolist()} collapsed towards zero (below "
-                    f"{MIN_VARIANCE:g}) in epoch {state['n_iter'] + 1}. Many rows share "
+                    f"{MIN_VARIANCE:g}) in epoch {state.n_iter + 1}. Many rows share "
                     "the same value there (repeated points or (near-)constant "
                     "features), where a Gaussian's density grows without bound as its "
                     "variance shrinks. Drop constant features, remove duplicates or add a "
                     "little noise, or set learn_variance=False. The estimator was left "
                     "as it was before this call."
                 )
-        state["data_rates"] = self._hidden_rates(self._model_view_of(state), X)
+        state.data_rates = self._hidden_rates(self._model_view_of(state), X)
 
     # Both of RBM's epoch loops (fused sampling hooks, plain statistics) become the one
     # below: it asks the strategy for the negative statistics of each minibatch.
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
-        velocity, rng, sampler = state["velocity"], state["rng"], state["sampler"]
-        noise, fused = state["noise"], learning._uses_fast_loop()
+        velocity, rng, sampler = state.velocity, state.rng, state.sampler
+        noise, fused = state.noise, learning._uses_fast_loop()
         model = AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
-        momentum, step = self._momentum_and_step(state["n_iter"])
+        momentum, step = self._momentum_and_step(state.n_iter)
         progress = self._progress(state)
         decay = step * self.weight_decay
         weights, weight_velocity = params[1:-1, :-1], velocity[1:-1, :-1]
@@ -568,10 +566,8 @@ class GaussianRBM(RBM):
                 negative = learning._negative_statistics(model, batch, sampler, rng, progress)
             positive -= negative
             positive *= step
-            velocity *= momentum
-            velocity += positive
+            momentum_step(velocity, positive, momentum, weight_velocity, weights, decay)
             velocity[-1, -1] = 0  # the constant units' coupling is not learnt
-            weight_velocity -= decay * weights
             params[1:] += velocity[1:]
             if self.learn_variance:
                 # The step of the variances themselves, sigma^2 <- sigma^2 (1 + step),
@@ -580,11 +576,7 @@ class GaussianRBM(RBM):
                 # adds to sigma^2 instead of multiplying it by exp(step).
                 log_variance += np.log1p(np.maximum(variance_velocity, -MAX_VARIANCE_DECREASE))
             model.refresh()
-            state["pending_decay"] += 1
-            if state["pending_decay"] == DECAY_INTERVAL:
-                state["pending_decay"] = 0
-                if averaging:
-                    self._average(state["params"], params, state, DECAY_INTERVAL)
+            self._count_update(state, params)
 
     _train_epoch_on_statistics = _train_epoch_on_samples
 
@@ -597,8 +589,8 @@ class GaussianRBM(RBM):
 
     def _fitted_attributes(self, state):
         attributes = super()._fitted_attributes(state)
-        params = state["params"]
-        state["published_log_variance"] = params[0, :-1].copy()
+        params = state.params
+        state.published_log_variance = params[0, :-1].copy()
         attributes.update(
             components_=params[1:-1, :-1].copy(),
             intercept_hidden_=params[1:-1, -1].copy(),
@@ -613,7 +605,7 @@ class GaussianRBM(RBM):
 
     def _model_view_of(self, state):
         if state is not None:
-            return AugmentedGaussianRBM(state["params"]).view()
+            return AugmentedGaussianRBM(state.params).view()
         return GaussianRBMView(
             self.components_, self.intercept_visible_, self.intercept_hidden_, self.variance_
         )
@@ -641,7 +633,7 @@ class GaussianRBM(RBM):
         if random_state is None:
             if self._sampling_rng is None:  # made on first use, as in RBM.gibbs
                 self._sampling_rng = np.random.default_rng(
-                    self._training_state["sampling_seed"]
+                    self._training_state.sampling_seed
                 )
             rng = self._sampling_rng
         else:
@@ -676,7 +668,7 @@ class GaussianRBM(RBM):
         n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
-        mean = self._training_state["data_mean"].astype(view.dtype)
+        mean = self._training_state.data_mean.astype(view.dtype)
         V = rng.standard_normal((n_samples, view.n_visible), dtype=view.dtype)
         V *= np.sqrt(view.variance)
         V += mean

@@ -104,6 +104,9 @@ class GaussianRBMView(ModelView):
         """Number of units, visible and hidden."""
         return self.n_visible + self.n_hidden
 
+    #: What a log Z sampler's state holds (reverse annealing needs "visible").
+    sampler_state = "hidden"
+
     @property
     def n_state_units(self):
         """Units a sampler state holds: the hidden ones (the visible are integrated out)."""

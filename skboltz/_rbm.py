@@ -11,13 +11,19 @@ from ._base import (
     MONITORING_CONSTRAINTS,
     TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
-    RATE_CLIP,
     BoltzmannBase,
     as_dense,
     make_generator,
 )
-from ._energy import AugmentedRBM, Noise, RBMView, bernoulli_sample, sigmoid
+from ._energy import AugmentedRBM, Noise, RBMView, bernoulli_sample, logit_of_rates, sigmoid
 from ._sklearn import Interval, StrOptions, check_count
+from ._training import (
+    AVERAGE_INTERVAL,
+    IterateAverage,
+    RBMTrainingState,
+    momentum_and_step,
+    momentum_step,
+)
 from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 
 #: Minibatch updates whose weight-decay terms are added to the velocity together; the
@@ -251,77 +257,59 @@ class RBM(BoltzmannBase):
         dtype = X.dtype
         # float64 sums for either dtype, so float32 and float64 fits start alike
         data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
-        rates = np.clip(data_rates, RATE_CLIP, 1 - RATE_CLIP)
         n_visible = X.shape[1]
         params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
         params[:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
         if self.visible_bias_init == "data_rates":
-            params[-1, :-1] = np.log(rates / (1 - rates))
+            params[-1, :-1] = logit_of_rates(data_rates)
         model = AugmentedRBM(params)
-        return {
-            # "params" are the published parameters: the running average of the
-            # iterates when averaging, else the iterate itself.
-            "params": params,
-            "iterate": params.copy() if self._averaging() else params,
-            # updates the average stands for (the start counts as one), and the value
-            # of pending_decay when it last absorbed the iterate
-            "n_averaged": 1,
-            "averaged_at": 0,
-            "velocity": np.zeros_like(params),
-            "sampler": learning.init_state(
-                model.view(), X, self._effective_batch_size(X), rng
-            ),
-            "rng": rng,
-            "noise": Noise.seeded_from(rng),
-            "pending_decay": 0,
-            "data_rates": data_rates,
-        }
+        averaging = self._averaging()
+        return RBMTrainingState(
+            params=params,
+            iterate=params.copy() if averaging else params,
+            average=IterateAverage() if averaging else None,
+            velocity=np.zeros_like(params),
+            sampler=learning.init_state(model.view(), X, self._effective_batch_size(X), rng),
+            rng=rng,
+            noise=Noise.seeded_from(rng),
+            data_rates=data_rates,
+        )
 
     def _averaging(self):
         return self.average_window is not None
 
     def _shared_state_keys(self, state):
-        # "params" are rebuilt from the public attributes, "published" and "data_rates"
-        # only read, "scratch" and the minibatch buffers scratch space; without
-        # averaging the iterate is "params".
-        shared = ("history", "params", "published", "data_rates", "scratch", "minibatches")
-        return shared if self._averaging() else (*shared, "iterate")
+        # without averaging the iterate is the (rebuilt) params
+        return () if self._averaging() else ("iterate",)
 
     def _resume(self, state):
-        """Point ``state["iterate"]`` at the parameters the updates continue from."""
-        params = AugmentedRBM(state["params"]).params  # sets the constant units' corner
-        published = state.pop("published", None)
+        """Point ``state.iterate`` at the parameters the updates continue from."""
+        params = AugmentedRBM(state.params).params  # sets the constant units' corner
+        published, state.published = state.published, None
         if not self._averaging():
-            state["iterate"] = params
+            state.iterate = params
         elif published is not None:
             # First epoch of a partial_fit: ``params`` were rebuilt from the public
             # attributes. Unchanged, they are the average and training continues from
             # the saved iterate; edited by hand, training restarts from the edit.
             if (params == published.astype(params.dtype, copy=False)).all():
-                state["iterate"] = state["iterate"].astype(params.dtype, copy=False)
+                state.iterate = state.iterate.astype(params.dtype, copy=False)
             else:
-                state["iterate"] = params.copy()
-                state["n_averaged"] = 1
-                state["averaged_at"] = state["pending_decay"]
-        return state["iterate"]
+                state.iterate = params.copy()
+                state.average.restart()
+        return state.iterate
 
-    def _average(self, params, iterate, state, pending_decay):
-        """Move the published average ``params`` towards the iterate.
+    def _average(self, state, iterate):
+        """Move the published average ``state.params`` towards ``iterate``."""
+        state.average.move(state.params, iterate, self.average_window, state.scratch)
 
-        Called every DECAY_INTERVAL updates and at the end of each epoch; the iterate
-        stands for the ``n`` updates since the previous call, so it gets weight
-        ``n / n_averaged`` (the plain mean) or, once that is below ``n /
-        average_window``, that exponential weight.
-        """
-        n = pending_decay - state["averaged_at"]
-        state["averaged_at"] = pending_decay % DECAY_INTERVAL
-        if n <= 0:
-            return
-        state["n_averaged"] += n
-        step = min(1.0, n / min(state["n_averaged"], self.average_window))
-        difference = np.subtract(iterate, params, out=state["scratch"])
-        difference *= np.asarray(step, dtype=params.dtype)
-        params += difference
+    def _count_update(self, state, iterate):
+        """After a plain-loop update: the average moves every AVERAGE_INTERVAL updates."""
+        average = state.average
+        if average is not None:
+            average.n_pending += 1
+            if average.n_pending == AVERAGE_INTERVAL:
+                self._average(state, iterate)
 
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
@@ -333,27 +321,21 @@ class RBM(BoltzmannBase):
         return AugmentedRBM(params).params
 
     def _momentum_and_step(self, epoch):
-        """The epoch's momentum and the weight of the gradient in the velocity update.
-
-        velocity <- momentum * velocity + (1 - momentum) * learning_rate * gradient: the
-        velocity is a moving average of the gradient steps, so a steady gradient moves
-        the parameters by ``learning_rate * gradient`` per update at any momentum, as
-        ``BernoulliRBM`` (no momentum) does at the same ``learning_rate``.
-        """
-        momentum = self._momentum_at(epoch)
-        return momentum, self.learning_rate * (1 - momentum)
+        """The epoch's momentum and the gradient's weight in the velocity update
+        (moving-average momentum: :func:`~skboltz._training.momentum_and_step`)."""
+        return momentum_and_step(self._momentum_at(epoch), self.learning_rate)
 
     def _minibatches(self, X, learning, state, model, step):
         # Buffers and views are made once and reused by every epoch and by later
         # partial_fit calls with as many rows; pickles leave them out (__getstate__).
-        sampler = state["sampler"]
+        sampler = state.sampler
         layout = _Minibatches.layout(
             X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
             model,
         )
-        data = state.get("minibatches")
+        data = state.minibatches
         if data is None or data.layout != layout:
-            data = state["minibatches"] = _Minibatches(layout)
+            data = state.minibatches = _Minibatches(layout)
         data.source = X
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
@@ -361,20 +343,18 @@ class RBM(BoltzmannBase):
     def __getstate__(self):
         state = super().__getstate__()
         training = state.get("_training_state")
-        if training is not None and "minibatches" in training:
-            state["_training_state"] = {
-                k: v for k, v in training.items() if k != "minibatches"
-            }
+        if training is not None and training.minibatches is not None:
+            state["_training_state"] = training.without("minibatches")
         return state
 
     @staticmethod
     def _match_dtype(state):
         """Cast the training state to the parameters' dtype (partial_fit may switch it)."""
-        dtype = state["params"].dtype
-        if state["velocity"].dtype != dtype:
-            state["velocity"] = state["velocity"].astype(dtype)
-            state["scratch"] = None
-            sampler = state["sampler"]
+        dtype = state.params.dtype
+        if state.velocity.dtype != dtype:
+            state.velocity = state.velocity.astype(dtype)
+            state.scratch = None
+            sampler = state.sampler
             for key, value in (sampler or {}).items():
                 if isinstance(value, np.ndarray) and value.dtype.kind == "f":
                     sampler[key] = value.astype(dtype)
@@ -382,27 +362,26 @@ class RBM(BoltzmannBase):
     def _train_epoch(self, X, state, learning):
         self._match_dtype(state)
         iterate = self._resume(state)
-        averaging = iterate is not state["params"]
-        if averaging and state.get("scratch") is None:
-            state["scratch"] = np.empty_like(iterate)
+        averaging = iterate is not state.params
+        if averaging and state.scratch is None:
+            state.scratch = np.empty_like(iterate)
         if not learning._uses_fast_loop():
             self._train_epoch_on_statistics(X, state, learning, iterate, averaging)
         else:
             self._train_epoch_on_samples(X, state, learning, iterate, averaging)
         if averaging:
-            # Absorb the updates since the last averaging, so that an epoch shorter
-            # than DECAY_INTERVAL updates still shows in the fitted parameters.
-            self._average(state["params"], iterate, state, state["pending_decay"])
+            # Absorb the updates since the average last moved, so that an epoch shorter
+            # than AVERAGE_INTERVAL updates still shows in the fitted parameters.
+            self._average(state, iterate)
             if diverged(iterate):
-                state["params"][...] = iterate  # let the divergence check see it
+                state.params[...] = iterate  # let the divergence check see it
 
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
         """The stacked-row loop of sampling strategies; ``params`` is the iterate."""
-        average = state["params"]
-        velocity = state["velocity"]
-        sampler, noise = state["sampler"], state["noise"]
+        velocity = state.velocity
+        sampler, noise = state.sampler, state.noise
         model = AugmentedRBM(params)
-        momentum, step = self._momentum_and_step(state["n_iter"])
+        momentum, step = self._momentum_and_step(state.n_iter)
         data = self._minibatches(X, learning, state, model, step)
         progress = self._progress(state)
         decay = step * self.weight_decay
@@ -416,10 +395,11 @@ class RBM(BoltzmannBase):
         # from the gradient buffer and keep the last step as the velocity.
         update = velocity if momentum else data.gradient
         update_weights = update[:-1, :-1]
-        pending_decay = state["pending_decay"]
+        pending_decay = state.pending_decay
+        pending_average = state.average.n_pending if averaging else 0
         sample_negative, observe = learning._sample_negative, learning._observe
         for stacked, positive, negative, hidden, hidden_negative, row_weights in data.epoch(
-            state["rng"]
+            state.rng
         ):
             # Rows `positive` of `stacked` hold the minibatch, rows `negative` the
             # negative phase's visible states: one product gives every hidden input x ...
@@ -445,21 +425,24 @@ class RBM(BoltzmannBase):
             pending_decay += 1
             if pending_decay == DECAY_INTERVAL:
                 update_weights -= (DECAY_INTERVAL * decay) * weights
-                params += update
                 pending_decay = 0
-                if averaging:  # the published average follows the iterate
-                    self._average(average, params, state, DECAY_INTERVAL)
-            else:
-                params += update
+            params += update
+            if averaging:  # the published average follows the iterate
+                pending_average += 1
+                if pending_average == AVERAGE_INTERVAL:
+                    state.average.n_pending, pending_average = pending_average, 0
+                    self._average(state, params)
         if not momentum:
             velocity[...] = update
-        state["pending_decay"] = pending_decay
+        state.pending_decay = pending_decay
+        if averaging:
+            state.average.n_pending = pending_average
 
     def _train_epoch_on_statistics(self, X, state, learning, params, averaging):
         """The plain loop: strategies without the fused hooks (exact, TAP, users' own)."""
-        velocity, rng = state["velocity"], state["rng"]
+        velocity, rng = state.velocity, state.rng
         model = AugmentedRBM(params)
-        momentum, step = self._momentum_and_step(state["n_iter"])
+        momentum, step = self._momentum_and_step(state.n_iter)
         progress = self._progress(state)
         decay = step * self.weight_decay
         velocity[-1, -1] = 0  # the constant units' coupling is not learnt
@@ -469,18 +452,15 @@ class RBM(BoltzmannBase):
             hidden = sigmoid(model.hidden_input(batch))
             positive = model.statistics(hidden, batch) / batch.shape[0]
             negative = learning._negative_statistics(
-                model, batch, state["sampler"], rng, progress
+                model, batch, state.sampler, rng, progress
             )
-            velocity *= momentum
-            velocity += step * (positive - negative)
+            positive -= negative
+            positive *= step
+            momentum_step(velocity, positive, momentum, velocity[:-1, :-1], params[:-1, :-1],
+                          decay)
             velocity[-1, -1] = 0
-            velocity[:-1, :-1] -= decay * params[:-1, :-1]
             params += velocity
-            state["pending_decay"] += 1
-            if state["pending_decay"] == DECAY_INTERVAL:
-                state["pending_decay"] = 0
-                if averaging:
-                    self._average(state["params"], params, state, DECAY_INTERVAL)
+            self._count_update(state, params)
 
     @staticmethod
     def _reconstruction_error(view, rows):
@@ -497,18 +477,18 @@ class RBM(BoltzmannBase):
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
     def _fitted_attributes(self, state):
-        if state["iterate"] is not state["params"]:
+        if state.iterate is not state.params:
             # No copy: training never changes a published state's "params" (a
             # partial_fit rebuilds them), and a pickle then holds them once.
-            state["published"] = state["params"]
-        state.pop("scratch", None)  # made again when needed, not pickled
+            state.published = state.params
+        state.scratch = None  # made again when needed, not pickled
         # Sampler entries may be views into the loop's buffers (PCD's last chains):
         # own them, as the next call reuses the buffers.
-        sampler = state["sampler"]
+        sampler = state.sampler
         for key, value in (sampler or {}).items():
             if isinstance(value, np.ndarray) and value.base is not None:
                 sampler[key] = value.copy()
-        params = state["params"]
+        params = state.params
         return {
             "components_": params[:-1, :-1].copy(),
             "intercept_hidden_": params[:-1, -1].copy(),
@@ -518,7 +498,7 @@ class RBM(BoltzmannBase):
 
     def _model_view_of(self, state):
         if state is not None:
-            return AugmentedRBM(state["params"]).view()
+            return AugmentedRBM(state.params).view()
         return RBMView(self.components_, self.intercept_visible_, self.intercept_hidden_)
 
     @property
@@ -586,7 +566,7 @@ class RBM(BoltzmannBase):
         if random_state is None:
             if self._sampling_rng is None:
                 self._sampling_rng = np.random.default_rng(
-                    self._training_state["sampling_seed"]
+                    self._training_state.sampling_seed
                 )
             rng = self._sampling_rng
         else:
@@ -619,7 +599,7 @@ class RBM(BoltzmannBase):
         n_steps = check_count(n_steps, "n_steps", 0)
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
-        rates = self._training_state["data_rates"].astype(view.dtype)
+        rates = self._training_state.data_rates.astype(view.dtype)
         V = bernoulli_sample(np.broadcast_to(rates, (n_samples, view.n_visible)), rng)
         V = V.astype(view.dtype)
         for _ in range(n_steps):

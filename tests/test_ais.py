@@ -259,3 +259,14 @@ def test_reverse_on_the_fast_chains_brackets_the_log_likelihood():
     reverse = AIS(n_betas=30).reverse_log_likelihood(view, X, rng=0, data_rates=X.mean(0))
     gap = np.mean(reverse) - exact_ll
     assert -0.3 < gap <= 3 * np.std(reverse) / np.sqrt(X.shape[0])
+
+
+def test_reverse_annealing_refuses_a_gaussian_rbm_even_with_as_many_hidden_units():
+    # A Gaussian RBM's sampler state is its hidden units; with n_hidden == n_visible the
+    # counts match, and rows would silently be taken for hidden states.
+    from skboltz.views import GaussianRBMView
+
+    rng = np.random.default_rng(0)
+    view = GaussianRBMView(rng.normal(0, 0.1, (3, 3)), np.zeros(3), np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError, match="hidden units"):
+        AIS(n_betas=10).reverse_log_likelihood(view, rng.normal(size=(4, 3)), rng=0)

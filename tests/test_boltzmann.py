@@ -504,7 +504,7 @@ def test_code_entropy_usage_is_a_sliding_average_of_the_minibatch_posteriors():
 def encoder_424(**params):
     X = np.hstack([np.eye(4), np.eye(4)])
     settings = dict(n_hidden=2, connectivity=encoder_mask(4, 2), learning="exact",
-                    learning_rate=0.3, momentum=0.9, batch_size=4, n_iter=400)
+                    learning_rate=3.0, momentum=0.9, batch_size=4, n_iter=400)
     settings.update(params)
     return BoltzmannMachine(**settings), X
 
@@ -581,7 +581,7 @@ def test_mean_field_free_phase_from_the_data_solves_the_424_encoder():
     runs = {}
     for free_phase in ("data", "fixed_point"):
         runs[free_phase], _ = encoder_424(
-            learning=MeanFieldGradient(free_phase=free_phase), learning_rate=0.15,
+            learning=MeanFieldGradient(free_phase=free_phase), learning_rate=1.5,
             n_iter=700, random_state=0)
         runs[free_phase].fit(X)
     assert np.all(copy_probabilities(runs["data"]) > 0.5)

@@ -74,7 +74,7 @@ def test_attributes_and_exact_log_partitions(tiny):
         # Each model saw only its class's rows.
         assert est.n_features_in_ == 4
         expected_rates = X[y == label].mean(axis=0)
-        np.testing.assert_allclose(est._training_state["data_rates"], expected_rates)
+        np.testing.assert_allclose(est._training_state.data_rates, expected_rates)
 
 
 def test_priors_shift_the_log_odds_by_the_prior_ratio(tiny):

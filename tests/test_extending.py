@@ -112,7 +112,7 @@ def test_user_rbm_strategy_trains_towards_the_likelihood():
     assert rbm.score(X) > start + 2.0
     # its rows are exact samples, so it follows exact learning closely
     assert abs(rbm.score(X) - RBM(learning="exact", **settings).fit(X).score(X)) < 0.1
-    assert rbm._training_state["sampler"]["n_calls"] == 15 * 12  # one call per update
+    assert rbm._training_state.sampler["n_calls"] == 15 * 12  # one call per update
 
 
 def test_user_rbm_strategy_with_a_wrong_shape_gets_a_clear_error():

@@ -74,7 +74,7 @@ def _snapshot(model, attribute):
         "n_features_in_": model.n_features_in_,
         attribute: getattr(model, attribute).copy(),
         "n_iter_": model.n_iter_,
-        "features": model._training_state["data_rates"].shape[0],
+        "features": model._training_state.data_rates.shape[0],
         "learning_": repr(model.learning_),
     }
 

@@ -58,7 +58,7 @@ def test_pickle_holds_the_training_state_not_drawn_noise(learning):
     model = RBM(n_components=16, learning=learning, n_iter=2, random_state=0).fit(X)
     state = model._training_state
     arrays = [model.components_, model.intercept_hidden_, model.intercept_visible_,
-              state["params"], state["iterate"], state["velocity"],
-              *[v for v in (state["sampler"] or {}).values() if isinstance(v, np.ndarray)]]
+              state.params, state.iterate, state.velocity,
+              *[v for v in (state.sampler or {}).values() if isinstance(v, np.ndarray)]]
     needed = sum(a.nbytes for a in arrays)
     assert len(pickle.dumps(model)) < needed + 6000

@@ -51,7 +51,7 @@ mask[:4, 4:8] = mask[4:8, :4] = False
 
 def train(code_entropy, seed=1):
     return BoltzmannMachine(
-        n_hidden=2, connectivity=mask, learning="exact", learning_rate=0.3,
+        n_hidden=2, connectivity=mask, learning="exact", learning_rate=3.0,
         n_iter=400, code_entropy=code_entropy, random_state=seed,
     ).fit(X)
 

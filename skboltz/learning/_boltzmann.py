@@ -27,6 +27,7 @@ from .._energy import (
     bm_linear_response,
     bm_mean_field,
     bm_second_moments,
+    clipped_rates,
     sigmoid,
 )
 from .._sklearn import Interval, StrOptions
@@ -292,9 +293,8 @@ class MeanFieldGradient(BMLearningStrategy):
         self.enumerate_hidden = enumerate_hidden
 
     def init_state(self, model, X, batch_size, rng):
-        rates = np.clip(np.asarray(X.mean(axis=0), dtype=np.float64).ravel(), 0.01, 0.99)
         m = np.full(model.n_units, 0.5)
-        m[: model.n_visible] = rates
+        m[: model.n_visible] = clipped_rates(X.mean(axis=0))
         return {"magnetisation": m, "n_unconverged": 0}
 
     def _solve(self, model, M, first_free, state):

@@ -415,11 +415,16 @@ class AIS(ZEstimator):
         >>> bool(np.allclose(ll, 3 * np.log(0.5)))
         True
         """
-        if model.n_state_units != model.n_visible:
+        # Counts alone cannot tell a Gaussian RBM's hidden-unit states from visible rows
+        # when n_hidden == n_visible: its view says what its states are.
+        state = getattr(model, "sampler_state", "visible")
+        if model.n_state_units != model.n_visible or state != "visible":
+            held = (f"its {state} units" if state != "visible"
+                    else f"{model.n_state_units} units for {model.n_visible} visible ones")
             raise ValueError(
-                "Reverse annealing needs the sampler state to be the visible units (an "
-                "RBM or a Boltzmann machine without hidden units); this model's state "
-                f"holds {model.n_state_units} units for {model.n_visible} visible ones."
+                "Reverse annealing needs the sampler state to be the visible units (a "
+                "binary RBM or a Boltzmann machine without hidden units); this model's "
+                f"state holds {held}."
             )
         rng = as_generator(rng)
         X = np.asarray(X, dtype=np.float64)

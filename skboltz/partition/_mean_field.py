@@ -6,7 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import entr
 
-from .._energy import BASE_RATE_CLIP, sigmoid
+from .._energy import clipped_rates, sigmoid
 from .._sklearn import Interval
 from ..exceptions import MeanFieldConvergenceWarning
 from ._base import LogZ, ZEstimator, register
@@ -207,8 +207,7 @@ class MeanField(ZEstimator):
         bias = np.asarray(model.bias_vector(), dtype=np.float64)
         m = sigmoid(bias.copy())
         if data_rates is not None:
-            rates = np.asarray(data_rates, dtype=np.float64).ravel()
-            m[: model.n_visible] = np.clip(rates, BASE_RATE_CLIP, 1 - BASE_RATE_CLIP)
+            m[: model.n_visible] = clipped_rates(data_rates)
         # TAP climbs from the naive solution, so it never ends below naive mean field.
         n_iter, converged = 0, True
         for order in range(1, self.order + 1):
