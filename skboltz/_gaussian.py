@@ -4,6 +4,8 @@ import warnings
 from numbers import Integral
 
 import numpy as np
+from scipy.linalg import solve_triangular
+from sklearn.covariance import LedoitWolf
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
@@ -77,6 +79,31 @@ def warn_if_unscaled(X):
         )
     if problems:
         warnings.warn(" ".join(problems), DataScaleWarning, stacklevel=7)
+
+
+def estimate_whitening(X):
+    """Mean and lower Cholesky factor L of the Ledoit-Wolf covariance of X's rows, float64.
+
+    z = L^-1 (x - mean) has unit covariance under that estimate. The shrinkage keeps
+    the estimate positive definite with fewer rows than features too; it fails only
+    with fewer than 2 rows or when every feature is constant.
+    """
+    n_samples = X.shape[0]
+    if n_samples < 2:
+        raise ValueError(
+            "GaussianRBM(whiten=True) estimates the covariance of the features, which "
+            f"needs at least 2 samples; got n_samples = {n_samples}. For partial_fit, "
+            "make the first call a batch of rows representative of the data."
+        )
+    estimate = LedoitWolf().fit(X.astype(np.float64))
+    try:
+        factor = np.linalg.cholesky(estimate.covariance_)
+    except np.linalg.LinAlgError:
+        raise ValueError(
+            "GaussianRBM(whiten=True) could not whiten the data: the estimated covariance "
+            "is singular (are all features constant?)."
+        ) from None
+    return estimate.location_, factor
 
 
 def _bernoulli_only_class(strategy):
@@ -167,6 +194,28 @@ class GaussianRBM(RBM):
         Learn each feature's variance sigma_i^2 (as its logarithm). False keeps every
         sigma_i^2 at 1, the usual choice for standardised features when only the
         features matter; learning them gives a far better density.
+    whiten : bool, default=False
+        Model whitened rows z = L^-1 (x - mu): ``fit`` estimates the mean mu and a
+        shrunk full covariance L L^T of the training rows with
+        :class:`~sklearn.covariance.LedoitWolf` (Ledoit & Wolf, "A well-conditioned
+        estimator for large-dimensional covariance matrices", 2004; L is its Cholesky
+        factor; with ``validation_fraction``, of all the rows given to ``fit``), and
+        the RBM is trained on z. The full Gaussian then carries the correlations
+        between features and the RBM models what it misses: use it for density
+        estimation on correlated features. Standardise first all the same (the
+        shrinkage pulls towards a multiple of the identity, which suits features of
+        one scale, and the data-scale warnings judge z). Every method takes and returns
+        rows in the units of x: ``transform`` is P(h = 1 | z), ``score_samples`` the
+        log density of x (log p(z) - sum(log diag L), the change of variables), and
+        ``sample``, ``gibbs`` and ``reconstruct`` map their rows back to x. The
+        fitted parameters (``components_``, ``variance_``, ...), ``free_energy``,
+        :meth:`estimate_log_partition` and the training ``history_`` are those of the
+        model of z. Costs a d x d covariance and an O(d^3) factorisation once per
+        ``fit`` (d features), and a triangular solve per call. ``partial_fit``
+        estimates the whitening on its first call and keeps it fixed afterwards, so
+        make that call a representative batch (at least 2 rows; with few rows the
+        shrinkage pulls the estimate towards a multiple of the identity, and
+        whitening then does little).
     {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
@@ -183,6 +232,11 @@ class GaussianRBM(RBM):
         Visible means b when every hidden unit is off.
     variance_ : ndarray of shape (n_features,)
         Variance sigma_i^2 of each visible unit given the hidden units.
+    whitening_mean_ : ndarray of shape (n_features,) or None
+        The mean mu subtracted before whitening (``whiten=True``), else None.
+    whitening_factor_ : ndarray of shape (n_features, n_features) or None
+        The lower-triangular Cholesky factor L of the Ledoit-Wolf covariance: rows are
+        whitened as z = L^-1 (x - mu) (``whiten=True``), else None.
     learning_ : LearningStrategy
         The negative-phase strategy used (a clone of ``learning`` or its default object).
     z_estimator_ : ZEstimator
@@ -224,6 +278,21 @@ class GaussianRBM(RBM):
     >>> log_density = model[-1].score_samples(model[0].transform(X))  # nats, exact
     >>> log_density.shape
     (178,)
+
+    Whitening first, for the density of correlated features:
+
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.model_selection import train_test_split
+    >>> X_train, X_test = train_test_split(load_breast_cancer().data, random_state=0)
+    >>> scaler = StandardScaler().fit(X_train)
+    >>> X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    >>> plain = GaussianRBM(n_components=8, n_iter=10, random_state=0).fit(X_train)
+    >>> whitened = GaussianRBM(n_components=8, n_iter=10, whiten=True, random_state=0)
+    >>> whitened = whitened.fit(X_train)
+    >>> whitened.whitening_factor_.shape
+    (30, 30)
+    >>> bool(whitened.score(X_test) > plain.score(X_test))
+    True
     """
 
     _model_kind = "gaussian_rbm"
@@ -236,6 +305,7 @@ class GaussianRBM(RBM):
         ],
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
         "learn_variance": ["boolean"],
+        "whiten": ["boolean"],
         **TRAINING_CONSTRAINTS,
         "z_estimator": [StrOptions({"auto", *GAUSSIAN_Z_ESTIMATORS}), ZEstimator],
         **MONITORING_CONSTRAINTS,
@@ -254,6 +324,7 @@ class GaussianRBM(RBM):
         weight_decay=1e-4,
         average_window=100,
         learn_variance=True,
+        whiten=False,
         validation_fraction=None,
         n_iter_no_change=None,
         tol=1e-4,
@@ -271,6 +342,7 @@ class GaussianRBM(RBM):
         self.weight_decay = weight_decay
         self.average_window = average_window
         self.learn_variance = learn_variance
+        self.whiten = whiten
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
@@ -280,17 +352,69 @@ class GaussianRBM(RBM):
 
     __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
 
-    # -- validation ----------------------------------------------------------------
+    # -- validation and whitening ----------------------------------------------------
     def _validate_X(self, X, *, reset, check_range=False):
-        # Sparse input is accepted and densified: standardised data are dense.
-        X = validate_data(
+        """The rows the model sees: validated, dense, and whitened when it whitens.
+
+        A fresh fit (``reset``) with ``whiten=True`` estimates the whitening of ``X``
+        and keeps it aside until the fit publishes it; otherwise the fitted whitening
+        (if any) is applied.
+        """
+        # Sparse input is accepted and densified: standardised (or centred) data are dense.
+        X = as_dense(validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
-        )
-        return as_dense(X)
+        ))
+        if reset:
+            whitening = (None, None)
+            if self.whiten:
+                mean, factor = estimate_whitening(X)
+                whitening = (mean.astype(X.dtype), factor.astype(X.dtype))
+            self._new_whitening = whitening
+            return self._whitened(X, *whitening)
+        return self._whitened(X, self.whitening_mean_, self.whitening_factor_)
+
+    @staticmethod
+    def _whitened(X, mean, factor):
+        """z = L^-1 (x - mean) for each row x of ``X``, in the dtype of ``X``."""
+        if factor is None:
+            return X
+        centred = X - mean.astype(X.dtype, copy=False)
+        # L z^T = (x - mean)^T for all rows at once, one triangular solve
+        return solve_triangular(
+            factor.astype(X.dtype, copy=False), centred.T, lower=True, check_finite=False
+        ).T
+
+    def _unwhitened(self, Z):
+        """The rows x = mean + L z of whitened rows ``Z`` (``Z`` itself without whitening)."""
+        factor = self.whitening_factor_
+        if factor is None:
+            return Z
+        X = Z @ factor.T.astype(Z.dtype, copy=False)
+        X += self.whitening_mean_.astype(Z.dtype, copy=False)
+        return X
+
+    def _log_abs_det_whitening(self):
+        """log |det L| = sum(log diag L), the log-Jacobian of x = mean + L z (0 without)."""
+        factor = self.whitening_factor_
+        if factor is None:
+            return 0.0
+        return float(np.log(np.diag(factor).astype(np.float64)).sum())
 
     def _fit(self, X, *, partial):
         self._check_strategies()
-        return super()._fit(X, partial=partial)
+        if partial and hasattr(self, "_training_state"):
+            fitted_whiten = self.whitening_factor_ is not None
+            if self.whiten != fitted_whiten:
+                raise ValueError(
+                    f"whiten={self.whiten} but the model was fitted with "
+                    f"whiten={fitted_whiten}; partial_fit keeps the whitening of the first "
+                    "call. Call fit to start again with the new setting."
+                )
+        try:
+            return super()._fit(X, partial=partial)
+        finally:
+            # only a publication keeps it (_fitted_attributes)
+            self.__dict__.pop("_new_whitening", None)
 
     def _check_strategies(self):
         """Refuse, before any training, the strategies that need binary visible units."""
@@ -473,6 +597,10 @@ class GaussianRBM(RBM):
             intercept_visible_=params[-1, :-1].copy(),
             variance_=np.exp(params[0, :-1]),
         )
+        if "_new_whitening" in self.__dict__:  # a fresh fit; partial_fit keeps its own
+            attributes["whitening_mean_"], attributes["whitening_factor_"] = (
+                self._new_whitening
+            )
         return attributes
 
     def _model_view_of(self, state):
@@ -496,19 +624,29 @@ class GaussianRBM(RBM):
         Returns
         -------
         v_new : ndarray of shape (n_samples, n_features)
-            Real-valued visible rows after one step, in the dtype of ``v``.
+            Real-valued visible rows after one step, in the dtype of ``v`` (with
+            ``whiten=True`` the step runs on the whitened rows and returns rows in the
+            units of ``v``).
         """
         check_is_fitted(self, "_training_state")
         v = self._validate_X(v, reset=False)
-        rng = self._sampling_rng if random_state is None else make_generator(random_state)
+        if random_state is None:
+            if self._sampling_rng is None:  # made on first use, as in RBM.gibbs
+                self._sampling_rng = np.random.default_rng(
+                    self._training_state.sampling_seed
+                )
+            rng = self._sampling_rng
+        else:
+            rng = make_generator(random_state)
         view = self._view_as(v.dtype)
-        return view.sample_visible(view.sample_hidden(v, rng), rng)
+        return self._unwhitened(view.sample_visible(view.sample_hidden(v, rng), rng))
 
     def sample(self, n_samples=1, random_state=None, n_steps=1000):
         """Draw visible samples by block Gibbs sampling.
 
         Chains start from independent normal units with the training data's means and
-        the model's variances, and run ``n_steps`` steps v -> h -> v.
+        the model's variances, and run ``n_steps`` steps v -> h -> v (with
+        ``whiten=True``, on whitened rows, mapped back to the data's units at the end).
 
         Parameters
         ----------
@@ -536,7 +674,26 @@ class GaussianRBM(RBM):
         V += mean
         for _ in range(n_steps):
             V = view.sample_visible(view.sample_hidden(V, rng), rng)
-        return V
+        return self._unwhitened(V)
+
+    def free_energy(self, X):
+        """Free energy F(v) of each row (hidden units summed out), in float64.
+
+        ``log p(v) = -F(v) - log Z``. With ``whiten=True`` this is the free energy of
+        the whitened row z = L^-1 (x - mu), the model's own input: ``score_samples``
+        adds the whitening's log-Jacobian, -sum(log diag L).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows, in the units of the training data.
+
+        Returns
+        -------
+        free_energy : ndarray of shape (n_samples,)
+            F of each (whitened, with ``whiten=True``) row.
+        """
+        return super().free_energy(X)
 
     def score_samples(self, X):
         """Log density log p(x) of each row, in nats.
@@ -545,7 +702,8 @@ class GaussianRBM(RBM):
         ``z_estimator_`` (exact up to 20 hidden units), estimated once per fitted model;
         deterministic and row-wise. A density, not a probability: values above 0 are
         possible (a density narrower than 1 exceeds 1), and any real values are
-        scored as they are.
+        scored as they are. With ``whiten=True`` it is the density of x itself: the
+        model's log density of z = L^-1 (x - mu) minus sum(log diag L).
 
         Parameters
         ----------
@@ -558,12 +716,14 @@ class GaussianRBM(RBM):
             The log density log p(x) of each row, in float64.
         """
         check_is_fitted(self, "_training_state")
-        return -self.free_energy(X) - self.estimate_log_partition().value
+        log_z = self.estimate_log_partition().value
+        return -self.free_energy(X) - (log_z + self._log_abs_det_whitening())
 
     def _visible_given_hidden(self, H, rng, sample=True):
         """A draw from p(v | h) for each row of ``H`` (or its mean when not ``sample``)."""
         view = self._view_as(H.dtype)
-        return view.sample_visible(H, rng) if sample else view.visible_mean(H)
+        V = view.sample_visible(H, rng) if sample else view.visible_mean(H)
+        return self._unwhitened(V)
 
     def reconstruct(self, X):
         """Mean-field reconstruction E[v | h = P(h = 1 | v)] of each row.
@@ -576,12 +736,13 @@ class GaussianRBM(RBM):
         Returns
         -------
         X_reconstructed : ndarray of shape (n_samples, n_features)
-            The visible means b + W^T h with h the hidden probabilities of each row.
+            The visible means b + W^T h with h the hidden probabilities of each row
+            (with ``whiten=True``, of the whitened row, mapped back: mu + L (b + W^T h)).
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
         view = self._view_as(X.dtype)
-        return view.visible_mean(view.hidden_probability(X))
+        return self._unwhitened(view.visible_mean(view.hidden_probability(X)))
 
 
 __all__ = ["GaussianRBM"]

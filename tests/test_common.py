@@ -59,7 +59,7 @@ ESTIMATORS = [
                      n_iter=2, random_state=0),
     BoltzmannMachine(n_hidden=0, learning="exact", n_iter=2, random_state=0),
     # Gaussian-Bernoulli RBMs: the defaults, each learning string, strategy objects,
-    # fixed variances, each log Z estimator it accepts.
+    # fixed variances, each log Z estimator it accepts, whitening.
     GaussianRBM(),
     GaussianRBM(n_components=3, n_iter=3, random_state=0),
     GaussianRBM(n_components=3, learning="cd", n_iter=3, random_state=0),
@@ -72,6 +72,7 @@ ESTIMATORS = [
     GaussianRBM(n_components=3, z_estimator=AIS(n_chains=10, n_betas=50), n_iter=2,
                 random_state=0),
     GaussianRBM(n_components=3, z_estimator="visited_states", n_iter=2, random_state=0),
+    GaussianRBM(n_components=3, whiten=True, n_iter=3, random_state=0),
     # Deep belief nets and class-wise density classifiers.
     DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2), random_state=0),
     DBN(hidden_layer_sizes=[3], rbm=RBM(learning="cd", n_iter=2, random_state=0)),

@@ -269,6 +269,13 @@ def test_estimator_gibbs_step_keeps_the_exact_marginal():
         assert max(ks_distance(wrong, feature, GIBBS_PARAMS) for feature in range(2)) > 0.015
 
 
+def test_gibbs_continues_the_models_own_stream(wine):
+    model = GaussianRBM(n_components=3, n_iter=1, random_state=0).fit(wine)
+    first, second = model.gibbs(wine[:5]), model.gibbs(wine[:5])
+    assert not np.array_equal(first, second)
+    assert_array_equal(clone(model).fit(wine).gibbs(wine[:5]), first)
+
+
 def test_sample_matches_the_exact_marginal():
     model = grbm_with_parameters(*GIBBS_PARAMS)
     samples = model.sample(4000, random_state=0, n_steps=100)
@@ -327,6 +334,161 @@ def test_tempered_draws_interpolate_to_independent_units():
     assert_array_equal(V[:, -1], 1)
     hidden = model.draw_hidden(V, noise, model.empty_hidden(20000), beta)
     assert_allclose(hidden[:, :-1].mean(axis=0), 0.5, atol=0.02)
+
+
+# -- whitening (whiten=True): exact answers -------------------------------------------
+#: A correlated 2-D whitening: x = mean + L z, correlation 0.95, log |det L| = log 0.6.
+WHITENING_MEAN = np.array([0.3, -0.2])
+WHITENING_FACTOR = np.array([[1.5, 0.0], [1.2, 0.4]])
+WHITENED_PARAMS = random_grbm(2, 3, 1.2, seed=2)
+
+
+def whitened_grbm_with_parameters(params, mean=WHITENING_MEAN, factor=WHITENING_FACTOR):
+    """A GaussianRBM(whiten=True) given the RBM's and the whitening's parameters by hand."""
+    model = grbm_with_parameters(*params, whiten=True)
+    model.whitening_mean_ = np.array(mean)
+    model.whitening_factor_ = np.array(factor)
+    return model
+
+
+def whiten_rows(X, mean=WHITENING_MEAN, factor=WHITENING_FACTOR):
+    return np.linalg.solve(factor, (np.asarray(X) - mean).T).T
+
+
+def test_whitened_log_density_integrates_to_one_over_x():
+    model = whitened_grbm_with_parameters(WHITENED_PARAMS)
+    grid = np.linspace(-20, 20, 1601)  # the narrowest direction has sd ~0.3: 12 points
+    a, b = np.meshgrid(grid, grid, indexing="ij")
+    density = np.exp(model.score_samples(np.column_stack([a.ravel(), b.ravel()])))
+    total = integrate.simpson(integrate.simpson(density.reshape(a.shape), x=grid), x=grid)
+    assert total == pytest.approx(1.0, abs=1e-6)
+    # without the Jacobian the total would be 1 / det L = 1.67, with its sign flipped 2.8
+
+
+def test_whitened_log_density_is_the_density_of_z_minus_the_log_determinant():
+    model = whitened_grbm_with_parameters(WHITENED_PARAMS)
+    plain = grbm_with_parameters(*WHITENED_PARAMS)
+    X = np.random.default_rng(0).normal(size=(50, 2)) * 3
+    Z = whiten_rows(X)
+    log_det = np.log(0.6)  # det L = 1.5 * 0.4
+    assert_allclose(model.score_samples(X), grbm_log_density(Z, *WHITENED_PARAMS) - log_det,
+                    atol=1e-9)
+    assert_allclose(model.score_samples(X), plain.score_samples(Z) - log_det, atol=1e-9)
+    # the model of z: its features, free energy and log Z; reconstructions mapped back
+    assert_allclose(model.transform(X), plain.transform(Z), atol=1e-12)
+    assert_allclose(model.free_energy(X), plain.free_energy(Z), atol=1e-9)
+    assert model.estimate_log_partition().value == pytest.approx(
+        grbm_log_partition(*WHITENED_PARAMS), abs=1e-9)
+    assert_allclose(model.reconstruct(X),
+                    WHITENING_MEAN + plain.reconstruct(Z) @ WHITENING_FACTOR.T, atol=1e-9)
+
+
+def whitened_moments(params, mean=WHITENING_MEAN, factor=WHITENING_FACTOR):
+    """Exact mean and covariance of the whitened model in x: mean + L E[z], L Cov(z) L^T."""
+    weights, visible_bias, _, variance = params
+    p = grbm_hidden_probabilities(*params)
+    M = visible_bias + all_states(weights.shape[0]) @ weights
+    mean_z = p @ M
+    covariance_z = (M - mean_z).T @ ((M - mean_z) * p[:, None]) + np.diag(variance)
+    return mean + factor @ mean_z, factor @ covariance_z @ factor.T
+
+
+def test_whitened_samples_have_the_models_moments_in_x():
+    model = whitened_grbm_with_parameters(WHITENED_PARAMS)
+    mean, covariance = whitened_moments(WHITENED_PARAMS)
+    samples = model.sample(4000, random_state=0, n_steps=1000)  # 100 mix too slowly here
+    n = len(samples)
+    assert np.all(np.abs(samples.mean(axis=0) - mean) < 4 * np.sqrt(np.diag(covariance) / n))
+    assert_allclose(np.cov(samples.T), covariance, atol=0.15, rtol=0.05)
+    # the z-space covariance (no mapping back) is far off: correlation 0.95 in x
+    assert np.abs(covariance - whitened_moments(WHITENED_PARAMS, 0, np.eye(2))[1]).max() > 1
+    # a Gibbs step from exact draws of x keeps their distribution
+    Z, _ = grbm_exact_samples(*WHITENED_PARAMS, n_samples=20000, seed=2)
+    after = model.gibbs(WHITENING_MEAN + Z @ WHITENING_FACTOR.T, random_state=0)
+    assert_allclose(np.cov(after.T), covariance, atol=0.1, rtol=0.03)
+    assert_allclose(after.mean(axis=0), mean, atol=0.05)
+
+
+def test_whiten_fits_the_model_of_the_ledoit_wolf_whitened_rows(wine):
+    from sklearn.covariance import LedoitWolf
+
+    model = GaussianRBM(n_components=4, n_iter=3, whiten=True, random_state=0).fit(wine)
+    estimate = LedoitWolf().fit(wine)
+    factor = model.whitening_factor_
+    assert_array_equal(factor, np.tril(factor))
+    assert_allclose(factor @ factor.T, estimate.covariance_, atol=1e-12)
+    assert_allclose(model.whitening_mean_, estimate.location_, atol=1e-12)
+    Z = whiten_rows(wine, model.whitening_mean_, factor)
+    plain = GaussianRBM(n_components=4, n_iter=3, random_state=0).fit(Z)
+    for attribute in ("components_", "intercept_visible_", "intercept_hidden_", "variance_"):
+        assert_allclose(getattr(model, attribute), getattr(plain, attribute), atol=1e-9)
+    log_det = np.log(np.diag(factor)).sum()
+    assert_allclose(model.score_samples(wine), plain.score_samples(Z) - log_det, atol=1e-8)
+    assert plain.whitening_factor_ is None and plain.whitening_mean_ is None
+
+
+def test_whitening_helps_the_density_of_correlated_features(wine):
+    # Wine's features correlate (up to 0.86): the full Gaussian takes that part.
+    train, test = wine[::2], wine[1::2]
+    plain = GaussianRBM(n_components=4, n_iter=30, random_state=0).fit(train)
+    whitened = clone(plain).set_params(whiten=True).fit(train)
+    assert whitened.score(test) > plain.score(test) + 0.5
+
+
+def test_whitened_float32_is_kept(wine):
+    X = wine.astype(np.float32)
+    m32 = GaussianRBM(n_components=4, n_iter=3, whiten=True, random_state=0).fit(X)
+    m64 = GaussianRBM(n_components=4, n_iter=3, whiten=True, random_state=0).fit(wine)
+    assert m32.whitening_mean_.dtype == m32.whitening_factor_.dtype == np.float32
+    for output in (m32.transform(X), m32.reconstruct(X), m32.gibbs(X[:3]),
+                   m32.sample(2, n_steps=2)):
+        assert output.dtype == np.float32
+    assert abs(m32.score(X) - m64.score(wine)) < 1e-3
+
+
+def test_whitened_partial_fit_fixes_the_whitening_of_the_first_call(wine):
+    params = dict(n_components=4, n_iter=3, whiten=True, random_state=0)
+    fitted = GaussianRBM(**params).fit(wine)
+    streamed = GaussianRBM(**params)
+    for _ in range(3):
+        streamed.partial_fit(wine)
+    for attribute in ("components_", "variance_", "whitening_factor_", "whitening_mean_"):
+        assert_array_equal(getattr(streamed, attribute), getattr(fitted, attribute))
+    factor = streamed.whitening_factor_.copy()
+    streamed.partial_fit(wine[:40] * 2)  # later calls do not move the whitening
+    assert_array_equal(streamed.whitening_factor_, factor)
+    copy = pickle.loads(pickle.dumps(streamed))
+    assert_array_equal(copy.score_samples(wine), streamed.score_samples(wine))
+    with pytest.raises(ValueError, match="fitted with whiten=True"):
+        streamed.set_params(whiten=False).partial_fit(wine)
+    # a fresh fit without whitening leaves none behind
+    assert streamed.fit(wine).whitening_factor_ is None
+    assert_allclose(streamed.score_samples(wine),
+                    clone(streamed).fit(wine).score_samples(wine))
+
+
+def test_whitening_needs_two_rows_and_some_variance():
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        GaussianRBM(whiten=True).partial_fit(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="singular"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        GaussianRBM(whiten=True).fit(np.ones((5, 3)))
+    model = GaussianRBM(whiten=True)
+    with pytest.raises(ValueError):
+        model.fit(np.ones((1, 3)))
+    assert not hasattr(model, "n_features_in_") and "_new_whitening" not in vars(model)
+
+
+def test_whitened_data_scale_warnings_judge_the_whitened_rows():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4)) @ np.array([[1, 0.8, 0, 0], [0, 0.6, 0, 0],
+                                             [0, 0, 1, 0], [0, 0, 0, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataScaleWarning)
+        GaussianRBM(n_components=2, n_iter=1, whiten=True, random_state=0).fit(X)
+    with pytest.warns(DataScaleWarning, match="constant"):
+        GaussianRBM(n_components=2, n_iter=0, whiten=True, random_state=0).fit(
+            np.column_stack([X, np.ones(40)]))
 
 
 # -- training ---------------------------------------------------------------------
@@ -520,6 +682,24 @@ def test_first_layer_of_a_dbn(wine):
         dbn.layers_[1].sample(5, random_state=make_generator(0), n_steps=5)) @ first.components_)
     dbn.partial_fit(wine)
     assert dbn.layers_[0].n_iter_ == 6
+
+
+def test_whitened_first_layer_of_a_dbn_and_in_a_classifier(wine):
+    dbn = DBN(hidden_layer_sizes=(12, 4), first_layer=GaussianRBM(n_iter=5, whiten=True),
+              rbm=RBM(n_iter=5), random_state=0).fit(wine)
+    first, top = dbn.layers_
+    assert first.whitening_factor_.shape == (13, 13)
+    assert_allclose(dbn.transform(wine), top.transform(first.transform(wine)))
+    means = dbn.sample(5, n_steps=5, random_state=0, down_pass="mean")
+    H = top.sample(5, random_state=make_generator(0), n_steps=5)
+    z_means = first.intercept_visible_ + H @ first.components_
+    assert_allclose(means, first.whitening_mean_ + z_means @ first.whitening_factor_.T)
+    data = load_wine()
+    test = np.random.default_rng(0).random(len(wine)) < 0.3
+    clf = BoltzmannClassifier(GaussianRBM(n_components=4, n_iter=30, whiten=True,
+                                          random_state=0))
+    clf.fit(wine[~test], data.target[~test])
+    assert clf.score(wine[test], data.target[test]) > 0.9
 
 
 def test_inside_a_boltzmann_classifier():
