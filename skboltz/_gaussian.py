@@ -630,14 +630,7 @@ class GaussianRBM(RBM):
         """
         check_is_fitted(self, "_training_state")
         v = self._validate_X(v, reset=False)
-        if random_state is None:
-            if self._sampling_rng is None:  # made on first use, as in RBM.gibbs
-                self._sampling_rng = np.random.default_rng(
-                    self._training_state.sampling_seed
-                )
-            rng = self._sampling_rng
-        else:
-            rng = make_generator(random_state)
+        rng = self._gibbs_generator(random_state)
         view = self._view_as(v.dtype)
         return self._unwhitened(view.sample_visible(view.sample_hidden(v, rng), rng))
 

@@ -563,15 +563,16 @@ class RBM(BoltzmannBase):
         """
         check_is_fitted(self, "_training_state")
         v = as_dense(self._validate_X(v, reset=False))
-        if random_state is None:
-            if self._sampling_rng is None:
-                self._sampling_rng = np.random.default_rng(
-                    self._training_state.sampling_seed
-                )
-            rng = self._sampling_rng
-        else:
-            rng = make_generator(random_state)
-        return self._view_as(v.dtype).gibbs_step(v, rng)
+        return self._view_as(v.dtype).gibbs_step(v, self._gibbs_generator(random_state))
+
+    def _gibbs_generator(self, random_state):
+        """``random_state``'s generator, or the model's own sampling stream for None
+        (made on first use from the fit's sampling seed: a fresh stream per fit)."""
+        if random_state is not None:
+            return make_generator(random_state)
+        if self._sampling_rng is None:
+            self._sampling_rng = np.random.default_rng(self._training_state.sampling_seed)
+        return self._sampling_rng
 
     def sample(self, n_samples=1, random_state=None, n_steps=1000):
         """Draw visible samples by block Gibbs sampling.
