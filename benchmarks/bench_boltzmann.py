@@ -35,12 +35,18 @@ import sys
 import time
 
 import numpy as np
+from _machine import print_machine
 from scipy.special import logsumexp
 
-from _machine import print_machine
 from skboltz import BoltzmannMachine
+from skboltz._energy import (
+    GibbsSweep,
+    binary_states,
+    bm_gibbs_sweep,
+    bm_mean_field,
+    sigmoid,
+)
 from skboltz.exceptions import TrainingDivergedError
-from skboltz._energy import GibbsSweep, binary_states, bm_gibbs_sweep, bm_mean_field, sigmoid
 from skboltz.learning import Gibbs, MeanFieldGradient
 
 QUICK = "--quick" in sys.argv

@@ -54,6 +54,7 @@ import warnings
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from _machine import print_machine  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
@@ -62,7 +63,6 @@ from sklearn.neural_network import BernoulliRBM  # noqa: E402
 from sklearn.pipeline import Pipeline, make_pipeline  # noqa: E402
 from sklearn.preprocessing import minmax_scale  # noqa: E402
 
-from _machine import print_machine  # noqa: E402
 from skboltz import DBN, RBM, BoltzmannClassifier  # noqa: E402
 
 #: Settings shared by both RBMs (and the DBN's layers); the learning rate is swept.

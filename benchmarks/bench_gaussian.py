@@ -39,6 +39,7 @@ import warnings
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from _machine import machine_line, print_machine  # noqa: E402
 from sklearn.covariance import LedoitWolf  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine  # noqa: E402
 from sklearn.decomposition import PCA, FactorAnalysis  # noqa: E402
@@ -50,7 +51,6 @@ from sklearn.neural_network import BernoulliRBM  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import MinMaxScaler, StandardScaler  # noqa: E402
 
-from _machine import machine_line, print_machine  # noqa: E402
 from skboltz import GaussianRBM  # noqa: E402
 
 #: Latent size shared by every density model (hidden units, components, factors).

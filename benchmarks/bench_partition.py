@@ -34,13 +34,13 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tests"))
 
+from _machine import machine_line, print_machine  # noqa: E402
 from scipy.ndimage import zoom  # noqa: E402
 from scipy.special import logsumexp  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 
 import skboltz._base  # noqa: E402
-from _machine import machine_line, print_machine  # noqa: E402
 from skboltz import RBM  # noqa: E402
 from skboltz._energy import (  # noqa: E402
     BMView,

@@ -45,13 +45,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's skboltz
 
 import numpy as np
+from _machine import print_machine
 from scipy.ndimage import zoom
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import BernoulliRBM
 from threadpoolctl import threadpool_limits
 
-from _machine import print_machine
 from skboltz import RBM
 from skboltz._energy import RBMView
 from skboltz.partition import Exact

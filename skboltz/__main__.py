@@ -15,7 +15,6 @@ from threadpoolctl import threadpool_limits
 
 from skboltz import RBM
 
-
 #: Regularisation strengths tried by cross-validation.
 C_GRID = [0.1, 1.0, 10.0, 100.0, 1000.0, 6000.0]
 

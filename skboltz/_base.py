@@ -8,21 +8,26 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 import contextlib
 import copy
 import functools
-import os
-from abc import ABCMeta, abstractmethod
 import hashlib
+import os
 import threading
 import time
 import warnings
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import entr
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    clone,
+)
 from sklearn.utils import check_random_state
-from threadpoolctl import ThreadpoolController
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import ThreadpoolController
 
 from ._sklearn import Interval, StrOptions, _fit_context
 from .exceptions import DataRangeWarning, TrainingDivergedError

@@ -11,8 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     AUTO_EXACT_MAX_STATES,
     MONITORING_CONSTRAINTS,
-    TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
+    TRAINING_CONSTRAINTS,
     BoltzmannBase,
     as_dense,
     make_generator,

@@ -15,8 +15,8 @@ from ._base import (
     NO_CALLBACKS,
     CallbackSupportMixin,
     all_or_nothing,
-    publish,
     fit_callback_context,
+    publish,
     sub_estimator_seeds,
 )
 from ._rbm import RBM

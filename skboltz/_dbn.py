@@ -24,7 +24,6 @@ from ._base import (
 from ._rbm import RBM
 from ._sklearn import _fit_context, check_count
 
-
 #: What the verbose line says a layer is doing, by training method.
 _ACTIVITY = {"fit": "fitting", "partial_fit": "training one epoch (partial_fit)"}
 

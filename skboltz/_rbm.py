@@ -7,15 +7,22 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
-    diverged,
     MONITORING_CONSTRAINTS,
-    TRAINING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
+    TRAINING_CONSTRAINTS,
     BoltzmannBase,
     as_dense,
+    diverged,
     make_generator,
 )
-from ._energy import AugmentedRBM, Noise, RBMView, bernoulli_sample, logit_of_rates, sigmoid
+from ._energy import (
+    AugmentedRBM,
+    Noise,
+    RBMView,
+    bernoulli_sample,
+    logit_of_rates,
+    sigmoid,
+)
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import (
     AVERAGE_INTERVAL,

@@ -8,6 +8,7 @@ saved, shown or decorated further.
 """
 
 import math
+
 import numpy as np
 
 __all__ = ["plot_filters", "plot_history", "plot_log_z", "plot_samples"]

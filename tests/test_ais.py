@@ -4,9 +4,9 @@ wrong beta."""
 
 import numpy as np
 import pytest
+from _bm_reference import random_bm
 from scipy.special import logsumexp
 
-from _bm_reference import random_bm
 from skboltz._energy import BMView, RBMView, binary_states
 from skboltz.partition import AIS, Exact
 from skboltz.partition._ais import _InterpolatedChains, anneal_forward, beta_schedule

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _bm_reference import random_bm
 from scipy.special import logsumexp
 
-from _bm_reference import random_bm
 from skboltz import RBM
 from skboltz._energy import RBMView, binary_states
 from skboltz.exceptions import MeanFieldConvergenceWarning

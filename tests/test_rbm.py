@@ -22,9 +22,12 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBM
-from skboltz._energy import RATE_CLIP
-from skboltz._energy import AugmentedRBM
-from skboltz.exceptions import DataRangeWarning, TooManyStatesError, TrainingDivergedError
+from skboltz._energy import RATE_CLIP, AugmentedRBM
+from skboltz.exceptions import (
+    DataRangeWarning,
+    TooManyStatesError,
+    TrainingDivergedError,
+)
 from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.learning._base import steps_at
 
@@ -517,7 +520,7 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
 
     for t, (params, positive, negative) in enumerate(records):
         m = initial if t // per_epoch < 5 else final
-        W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
+        W, c = params[:-1, :-1], params[:-1, -1]
         assert negative.shape == (6, 5) and set(np.unique(negative)) <= {0.0, 1.0}
 
         def hidden(v):

@@ -19,11 +19,11 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._energy import (
+    GibbsSweep,
     bm_code_moments,
-    bm_hidden_code_posteriors,
     bm_enumeration_plan,
     bm_exact_moments,
-    GibbsSweep,
+    bm_hidden_code_posteriors,
     bm_linear_response,
     bm_mean_field,
     bm_second_moments,

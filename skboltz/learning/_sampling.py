@@ -4,8 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._sklearn import Interval
 from .._energy import Noise
+from .._sklearn import Interval
 from ._base import RBMLearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1
