@@ -9,6 +9,7 @@ import contextlib
 import copy
 import functools
 import hashlib
+import inspect
 import os
 import threading
 import time
@@ -30,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import ThreadpoolController
 
 from ._sklearn import Interval, StrOptions, _fit_context
-from .exceptions import DataRangeWarning, TrainingDivergedError
+from .exceptions import DataRangeWarning, SlowEstimateWarning, TrainingDivergedError
 from .learning._base import (
     LEARNING_STRATEGIES,
     BMLearningStrategy,
@@ -165,6 +166,49 @@ def sub_estimator_seeds(random_state, n):
     if random_state is None:
         return [None] * n
     return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n).tolist()
+
+
+#: A log Z estimate still running after this many seconds warns once (SlowEstimateWarning).
+SLOW_LOG_Z_SECONDS = 30.0
+#: Seconds between two progress lines of a log Z estimate with ``verbose``.
+LOG_Z_REPORT_SECONDS = 5.0
+
+
+class _LogZProgress:
+    """The ``progress(done, total)`` callable an estimator's log Z estimate reports to.
+
+    With the estimator's ``verbose`` on, prints a line every LOG_Z_REPORT_SECONDS;
+    otherwise stays silent unless the estimate runs past SLOW_LOG_Z_SECONDS, when it
+    warns once with the share done and how to cap the cost (a ``score`` on a large
+    model can otherwise run for many minutes with nothing printed).
+    """
+
+    def __init__(self, owner, estimator):
+        self.owner = type(owner).__name__
+        self.method = getattr(estimator, "name", "") or type(estimator).__name__
+        self.verbose = getattr(owner, "verbose", 0)
+        self.start = time.perf_counter()
+        self.next_line = LOG_Z_REPORT_SECONDS
+        self.warned = False
+
+    def __call__(self, done, total):
+        elapsed = time.perf_counter() - self.start
+        share = f"{100 * done / total:.0f} %" if total else "?"
+        if self.verbose and elapsed >= self.next_line:
+            self.next_line = elapsed + LOG_Z_REPORT_SECONDS
+            print(f"[{self.owner}] log Z ({self.method}): {share} of the planned work "
+                  f"({done:,} of {total:,} steps), {elapsed:.0f} s")
+        if not self.warned and elapsed >= SLOW_LOG_Z_SECONDS:
+            self.warned = True
+            warnings.warn(
+                f"{self.owner}: estimating log Z ({self.method}) has run {elapsed:.0f} s "
+                f"and done {share} of its planned work (an adaptive estimate may add "
+                "more). Cap the cost with a time budget or a looser target, e.g. "
+                "z_estimator=AIS(max_time=60) or AIS(target_std_error=0.05); verbose=1 "
+                "prints its progress.",
+                SlowEstimateWarning,
+                stacklevel=2,
+            )
 
 
 class _NoCallbacks:
@@ -870,8 +914,12 @@ class BoltzmannBase(
         key = (repr(estimator), parameter_fingerprint(view))
         if key not in self._log_z_cache:
             rng = np.random.default_rng(self._training_state.log_z_seed)
+            progress = {}
+            if "progress" in inspect.signature(estimator.estimate).parameters:
+                # users' own estimators may not take it
+                progress["progress"] = _LogZProgress(self, estimator)
             self._log_z_cache[key] = estimator.estimate(
-                view, rng=rng, data_rates=self._training_state.data_rates
+                view, rng=rng, data_rates=self._training_state.data_rates, **progress
             )
         return self._log_z_cache[key]
 

@@ -101,10 +101,29 @@ class MeanFieldConvergenceWarning(UserWarning):
     """
 
 
+class SlowEstimateWarning(UserWarning):
+    """A log Z estimate (for ``score``, ``score_samples``, ...) is taking long.
+
+    Raised once per estimate that has run for 30 seconds without finishing, with the
+    share of its planned work done so far and how to cap it: a time budget
+    (``AIS(max_time=...)``), a looser ``target_std_error``, or ``verbose=1`` on the
+    estimator to follow the progress. Quick estimates never raise it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skboltz.exceptions import SlowEstimateWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", SlowEstimateWarning)  # silence it
+    ...     warnings.warn("log Z has run 30 s", SlowEstimateWarning)
+    """
+
+
 __all__ = [
     "DataRangeWarning",
     "DataScaleWarning",
     "MeanFieldConvergenceWarning",
+    "SlowEstimateWarning",
     "TooManyStatesError",
     "TrainingDivergedError",
 ]

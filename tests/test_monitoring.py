@@ -1,12 +1,17 @@
 """Training records, the overfitting gap, verbose output and early stopping."""
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_digits
 
+import skboltz._base
 from skboltz import RBM
 from skboltz._base import make_generator
+from skboltz.exceptions import SlowEstimateWarning
+from skboltz.partition import AIS
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +83,37 @@ def test_early_stopping_on_training_reconstruction_without_validation(binary_dig
 def test_validation_fraction_needs_rows_on_both_sides():
     with pytest.raises(ValueError, match="validation_fraction"):
         RBM(n_components=2, validation_fraction=0.1).fit(np.zeros((3, 4)))
+
+
+# -- progress of long log Z estimates (issue 12) ------------------------------------------
+def _ais_scored_rbm(binary_digits, **params):
+    # a small AIS: quick, but it reports its progress as a long one would
+    return RBM(n_components=32, n_iter=1, z_estimator=AIS(n_chains=16, n_betas=50),
+               random_state=0, **params).fit(binary_digits[:100])
+
+
+def test_a_slow_log_z_estimate_warns_once_with_its_progress(binary_digits, monkeypatch):
+    rbm = _ais_scored_rbm(binary_digits)
+    monkeypatch.setattr(skboltz._base, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
+    expected = r"RBM: estimating log Z \(ais\).*max_time"
+    with pytest.warns(SlowEstimateWarning, match=expected) as caught:
+        rbm.score(binary_digits[:10])
+    assert sum(issubclass(w.category, SlowEstimateWarning) for w in caught) == 1
+    with warnings.catch_warnings():  # cached: no second estimate, no second warning
+        warnings.simplefilter("error", SlowEstimateWarning)
+        rbm.score(binary_digits[:10])
+
+
+def test_a_quick_log_z_estimate_is_silent_and_verbose_reports_it(binary_digits, monkeypatch,
+                                                                  capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlowEstimateWarning)
+        _ais_scored_rbm(binary_digits).score(binary_digits[:10])
+    assert capsys.readouterr().out == ""
+    monkeypatch.setattr(skboltz._base, "LOG_Z_REPORT_SECONDS", 0.0)
+    rbm = _ais_scored_rbm(binary_digits, verbose=1)
+    capsys.readouterr()
+    rbm.score(binary_digits[:10])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("[RBM] log Z (ais): ") for line in lines)
+    assert "of the planned work" in lines[-1]
