@@ -16,11 +16,10 @@ from ._base import (
     as_dense,
     make_generator,
 )
-from ._energy import Noise
 from ._gaussian_energy import AugmentedGaussianRBM, GaussianRBMView
 from ._rbm import RBM
 from ._sklearn import Interval, StrOptions, check_count
-from ._training import GaussianRBMTrainingState, IterateAverage, momentum_step
+from ._training import GaussianRBMTrainingState, momentum_step
 from .exceptions import DataScaleWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 from .partition import Z_ESTIMATORS, MeanField, ZEstimator
@@ -472,15 +471,8 @@ class GaussianRBM(RBM):
         params[1:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
         params[-1, :-1] = data_mean  # visible means start at the data's; variances at 1
         model = AugmentedGaussianRBM(params)
-        averaging = self._averaging()
-        return GaussianRBMTrainingState(
-            params=params,
-            iterate=params.copy() if averaging else params,
-            average=IterateAverage() if averaging else None,
-            velocity=np.zeros_like(params),
-            sampler=learning.init_state(model.view(), X, self._effective_batch_size(X), rng),
-            rng=rng,
-            noise=Noise.seeded_from(rng),
+        return self._fresh_state(
+            GaussianRBMTrainingState, model, X, learning, rng,
             data_mean=data_mean,
             data_scale=self._data_scale(X),
             # the hidden units' rates on the data: the base model of log Z samplers

@@ -289,9 +289,15 @@ class RBM(BoltzmannBase):
         params[:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
         if self.visible_bias_init == "data_rates":
             params[-1, :-1] = logit_of_rates(data_rates)
-        model = AugmentedRBM(params)
+        return self._fresh_state(RBMTrainingState, AugmentedRBM(params), X, learning, rng,
+                                 data_rates=data_rates)
+
+    def _fresh_state(self, state_class, model, X, learning, rng, **fields):
+        """A new training state of ``state_class`` around ``model.params`` (the
+        iterate, average, velocity, strategy state and noise both RBMs start with)."""
+        params = model.params
         averaging = self._averaging()
-        return RBMTrainingState(
+        return state_class(
             params=params,
             iterate=params.copy() if averaging else params,
             average=IterateAverage() if averaging else None,
@@ -299,7 +305,7 @@ class RBM(BoltzmannBase):
             sampler=learning.init_state(model.view(), X, self._effective_batch_size(X), rng),
             rng=rng,
             noise=Noise.seeded_from(rng),
-            data_rates=data_rates,
+            **fields,
         )
 
     def _averaging(self):
