@@ -181,19 +181,23 @@ def test_exact_gradient_equals_finite_differences(connectivity, temperature):
         for j in range(i, view.n_units):
             if i != j and not mask[i, j]:
                 continue
-            up, down = view.coupling.copy(), view.coupling.copy()
-            b_up, b_down = view.bias.copy(), view.bias.copy()
-            if i == j:
-                b_up[i] += eps
-                b_down[i] -= eps
-            else:
-                up[i, j] = up[j, i] = view.coupling[i, j] + eps
-                down[i, j] = down[j, i] = view.coupling[i, j] - eps
-            numeric = (
-                data_log_likelihood(BMView(up, b_up, n_visible, temperature), X)
-                - data_log_likelihood(BMView(down, b_down, n_visible, temperature), X)
-            ) / (2 * eps)
+            up, down = nudged_views(view, i, j, eps)
+            numeric = (data_log_likelihood(up, X) - data_log_likelihood(down, X)) / (2 * eps)
             assert gradient[i, j] == pytest.approx(numeric, abs=1e-7), (i, j)
+
+
+def nudged_views(view, i, j, eps):
+    """The views with parameter (i, j) moved by +eps and -eps: the bias of unit i when
+    i == j, else the symmetric coupling (both triangles), for central differences."""
+    views = []
+    for sign in (1, -1):
+        coupling, bias = view.coupling.copy(), view.bias.copy()
+        if i == j:
+            bias[i] += sign * eps
+        else:
+            coupling[i, j] = coupling[j, i] = view.coupling[i, j] + sign * eps
+        views.append(BMView(coupling, bias, view.n_visible, view.temperature))
+    return views
 
 
 def correlated_data(n_samples=400, n_features=4, seed=0, strength=0.75):
@@ -479,16 +483,8 @@ def test_code_entropy_gradient_equals_finite_differences(temperature):
     eps = 1e-5
     for i in range(view.n_units):
         for j in range(i, view.n_units):
-            up, down = view.coupling.copy(), view.coupling.copy()
-            b_up, b_down = view.bias.copy(), view.bias.copy()
-            if i == j:
-                b_up[i] += eps
-                b_down[i] -= eps
-            else:
-                up[i, j] = up[j, i] = view.coupling[i, j] + eps
-                down[i, j] = down[j, i] = view.coupling[i, j] - eps
-            numeric = (code_entropy(BMView(up, b_up, 3, temperature), X)
-                       - code_entropy(BMView(down, b_down, 3, temperature), X)) / (2 * eps)
+            up, down = nudged_views(view, i, j, eps)
+            numeric = (code_entropy(up, X) - code_entropy(down, X)) / (2 * eps)
             assert gradient[i, j] == pytest.approx(numeric, abs=1e-7), (i, j)
 
 
