@@ -17,17 +17,15 @@ from ._base import (
     as_dense,
     make_generator,
 )
-from ._energy import (
+from ._bm_energy import (
     BMView,
     GibbsSweep,
     bm_code_moments,
     bm_gibbs_sweep,
     bm_hidden_code_posteriors,
     bm_mean_field,
-    clipped_rates,
-    logit_of_rates,
-    sigmoid,
 )
+from ._energy import clipped_rates, logit_of_rates, sigmoid
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import BMTrainingState, momentum_and_step, momentum_step
 from .exceptions import DataRangeWarning

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._bm_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from ._energy import (
-    SPLIT_HALF_BLOCK_STATES,
     AugmentedRBM,
     ModelView,
     base_bias_from_rates,
@@ -37,7 +37,6 @@ from ._energy import (
     sigmoid,
     softplus,
     softplus_row_sums,
-    split_half_log_weights,
 )
 
 

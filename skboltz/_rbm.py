@@ -15,14 +15,8 @@ from ._base import (
     diverged,
     make_generator,
 )
-from ._energy import (
-    AugmentedRBM,
-    Noise,
-    RBMView,
-    bernoulli_sample,
-    logit_of_rates,
-    sigmoid,
-)
+from ._energy import AugmentedRBM, RBMView, bernoulli_sample, logit_of_rates, sigmoid
+from ._noise import Noise
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import (
     AVERAGE_INTERVAL,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._energy import Noise
+from ._noise import Noise
 
 
 def momentum_and_step(momentum, learning_rate):

@@ -25,7 +25,8 @@ True
 True
 """
 
-from ._energy import BMView, ModelView, RBMView
+from ._bm_energy import BMView
+from ._energy import ModelView, RBMView
 from ._gaussian_energy import GaussianRBMView
 
 # Documented, pickled and shown under their public home.

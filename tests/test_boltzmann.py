@@ -4,17 +4,18 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+import skboltz._bm_energy as bm_energy_module
 import skboltz._boltzmann as boltzmann_module
-import skboltz._energy as energy_module
 from skboltz import RBM, BoltzmannMachine
-from skboltz._energy import (
+from skboltz._bm_energy import (
     BMView,
-    binary_states,
     bm_energy,
     bm_gibbs_sweep,
     bm_linear_response,
     bm_mean_field,
 )
+from skboltz._energy import binary_states
+from skboltz._noise import logistic_noise
 from skboltz.exceptions import TooManyStatesError
 from skboltz.learning import ExactGradient, Gibbs, MeanFieldGradient
 from skboltz.partition import Exact
@@ -105,7 +106,7 @@ def test_view_interpolation_and_base_model():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("block", [2, 16])
 def test_gibbs_sampler_matches_exact_distribution(temperature, dtype, block, monkeypatch):
-    monkeypatch.setattr(energy_module, "SWEEP_BLOCK", block)  # several blocks per sweep
+    monkeypatch.setattr(bm_energy_module, "SWEEP_BLOCK", block)  # several blocks per sweep
     view = random_bm(3, 3, scale=1.0, seed=1, temperature=temperature).astype(dtype)
     _, p = exact_joint(view.astype(np.float64))
     rng = np.random.default_rng(0)
@@ -122,7 +123,7 @@ def test_gibbs_sampler_matches_exact_distribution(temperature, dtype, block, mon
 def test_logistic_noise_has_the_logistic_distribution(dtype):
     from scipy.special import expit
 
-    noise = energy_module.logistic_noise(np.random.default_rng(0), (100, 4000), dtype)
+    noise = logistic_noise(np.random.default_rng(0), (100, 4000), dtype)
     assert noise.dtype == dtype and noise.shape == (100, 4000)
     assert np.all(np.isfinite(noise) | (noise == -np.inf))
     x = np.array([-4.0, -1.5, -0.3, 0.0, 0.7, 2.0, 5.0])
@@ -133,7 +134,7 @@ def test_logistic_noise_has_the_logistic_distribution(dtype):
 
 @pytest.mark.parametrize("block", [2, 16])
 def test_clamped_sweep_samples_the_conditional_and_keeps_clamped_units(block, monkeypatch):
-    monkeypatch.setattr(energy_module, "SWEEP_BLOCK", block)
+    monkeypatch.setattr(bm_energy_module, "SWEEP_BLOCK", block)
     view = random_bm(3, 4, scale=1.0, seed=2, temperature=1.3)
     S_all, p = exact_joint(view)
     v = np.array([1.0, 0.0, 1.0])
@@ -403,7 +404,7 @@ def test_partial_fit_continues_fit():
 
 
 def test_sweep_with_scattered_free_units_matches_the_conditional(monkeypatch):
-    monkeypatch.setattr(energy_module, "SWEEP_BLOCK", 2)
+    monkeypatch.setattr(bm_energy_module, "SWEEP_BLOCK", 2)
     view = random_bm(2, 4, scale=1.0, seed=8)
     S_all, p = exact_joint(view)
     clamped = np.array([0, 2, 4])  # units 1, 3, 5 are free (three one-unit runs)
@@ -446,7 +447,7 @@ def encoder_mask(n_group, n_hidden, hidden_coupled=True):
 def test_exact_moments_follow_the_cheapest_plan_and_equal_brute_force(
     n_visible, n_hidden, connectivity, conditioned, components
 ):
-    from skboltz._energy import bm_enumeration_plan, bm_exact_moments
+    from skboltz._bm_energy import bm_enumeration_plan, bm_exact_moments
 
     mask = boltzmann_module.connectivity_mask(connectivity, n_visible, n_hidden)
     view = random_bm(n_visible, n_hidden, scale=1.0, seed=9, temperature=1.3, mask=mask)

@@ -30,8 +30,8 @@ from sklearn.preprocessing import StandardScaler
 
 from skboltz import DBN, RBM, BoltzmannClassifier, GaussianRBM
 from skboltz._base import make_generator
-from skboltz._energy import Noise
 from skboltz._gaussian_energy import AugmentedGaussianRBM
+from skboltz._noise import Noise
 from skboltz.exceptions import DataScaleWarning, TrainingDivergedError
 from skboltz.learning import (
     CD,

@@ -25,9 +25,9 @@ import warnings
 import matplotlib.pyplot as plt
 import numpy as np
 
-from skboltz.views import RBMView
 from skboltz.exceptions import MeanFieldConvergenceWarning
 from skboltz.partition import AIS, TAP, Exact, MeanField, VisitedStates
+from skboltz.views import RBMView
 
 rng = np.random.default_rng(0)
 sizes = [4, 6, 8, 10, 12, 14, 16]

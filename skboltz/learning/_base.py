@@ -5,7 +5,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._energy import Noise
+from .._noise import Noise
 
 #: model kind ("rbm", "gaussian_rbm", "bm") -> {string name -> strategy class}. Filled
 #: on import.
@@ -171,7 +171,7 @@ class RBMLearningStrategy(LearningStrategy):
         """Write binary augmented negative rows into ``out`` (shape (n_negative, n_visible + 1)).
 
         ``positive`` holds the minibatch's augmented rows; ``noise`` is the estimator's
-        buffered random stream (:class:`skboltz._energy.Noise`). A strategy may keep a
+        buffered random stream (:class:`skboltz._noise.Noise`). A strategy may keep a
         reference to ``out``: it stays valid until the caller's next call.
         """
         raise NotImplementedError
@@ -193,7 +193,7 @@ class RBMLearningStrategy(LearningStrategy):
         hooks: user strategies' rows, or closed forms (exact, TAP) that override it.
         Returns an array shaped like ``model.params``: mean h v^T, with mean h in the
         last column and mean v in the last row. ``noise`` (fused-hook strategies only)
-        is a buffered :class:`skboltz._energy.Noise` stream to draw from; None draws
+        is a buffered :class:`skboltz._noise.Noise` stream to draw from; None draws
         from ``rng`` directly.
         """
         if self._uses_fast_loop():

@@ -5,15 +5,8 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._energy import (
-    AugmentedRBM,
-    BMView,
-    RBMView,
-    binary_states,
-    bm_enumeration_plan,
-    bm_enumeration_size,
-    rbm_hidden_free_energy,
-)
+from .._bm_energy import BMView, bm_enumeration_plan, bm_enumeration_size
+from .._energy import AugmentedRBM, RBMView, binary_states, rbm_hidden_free_energy
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import BMLearningStrategy, RBMLearningStrategy, register

@@ -4,7 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._energy import Noise
+from .._noise import Noise
 from .._sklearn import Interval
 from ._base import RBMLearningStrategy, register, steps_at, validate_steps
 
