@@ -27,8 +27,8 @@ from ._training import (
 )
 from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 
-#: Minibatch updates whose weight-decay terms are added to the velocity together; the
-#: parameter average is updated at the same interval.
+#: Minibatch updates whose weight-decay terms are added to the velocity together (the
+#: published average moves on its own counter, ``_training.AVERAGE_INTERVAL``).
 DECAY_INTERVAL = 16
 
 #: dtype of the elementwise part of the training loop's hidden probabilities (negate,
@@ -107,9 +107,9 @@ class RBM(BoltzmannBase):
         exact held-out log-likelihood by 1.2 nats (scaled) to 3 nats (binarized) and
         cut the largest epoch-to-epoch drops from 1-6 nats to under 1. While fewer than
         ``average_window`` updates have been made, the average is the plain mean of
-        the parameters so far. It is updated every 16 updates, counted across
-        ``partial_fit`` calls, so streaming one minibatch per call averages the same
-        way; parameters edited by hand restart it. None publishes the last update's
+        the parameters so far. It moves every 16 updates, counted across
+        ``partial_fit`` calls, and at the end of each epoch, so streaming one minibatch
+        per call averages in effect the same way; parameters edited by hand restart it. None publishes the last update's
         parameters, as ``BernoulliRBM`` does.
     visible_bias_init : {"zero", "data_rates"}, default="zero"
         Starting visible biases. "zero" is ``BernoulliRBM``'s start: the pixel rates
