@@ -109,8 +109,8 @@ class RBM(BoltzmannBase):
         ``average_window`` updates have been made, the average is the plain mean of
         the parameters so far. It moves every 16 updates, counted across
         ``partial_fit`` calls, and at the end of each epoch, so streaming one minibatch
-        per call averages in effect the same way; parameters edited by hand restart it. None publishes the last update's
-        parameters, as ``BernoulliRBM`` does.
+        per call averages in effect the same way; parameters edited by hand restart
+        it. None publishes the last update's parameters, as ``BernoulliRBM`` does.
     visible_bias_init : {"zero", "data_rates"}, default="zero"
         Starting visible biases. "zero" is ``BernoulliRBM``'s start: the pixel rates
         are learnt along with the rest, and on the digits the hidden units came out
