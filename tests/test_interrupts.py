@@ -46,6 +46,12 @@ def _fit_interrupted_at_line(model, X, line, traced):
 
     Returns True if the interrupt happened (False: the fit ran fewer lines).
     """
+    return _interrupted_at_line(lambda: model.fit(X), line, traced)
+
+
+def _interrupted_at_line(run, line, traced):
+    """Call ``run()``, raising KeyboardInterrupt at the ``line``-th line run in
+    ``traced`` code; True if the interrupt happened (False: ``run`` ran fewer lines)."""
     seen = 0
 
     def local(frame, event, arg):
@@ -62,7 +68,7 @@ def _fit_interrupted_at_line(model, X, line, traced):
     sys.settrace(tracer)
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            model.fit(X)
+            run()
             return False
         return True
     finally:
@@ -147,28 +153,15 @@ def test_meta_estimators_publish_in_one_step(name):
     outcomes = set()
     for line in range(1, 10_000):
         model = fit(clone(template), OLD, LABELS_OLD)
-        seen = 0
-
-        def local(frame, event, arg):
-            nonlocal seen
-            if event == "line":
-                seen += 1
-                if seen == line:
-                    raise KeyboardInterrupt
-            return local
-
-        sys.settrace(lambda frame, event, arg: local if frame.f_code in traced else None)
-        try:
-            with contextlib.suppress(KeyboardInterrupt):
-                fit(model, NEW, LABELS_NEW)
-        finally:
-            sys.settrace(None)
+        interrupted = _interrupted_at_line(
+            lambda: fit(model, NEW, LABELS_NEW), line, traced  # noqa: B023 (called now)
+        )
         state = snapshot(model)
         if _same_nested(state, old):
             outcomes.add("old")
         else:
             assert _same_nested(state, new), f"mixed model after an interrupt at line {line}"
             outcomes.add("new")
-        if seen < line:  # the fit ran to the end without reaching this line
+        if not interrupted:  # the fit ran to the end without reaching this line
             break
     assert outcomes == {"old", "new"}
