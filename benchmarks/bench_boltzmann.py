@@ -1,7 +1,7 @@
 """Benchmarks of the general Boltzmann machine (issue 13).
 
 1. Sequential Gibbs sweeps per second for 1000 chains against the number of units:
-   ``skboltz._bm_energy.bm_gibbs_sweep`` (a sweep prepared and run once, as AIS does and
+   ``skboltz._boltzmann_energy.bm_gibbs_sweep`` (a sweep prepared and run once, as AIS does and
    ``sample`` did), a ``GibbsSweep`` prepared once and run 10 times (as Gibbs learning
    within an update and ``sample`` do) and a plain per-unit reference sweep
    (field = S @ W[:, i] + b_i, sigmoid, compare), alternating; medians of repeats.
@@ -39,7 +39,7 @@ from _machine import print_machine
 from scipy.special import logsumexp
 
 from skboltz import BoltzmannMachine
-from skboltz._bm_energy import GibbsSweep, bm_gibbs_sweep, bm_mean_field
+from skboltz._boltzmann_energy import GibbsSweep, bm_gibbs_sweep, bm_mean_field
 from skboltz._energy import binary_states, sigmoid
 from skboltz.exceptions import TrainingDivergedError
 from skboltz.learning import Gibbs, MeanFieldGradient

@@ -43,8 +43,9 @@ from sklearn.model_selection import GridSearchCV  # noqa: E402
 
 import skboltz._base  # noqa: E402
 from skboltz import RBM  # noqa: E402
-from skboltz._bm_energy import BMView
-from skboltz._energy import RBMView, binary_states, sigmoid, softplus_row_sums
+from skboltz._boltzmann_energy import BMView
+from skboltz._energy import binary_states, sigmoid, softplus_row_sums
+from skboltz._rbm_energy import RBMView
 from skboltz.exceptions import MeanFieldConvergenceWarning  # noqa: E402
 from skboltz.partition import AIS, TAP, Exact, MeanField, VisitedStates  # noqa: E402
 from skboltz.partition._ais import _InterpolatedChains, anneal_forward, beta_schedule  # noqa: E402

@@ -53,7 +53,7 @@ from sklearn.neural_network import BernoulliRBM
 from threadpoolctl import threadpool_limits
 
 from skboltz import RBM
-from skboltz._energy import RBMView
+from skboltz._rbm_energy import RBMView
 from skboltz.partition import Exact
 
 N_EPOCHS = 10  # BernoulliRBM's default n_iter

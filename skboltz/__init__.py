@@ -8,7 +8,7 @@ from . import datasets, exceptions, learning, partition, views
 from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
 from ._dbn import DBN
-from ._gaussian import GaussianRBM
+from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 
 __version__ = "0.1.0.dev0"

@@ -7,11 +7,8 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 
 import contextlib
 import copy
-import functools
 import hashlib
 import inspect
-import os
-import threading
 import time
 import warnings
 from abc import ABCMeta, abstractmethod
@@ -26,25 +23,25 @@ from sklearn.base import (
     TransformerMixin,
     clone,
 )
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import ThreadpoolController
 
+from ._runtime import (
+    NO_CALLBACKS,
+    CallbackSupportMixin,
+    _LogZProgress,
+    blas_threads_for,
+    check_memory,
+    fit_callback_context,
+    make_generator,
+)
 from ._sklearn import Interval, StrOptions, _fit_context
-from .exceptions import DataRangeWarning, SlowEstimateWarning, TrainingDivergedError
+from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import (
     LEARNING_STRATEGIES,
     BMLearningStrategy,
     RBMLearningStrategy,
 )
 from .partition._base import Z_ESTIMATORS, ZEstimator
-
-try:  # scikit-learn >= 1.9: est.set_callbacks(ProgressBar()) and other callbacks
-    from sklearn.callback import CallbackSupportMixin
-except ImportError:  # older scikit-learn: no callbacks, fit_callback_context does nothing
-
-    class CallbackSupportMixin:
-        """Stand-in for scikit-learn's callback mixin where it does not exist."""
 
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
@@ -59,44 +56,6 @@ def diverged(params):
 #: uniform distribution's by more than this fraction has diverged (see
 #: ``BoltzmannBase._check_likelihood``). Healthy fits score far above uniform.
 DIVERGED_BELOW_UNIFORM = 0.25
-
-#: BLAS threads pay off only for large products. Below this many multiply-adds per
-#: product, training runs with one BLAS thread; from it on, with the threads BLAS has.
-#: Measured on 2 idle cores: two threads made RBM training 1.1x slower at 64x256 batch
-#: 10 (1.6e5), and the products of a 784x500 batch-100 epoch (3.9e7) 1.6-1.8x faster.
-#: (On cores busy with other work, more threads than free cores are much slower at
-#: any size: limit them with threadpoolctl or OPENBLAS_NUM_THREADS.)
-SINGLE_THREAD_PRODUCT_SIZE = 10**7
-
-
-#: Created once: inspecting the loaded libraries costs ~0.3 ms, a limit ~13 us.
-_BLAS_CONTROLLER = ThreadpoolController()
-
-
-@functools.cache
-def _blas_libraries():
-    return [lib for lib in _BLAS_CONTROLLER.lib_controllers if lib.user_api == "blas"]
-
-
-def blas_threads_for(product_size):
-    """Context limiting BLAS to one thread for products smaller than the threshold.
-
-    Only in the main thread. The BLAS thread count is global to the process: fits
-    overlapping in several threads (a threading backend, a user's thread pool) that
-    each saved and restored it left the process at one thread afterwards, even with
-    the saves reference-counted. Worker threads therefore leave it alone (the user
-    owns it there, e.g. with ``threadpoolctl.threadpool_limits``), and the main
-    thread's limits are strictly nested, so every restore is in order. No limit is set
-    when BLAS already runs one thread (setting one costs tens of microseconds, a good
-    part of a ``partial_fit`` on one small minibatch).
-    """
-    if (
-        product_size < SINGLE_THREAD_PRODUCT_SIZE
-        and threading.current_thread() is threading.main_thread()
-        and any(lib.num_threads != 1 for lib in _blas_libraries())
-    ):
-        return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
-    return contextlib.nullcontext()
 
 
 #: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
@@ -115,135 +74,6 @@ LIKELIHOOD_CHECK_ROWS = 32
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
 
-
-def available_memory():
-    """Bytes of memory the system can still give this process, or None if unknown."""
-    try:
-        with open("/proc/meminfo") as meminfo:  # Linux: counts reclaimable caches
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def _gib(n_bytes):
-    return f"{n_bytes / 2**30:.3g} GiB"
-
-
-def check_memory(n_bytes, what, advice):
-    """Fail at once, naming the size, when ``what`` needs more memory than is available.
-
-    Without the check a too-large model fills the memory for many seconds before numpy
-    raises a bare MemoryError (9.7 GB over 18 s for ``BoltzmannMachine(n_hidden=10**5)``).
-    """
-    available = available_memory()
-    if available is not None and n_bytes > available:
-        raise MemoryError(
-            f"{what} needs about {_gib(n_bytes)}, more than the {_gib(available)} of "
-            f"memory available. {advice}"
-        )
-
-
-def make_generator(random_state):
-    """A numpy Generator drawn from an sklearn-style ``random_state``.
-
-    An int gives the same generator every time; None or a RandomState gives a fresh
-    stream (consuming from the RandomState).
-    """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    seed = check_random_state(random_state).randint(0, np.iinfo(np.int32).max)
-    return np.random.default_rng(seed)
-
-
-def sub_estimator_seeds(random_state, n):
-    """One seed per sub-estimator drawn from ``random_state``; None gives no seeds."""
-    if random_state is None:
-        return [None] * n
-    return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n).tolist()
-
-
-#: A log Z estimate still running after this many seconds warns once (SlowEstimateWarning).
-SLOW_LOG_Z_SECONDS = 30.0
-#: Seconds between two progress lines of a log Z estimate with ``verbose``.
-LOG_Z_REPORT_SECONDS = 5.0
-
-
-class _LogZProgress:
-    """The ``progress(done, total)`` callable an estimator's log Z estimate reports to.
-
-    With the estimator's ``verbose`` on, prints a line every LOG_Z_REPORT_SECONDS;
-    otherwise stays silent unless the estimate runs past SLOW_LOG_Z_SECONDS, when it
-    warns once with the share done and how to cap the cost (a ``score`` on a large
-    model can otherwise run for many minutes with nothing printed).
-    """
-
-    def __init__(self, owner, estimator):
-        self.owner = type(owner).__name__
-        self.method = getattr(estimator, "name", "") or type(estimator).__name__
-        self.verbose = getattr(owner, "verbose", 0)
-        self.start = time.perf_counter()
-        self.next_line = LOG_Z_REPORT_SECONDS
-        self.warned = False
-
-    def __call__(self, done, total):
-        elapsed = time.perf_counter() - self.start
-        share = f"{100 * done / total:.0f} %" if total else "?"
-        if self.verbose and elapsed >= self.next_line:
-            self.next_line = elapsed + LOG_Z_REPORT_SECONDS
-            print(f"[{self.owner}] log Z ({self.method}): {share} of the planned work "
-                  f"({done:,} of {total:,} steps), {elapsed:.0f} s")
-        if not self.warned and elapsed >= SLOW_LOG_Z_SECONDS:
-            self.warned = True
-            warnings.warn(
-                f"{self.owner}: estimating log Z ({self.method}) has run {elapsed:.0f} s "
-                f"and done {share} of its planned work (an adaptive estimate may add "
-                "more). Cap the cost with a time budget or a looser target, e.g. "
-                "z_estimator=AIS(max_time=60) or AIS(target_std_error=0.05); verbose=1 "
-                "prints its progress.",
-                SlowEstimateWarning,
-                stacklevel=2,
-            )
-
-
-class _NoCallbacks:
-    """A callback context that does nothing (no callback set, or scikit-learn < 1.9).
-
-    It answers the calls skboltz makes on scikit-learn's ``CallbackContext``, so the
-    training loops need no ``if`` around them and cost nothing without callbacks.
-    """
-
-    def subcontext(self, **task):
-        return self
-
-    def call_on_fit_task_begin(self, **arguments):
-        return self
-
-    def call_on_fit_task_end(self, **arguments):
-        return False  # no callback asks to stop
-
-    def propagate_callback_context(self, sub_estimator):
-        return contextlib.nullcontext()
-
-
-NO_CALLBACKS = _NoCallbacks()
-
-
-def fit_callback_context(estimator, *, max_subtasks):
-    """The root callback context of a ``fit``, or ``NO_CALLBACKS`` when none can listen.
-
-    A context is built when the estimator has callbacks (``set_callbacks``) or runs
-    inside a meta-estimator's task tree (``GridSearchCV``, ``Pipeline``, a DBN or a
-    classifier with callbacks), so progress nests under the outer task.
-    """
-    if getattr(estimator, "_skl_callbacks", None) or hasattr(estimator, "_parent_callback_ctx"):
-        return estimator._init_callback_context(max_subtasks=max_subtasks)
-    return NO_CALLBACKS
 
 
 _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
@@ -1030,4 +860,4 @@ def as_dense(X):
     return X.toarray() if sp.issparse(X) else X
 
 
-__all__ = ["BoltzmannBase", "all_or_nothing", "fit_callback_context", "make_generator", "publish"]
+__all__ = ["BoltzmannBase", "all_or_nothing", "publish"]

@@ -15,9 +15,8 @@ from ._base import (
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
     as_dense,
-    make_generator,
 )
-from ._bm_energy import (
+from ._boltzmann_energy import (
     BMView,
     GibbsSweep,
     bm_code_moments,
@@ -26,6 +25,7 @@ from ._bm_energy import (
     bm_mean_field,
 )
 from ._energy import clipped_rates, logit_of_rates, sigmoid
+from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import BMTrainingState, momentum_and_step, momentum_step
 from .exceptions import DataRangeWarning

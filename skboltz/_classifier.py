@@ -11,15 +11,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (
+from ._base import all_or_nothing, publish
+from ._rbm import RBM
+from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
-    all_or_nothing,
     fit_callback_context,
-    publish,
     sub_estimator_seeds,
 )
-from ._rbm import RBM
 from ._sklearn import HasMethods, _fit_context
 
 #: Hidden units of the default per-class RBM: 2**16 hidden states, so "auto" computes

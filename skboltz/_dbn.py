@@ -13,15 +13,14 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (
+from ._base import all_or_nothing, publish
+from ._rbm import RBM
+from ._runtime import (
     CallbackSupportMixin,
-    all_or_nothing,
     fit_callback_context,
     make_generator,
-    publish,
     sub_estimator_seeds,
 )
-from ._rbm import RBM
 from ._sklearn import _fit_context, check_count
 
 #: What the verbose line says a layer is doing, by training method.

@@ -13,10 +13,11 @@ from ._base import (
     BoltzmannBase,
     as_dense,
     diverged,
-    make_generator,
 )
-from ._energy import AugmentedRBM, RBMView, bernoulli_sample, logit_of_rates, sigmoid
+from ._energy import bernoulli_sample, logit_of_rates, sigmoid
 from ._noise import Noise
+from ._rbm_energy import AugmentedRBM, RBMView
+from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import (
     AVERAGE_INTERVAL,

@@ -17,8 +17,9 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.utils import check_random_state
 
-from ._energy import RBMView, binary_states, states_of_codes
+from ._energy import binary_states, states_of_codes
 from ._rbm import RBM
+from ._rbm_energy import RBMView
 from ._sklearn import Interval, validate_params
 from .exceptions import TooManyStatesError
 

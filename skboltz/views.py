@@ -25,9 +25,10 @@ True
 True
 """
 
-from ._bm_energy import BMView
-from ._energy import ModelView, RBMView
-from ._gaussian_energy import GaussianRBMView
+from ._boltzmann_energy import BMView
+from ._energy import ModelView
+from ._gaussian_rbm_energy import GaussianRBMView
+from ._rbm_energy import RBMView
 
 # Documented, pickled and shown under their public home.
 for _view in (ModelView, RBMView, GaussianRBMView, BMView):

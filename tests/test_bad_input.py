@@ -311,9 +311,9 @@ def test_booleans_are_not_counts(model, parameter):
      r"needs about [0-9.]+ GiB"),
 ])
 def test_models_too_large_for_memory_fail_at_once(monkeypatch, make, message):
-    import skboltz._base
+    import skboltz._runtime
 
-    monkeypatch.setattr(skboltz._base, "available_memory", lambda: 2**30)
+    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**30)
     model = make()
     with pytest.raises(MemoryError, match=message):
         model.fit(GOOD)

@@ -7,7 +7,7 @@ from sklearn.base import clone
 from sklearn.datasets import load_digits
 
 from skboltz import DBN, RBM
-from skboltz._base import make_generator
+from skboltz._runtime import make_generator
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skboltz import DBN, RBM, BoltzmannClassifier, GaussianRBM
-from skboltz._base import make_generator
-from skboltz._gaussian_energy import AugmentedGaussianRBM
+from skboltz._gaussian_rbm_energy import AugmentedGaussianRBM
 from skboltz._noise import Noise
+from skboltz._runtime import make_generator
 from skboltz.exceptions import DataScaleWarning, TrainingDivergedError
 from skboltz.learning import (
     CD,

@@ -7,9 +7,9 @@ import pytest
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_digits
 
-import skboltz._base
+import skboltz._runtime
 from skboltz import RBM
-from skboltz._base import make_generator
+from skboltz._runtime import make_generator
 from skboltz.exceptions import SlowEstimateWarning
 from skboltz.partition import AIS
 
@@ -94,7 +94,7 @@ def _ais_scored_rbm(binary_digits, **params):
 
 def test_a_slow_log_z_estimate_warns_once_with_its_progress(binary_digits, monkeypatch):
     rbm = _ais_scored_rbm(binary_digits)
-    monkeypatch.setattr(skboltz._base, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
+    monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
     expected = r"RBM: estimating log Z \(ais\).*max_time"
     with pytest.warns(SlowEstimateWarning, match=expected) as caught:
         rbm.score(binary_digits[:10])
@@ -110,7 +110,7 @@ def test_a_quick_log_z_estimate_is_silent_and_verbose_reports_it(binary_digits, 
         warnings.simplefilter("error", SlowEstimateWarning)
         _ais_scored_rbm(binary_digits).score(binary_digits[:10])
     assert capsys.readouterr().out == ""
-    monkeypatch.setattr(skboltz._base, "LOG_Z_REPORT_SECONDS", 0.0)
+    monkeypatch.setattr(skboltz._runtime, "LOG_Z_REPORT_SECONDS", 0.0)
     rbm = _ais_scored_rbm(binary_digits, verbose=1)
     capsys.readouterr()
     rbm.score(binary_digits[:10])

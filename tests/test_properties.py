@@ -8,8 +8,9 @@ from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose
 from scipy.special import expit, logsumexp
 
-from skboltz._bm_energy import BMView
-from skboltz._energy import AugmentedRBM, RBMView, sigmoid, softplus
+from skboltz._boltzmann_energy import BMView
+from skboltz._energy import sigmoid, softplus
+from skboltz._rbm_energy import AugmentedRBM, RBMView
 from skboltz.partition import Exact
 
 finite = st.floats(-30, 30, allow_nan=False, width=64)

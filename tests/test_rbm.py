@@ -22,7 +22,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBM
-from skboltz._energy import RATE_CLIP, AugmentedRBM
+from skboltz._energy import RATE_CLIP
+from skboltz._rbm_energy import AugmentedRBM
 from skboltz.exceptions import (
     DataRangeWarning,
     TooManyStatesError,

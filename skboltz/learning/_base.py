@@ -155,8 +155,8 @@ class RBMLearningStrategy(LearningStrategy):
         )
 
     # -- private hooks of the fused training loop (built-in samplers) ---------------
-    # ``model`` below is the training form ``skboltz._energy.AugmentedRBM`` (or its
-    # Gaussian counterpart, ``skboltz._gaussian_energy.AugmentedGaussianRBM``): rows
+    # ``model`` below is the training form ``skboltz._rbm_energy.AugmentedRBM`` (or its
+    # Gaussian counterpart, ``skboltz._gaussian_rbm_energy.AugmentedGaussianRBM``): rows
     # carry a trailing constant unit, so one matrix product gives all statistics at once.
 
     def _uses_fast_loop(self):

@@ -18,7 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._bm_energy import (
+from .._boltzmann_energy import (
     GibbsSweep,
     bm_code_moments,
     bm_enumeration_plan,
@@ -106,7 +106,7 @@ def exact_clamped_moments(model, batch):
 
 def exact_free_moments(model, plan=None):
     """Exact free second moments, by enumeration following ``plan`` (see
-    :func:`skboltz._bm_energy.bm_enumeration_plan`; None makes one from the couplings)."""
+    :func:`skboltz._boltzmann_energy.bm_enumeration_plan`; None makes one from the couplings)."""
     if plan is None:
         plan = bm_enumeration_plan(model.coupling != 0, model.n_visible)
     return bm_exact_moments(model.coupling, model.bias, plan, model.temperature)

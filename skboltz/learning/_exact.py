@@ -5,8 +5,9 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._bm_energy import BMView, bm_enumeration_plan, bm_enumeration_size
-from .._energy import AugmentedRBM, RBMView, binary_states, rbm_hidden_free_energy
+from .._boltzmann_energy import BMView, bm_enumeration_plan, bm_enumeration_size
+from .._energy import binary_states
+from .._rbm_energy import AugmentedRBM, RBMView, rbm_hidden_free_energy
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import BMLearningStrategy, RBMLearningStrategy, register
@@ -35,7 +36,7 @@ def exact_statistics(model, chunk_size=4096):
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._energy import AugmentedRBM
+    >>> from skboltz._rbm_energy import AugmentedRBM
     >>> from skboltz.learning._exact import exact_statistics
     >>> stats = exact_statistics(AugmentedRBM(np.zeros((3, 4))))
     >>> bool(np.allclose(stats[:-1, :-1], 0.25) and np.allclose(stats[-1, :-1], 0.5))

@@ -14,10 +14,10 @@ from ._base import (
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     as_dense,
-    make_generator,
 )
-from ._gaussian_energy import AugmentedGaussianRBM, GaussianRBMView
+from ._gaussian_rbm_energy import AugmentedGaussianRBM, GaussianRBMView
 from ._rbm import RBM
+from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import GaussianRBMTrainingState, momentum_step
 from .exceptions import DataScaleWarning, TrainingDivergedError

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._bm_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
+from ._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from ._energy import (
-    AugmentedRBM,
     ModelView,
     base_bias_from_rates,
     bernoulli_sample,
@@ -38,6 +37,7 @@ from ._energy import (
     softplus,
     softplus_row_sums,
 )
+from ._rbm_energy import AugmentedRBM
 
 
 def gaussian_log_normalizer(variance):
