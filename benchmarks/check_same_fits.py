@@ -554,10 +554,15 @@ def difference(a, b):
     return 0.0 if a == b else np.inf
 
 
+#: scikit-learn's InvalidParameterError is a ValueError: a refusal that moves between
+#: the two is the same refusal.
+REFINED = {"ValueError", "InvalidParameterError"}
+
+
 def compare(before_path, after_path, tolerance):
     before = json.loads(Path(before_path).read_text())
     after = json.loads(Path(after_path).read_text())
-    identical, close, differ, outcome, messages = [], [], [], [], []
+    identical, close, differ, outcome, messages, refined = [], [], [], [], [], []
     for name in sorted(set(before) | set(after)):
         if name not in before or name not in after:
             outcome.append((name, "only in " + ("after" if name in after else "before")))
@@ -567,7 +572,10 @@ def compare(before_path, after_path, tolerance):
             outcome.append((name, f"{b.get('raised', 'fitted')} -> {a.get('raised', 'fitted')}"))
             continue
         if "raised" in b:
-            if b["raised"] != a["raised"]:
+            if b["raised"] != a["raised"] and {b["raised"], a["raised"]} == REFINED:
+                refined.append((name, f"{b['raised']} -> {a['raised']}"))
+                messages.append((name, b["message"], a["message"]))
+            elif b["raised"] != a["raised"]:
                 outcome.append((name, f"{b['raised']} -> {a['raised']}"))
             elif b["message"] != a["message"]:
                 messages.append((name, b["message"], a["message"]))
@@ -596,12 +604,17 @@ def compare(before_path, after_path, tolerance):
             differ.append((name, worst, where))
     total = len(set(before) | set(after))
     print(f"{total} cases: {len(identical)} bitwise identical, {len(close)} within "
-          f"{tolerance:g}, {len(differ)} differ, {len(outcome)} changed outcome")
+          f"{tolerance:g}, {len(differ)} differ, {len(outcome)} changed outcome, "
+          f"{len(refined)} raise the other of ValueError / InvalidParameterError")
     for title, rows in (("within tolerance", close), ("DIFFER", differ)):
         if rows:
             print(f"\n{title}:")
             for name, worst, where in rows:
                 print(f"  {name}: {worst:.3g} at {where}")
+    if refined:
+        print("\nthe same refusal as ValueError / its subclass InvalidParameterError:")
+        for name, what in refined:
+            print(f"  {name}: {what}")
     if outcome:
         print("\nchanged outcome (before -> after):")
         for name, what in outcome:

@@ -7,6 +7,7 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 
 import contextlib
 import copy
+import functools
 import hashlib
 import inspect
 import time
@@ -25,6 +26,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._capabilities import check_supported, supports
 from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
@@ -36,11 +38,7 @@ from ._runtime import (
 )
 from ._sklearn import Interval, StrOptions, _fit_context
 from .exceptions import DataRangeWarning, TrainingDivergedError
-from .learning._base import (
-    LEARNING_STRATEGIES,
-    BMLearningStrategy,
-    RBMLearningStrategy,
-)
+from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import Z_ESTIMATORS, ZEstimator
 
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
@@ -135,26 +133,42 @@ def warn_if_outside_unit_interval(X):
         )
 
 
-def resolve_strategy(spec, registry, base_class, what):
-    """A fresh strategy object from a string or a user's object (cloned, never mutated)."""
-    if isinstance(spec, base_class):
-        strategy = clone(spec)
-        strategy._validate_params()
-        return strategy
-    if spec in registry:
-        # Default parameters: their validation (a test checks them) would cost as much
-        # as a partial_fit's update.
-        return registry[spec]()
-    raise ValueError(
-        f"Unknown {what} {spec!r}; choose one of {sorted(registry)} or pass a "
-        f"{base_class.__name__} object."
+@functools.cache
+def accepted_strategies(view_class):
+    """The registered learning strategies and log Z estimators a model view class
+    supports: two dicts, name -> class (see :mod:`skboltz._capabilities`)."""
+    return (
+        {name: cls for name, cls in LEARNING_STRATEGIES.items() if supports(view_class, cls)},
+        {name: cls for name, cls in Z_ESTIMATORS.items() if supports(view_class, cls)},
+    )
+
+
+def strategy_constraints(view_class):
+    """The ``learning`` and ``z_estimator`` constraints of a model whose view class is
+    ``view_class``: the registered names its view supports, or an object."""
+    learning, z_estimators = accepted_strategies(view_class)
+    return {
+        "learning": [StrOptions(set(learning)), LearningStrategy],
+        "z_estimator": [StrOptions({"auto", *z_estimators}), ZEstimator],
+    }
+
+
+def document_strategy_options(doc, view_class, default_learning):
+    """Fill ``{learning_options}`` and ``{z_estimator_options}`` in a model's docstring
+    with the names it accepts (the default first)."""
+    learning, z_estimators = accepted_strategies(view_class)
+
+    def names(first, others):
+        ordered = [first, *sorted(set(others) - {first})]
+        return "{" + ", ".join(f'"{name}"' for name in ordered) + "}"
+
+    return doc.replace("{learning_options}", names(default_learning, learning)).replace(
+        "{z_estimator_options}", names("auto", z_estimators)
     )
 
 
 #: Constraints of the training parameters every model shares.
 TRAINING_CONSTRAINTS = {
-    # The string options are the registries' names, so adding a strategy is one class.
-    "z_estimator": [StrOptions({"auto", *Z_ESTIMATORS}), ZEstimator],
     "n_iter": [Interval(Integral, 0, None, closed="left")],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -190,13 +204,6 @@ MONITORING_PARAMETERS_DOC = """validation_fraction : float or None, default=None
         ``z_estimator``; costs one log Z estimate per epoch)."""
 
 
-#: Model kind -> the base class of the learning strategies that can train it.
-LEARNING_KINDS = {
-    "rbm": RBMLearningStrategy,
-    "gaussian_rbm": RBMLearningStrategy,
-    "bm": BMLearningStrategy,
-}
-
 #: Parameters whose value is a strategy: a string names a default object.
 STRATEGY_PARAMETERS = ("learning", "z_estimator")
 
@@ -210,12 +217,14 @@ class BoltzmannBase(
 ):
     """Base class of skboltz density models: training loop, validation and scoring.
 
-    A subclass sets ``_model_kind`` (a key of the learning registry) and implements
+    A subclass sets ``_view_class`` (the class of its model view, whose capabilities
+    decide which learning strategies and log Z estimators it accepts) and implements
     the abstract hooks below; the base owns ``fit``/``partial_fit`` (all-or-nothing),
     monitoring, early stopping, the log Z cache and scoring.
     """
 
-    _model_kind = None
+    #: The class of the model view the estimator gives its strategies.
+    _view_class = None
 
     # -- hooks every model implements -----------------------------------------------
     @abstractmethod
@@ -287,9 +296,7 @@ class BoltzmannBase(
         return super().set_params(**params)
 
     def _strategy_class_name(self, name, value):
-        registry = (
-            LEARNING_STRATEGIES[self._model_kind] if name == "learning" else Z_ESTIMATORS
-        )
+        registry = LEARNING_STRATEGIES if name == "learning" else Z_ESTIMATORS
         cls = registry.get(value)
         return cls.__name__ if cls is not None else "<StrategyClass>"
 
@@ -328,10 +335,7 @@ class BoltzmannBase(
         return bool(np.isfinite(X.sum()))
 
     def _resolve_learning(self):
-        return resolve_strategy(
-            self.learning, LEARNING_STRATEGIES[self._model_kind],
-            LEARNING_KINDS[self._model_kind], "learning strategy",
-        )
+        return self._resolve_strategy(self.learning, "learning")
 
     def _auto_z_estimator(self, view):
         if 2**view.n_enumerated_units <= AUTO_EXACT_MAX_STATES or "ais" not in Z_ESTIMATORS:
@@ -341,7 +345,41 @@ class BoltzmannBase(
     def _resolve_z_estimator(self, spec, view):
         if isinstance(spec, str) and spec == "auto":
             spec = self._auto_z_estimator(view)
-        return resolve_strategy(spec, Z_ESTIMATORS, ZEstimator, "z_estimator")
+        return self._resolve_strategy(spec, "z_estimator")
+
+    def _resolve_strategy(self, spec, parameter):
+        """A fresh strategy from a name or a user's object (cloned, never mutated),
+        refused unless the model's view meets what it requires."""
+        learning, z_estimators = accepted_strategies(self._view_class)
+        accepted, registry, base_class = (
+            (learning, LEARNING_STRATEGIES, LearningStrategy) if parameter == "learning"
+            else (z_estimators, Z_ESTIMATORS, ZEstimator)
+        )
+        if isinstance(spec, str) and spec in accepted:
+            # Default parameters: their validation (a test checks them) would cost as
+            # much as a partial_fit's update.
+            return accepted[spec]()
+        if isinstance(spec, base_class):
+            strategy = clone(spec)
+            strategy._validate_params()
+        elif isinstance(spec, str) and spec in registry:
+            strategy = registry[spec]()
+        else:
+            what = "learning strategy" if parameter == "learning" else parameter
+            raise ValueError(
+                f"Unknown {what} {spec!r}; choose one of {sorted(accepted)} or pass a "
+                f"{base_class.__name__} object."
+            )
+        check_supported(strategy, self._view_class, owner=type(self).__name__,
+                        parameter=parameter, options=self._options_to_suggest(parameter))
+        return strategy
+
+    def _options_to_suggest(self, parameter):
+        """The names ``parameter`` accepts, its default first (for error messages)."""
+        default = inspect.signature(type(self)).parameters[parameter].default
+        learning, z_estimators = accepted_strategies(self._view_class)
+        accepted = learning if parameter == "learning" else {"auto", *z_estimators}
+        return [default, *sorted(set(accepted) - {default})]
 
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -392,9 +430,12 @@ class BoltzmannBase(
             return self._fit_unguarded(X, partial=partial)
 
     def _fit_unguarded(self, X, *, partial):
+        # Strategies the model cannot serve are refused before any work.
+        learning = self._resolve_learning()
+        if isinstance(self.z_estimator, ZEstimator):
+            self._resolve_z_estimator(self.z_estimator, None)
         first_call = not (partial and hasattr(self, "_training_state"))
         X = self._validate_X(X, reset=first_call, check_range=True)
-        learning = self._resolve_learning()
         validation = None
         if first_call:
             check_memory(self._training_bytes(X), *self._size_description(X))

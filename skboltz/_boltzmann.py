@@ -15,6 +15,8 @@ from ._base import (
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
     as_dense,
+    document_strategy_options,
+    strategy_constraints,
 )
 from ._boltzmann_energy import (
     BMView,
@@ -29,7 +31,6 @@ from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import BMTrainingState, momentum_and_step, momentum_step
 from .exceptions import DataRangeWarning
-from .learning._base import LEARNING_STRATEGIES, BMLearningStrategy
 from .partition._base import Z_ESTIMATORS
 
 #: Hidden units coupled to each other are summed out exactly up to this many.
@@ -136,14 +137,14 @@ class BoltzmannMachine(BoltzmannBase):
         first (its diagonal is ignored).
     temperature : float, default=1.0
         T in p(s) proportional to exp(-E(s) / T).
-    learning : {"gibbs", "exact", "mean_field"} or BMLearningStrategy, default="gibbs"
+    learning : {learning_options} or BMLearningStrategy, default="gibbs"
         How the clamped and free statistics are found: sequential Gibbs sampling
         (:class:`~skboltz.learning.Gibbs`, optionally with simulated annealing), exact
         enumeration (:class:`~skboltz.learning.ExactGradient`, small models only) or
         mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic
         Boltzmann machine); or a strategy object, which is cloned (one of these, or
         your own subclass of :class:`~skboltz.learning.BMLearningStrategy`).
-    z_estimator : {"auto", "exact", "ais", "mean_field", "tap", "visited_states"} \
+    z_estimator : {z_estimator_options} \
             or ZEstimator, default="auto"
         How log Z is found for ``score_samples``. "auto" enumerates exactly when the
         machine has at most 2**20 states; above that it follows ``learning``: gibbs ->
@@ -274,13 +275,13 @@ class BoltzmannMachine(BoltzmannBase):
     True
     """
 
-    _model_kind = "bm"
+    _view_class = BMView
 
     _parameter_constraints = {
         "n_hidden": [Interval(Integral, 0, None, closed="left")],
         "connectivity": [StrOptions({"full", "no_hidden_hidden", "bipartite"}), "array-like"],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "learning": [StrOptions(set(LEARNING_STRATEGIES["bm"])), BMLearningStrategy],
+        **strategy_constraints(BMView),
         "centering": ["boolean"],
         "code_entropy": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "n_init": [Interval(Integral, 1, None, closed="left")],
@@ -331,7 +332,9 @@ class BoltzmannMachine(BoltzmannBase):
         self.verbose = verbose
         self.random_state = random_state
 
-    __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
+    __doc__ = document_strategy_options(
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), BMView, "gibbs"
+    )
 
     # -- strategy resolution -------------------------------------------------------
     def _auto_z_estimator(self, view):

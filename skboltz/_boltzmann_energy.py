@@ -8,6 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._capabilities import (
+    ANNEALING,
+    BINARY,
+    ENUMERATION,
+    MEAN_FIELD,
+    PAIRWISE,
+    Capabilities,
+)
 from ._energy import (
     ModelView,
     _annealing_base,
@@ -550,6 +558,13 @@ class BMView(ModelView):
     n_visible: int
     temperature: float = 1.0
 
+    #: Binary units with any symmetric couplings: the general learning rule, and every
+    #: log Z estimator.
+    capabilities = Capabilities(
+        units=(("visible", BINARY), ("hidden", BINARY)),
+        operations={PAIRWISE, ENUMERATION, ANNEALING, MEAN_FIELD},
+    )
+
     @property
     def n_units(self):
         """Number of units, visible and hidden."""
@@ -728,6 +743,25 @@ class BMView(ModelView):
     def n_enumerated_units(self):
         """Units whose states exact enumeration lists."""
         return self.n_units
+
+    def with_fewer_enumerated_units(self, n_units):
+        """Return the machine of the first ``n_units`` units (the others removed).
+
+        An optional member of the view protocol, as for
+        :meth:`RBMView.with_fewer_enumerated_units`.
+
+        Parameters
+        ----------
+        n_units : int
+            Units to keep, visible units first.
+
+        Returns
+        -------
+        view : BMView
+            A view over slices of the same arrays.
+        """
+        return BMView(self.coupling[:n_units, :n_units], self.bias[:n_units],
+                      min(self.n_visible, n_units), self.temperature)
 
     def enumerate_log_weights(self, chunk_size):
         yield from split_half_log_weights(

@@ -14,15 +14,15 @@ from ._base import (
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     as_dense,
+    document_strategy_options,
+    strategy_constraints,
 )
 from ._gaussian_rbm_energy import AugmentedGaussianRBM, GaussianRBMView
 from ._rbm import RBM
 from ._runtime import make_generator
-from ._sklearn import Interval, StrOptions, check_count
+from ._sklearn import Interval, check_count
 from ._training import GaussianRBMTrainingState, momentum_step
 from .exceptions import DataScaleWarning, TrainingDivergedError
-from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
-from .partition import Z_ESTIMATORS, MeanField, ZEstimator
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
 #: standardised" (DataScaleWarning).
@@ -39,12 +39,6 @@ MIN_VARIANCE = 1e-6
 #: deviation, lies this many times the data's scale (largest feature standard deviation)
 #: from the data: far below DIVERGED_MAGNITUDE, yet no real fit comes near it.
 RUNAWAY_SCALE = 1e3
-
-#: Log Z estimators that work with real-valued visible units (mean field needs binary).
-GAUSSIAN_Z_ESTIMATORS = {
-    name for name, cls in Z_ESTIMATORS.items() if not issubclass(cls, MeanField)
-}
-
 
 def feature_spread(X):
     """Each feature's standard deviation, and whether it is constant (to rounding)."""
@@ -105,16 +99,6 @@ def estimate_whitening(X):
     return estimate.location_, factor
 
 
-def _bernoulli_only_class(strategy):
-    """The built-in strategy class, if any, that trains binary visible units only."""
-    bernoulli = set(LEARNING_STRATEGIES["rbm"].values())
-    gaussian = set(LEARNING_STRATEGIES["gaussian_rbm"].values())
-    for cls in type(strategy).__mro__:
-        if cls in bernoulli and cls not in gaussian:
-            return cls
-    return None
-
-
 class GaussianRBM(RBM):
     """Gaussian-Bernoulli restricted Boltzmann machine: real-valued data, true log density.
 
@@ -145,7 +129,7 @@ class GaussianRBM(RBM):
     n_components : int, default=16
         Number of hidden units. Up to 20, ``score_samples`` is exact (a sum over the
         2**n_components hidden states, each a Gaussian integral).
-    learning : {"pt", "pcd", "cd"} or RBMLearningStrategy, default="pt"
+    learning : {learning_options} or RBMLearningStrategy, default="pt"
         How the negative-phase statistics are estimated: parallel tempering
         (:class:`~skboltz.learning.ParallelTempering`, 10 temperatures; the visible
         units' quadratic term stays untempered, so every temperature is a proper
@@ -159,7 +143,7 @@ class GaussianRBM(RBM):
         rate of about 0.02: at 0.04 PCD with 64 hidden units diverged on the
         standardised digits). The closed-form strategies of binary units ("exact",
         "tap") are not available.
-    z_estimator : {"auto", "exact", "ais", "visited_states"} or ZEstimator, \
+    z_estimator : {z_estimator_options} or ZEstimator, \
             default="auto"
         How log Z is found for ``score_samples``: "auto" enumerates the hidden states
         exactly when ``n_components <= 20`` and otherwise uses annealed importance
@@ -294,19 +278,15 @@ class GaussianRBM(RBM):
     True
     """
 
-    _model_kind = "gaussian_rbm"
+    _view_class = GaussianRBMView
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "learning": [
-            StrOptions(set(LEARNING_STRATEGIES["gaussian_rbm"])),
-            RBMLearningStrategy,
-        ],
+        **strategy_constraints(GaussianRBMView),
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
         "learn_variance": ["boolean"],
         "whiten": ["boolean"],
         **TRAINING_CONSTRAINTS,
-        "z_estimator": [StrOptions({"auto", *GAUSSIAN_Z_ESTIMATORS}), ZEstimator],
         **MONITORING_CONSTRAINTS,
     }
 
@@ -349,7 +329,9 @@ class GaussianRBM(RBM):
         self.verbose = verbose
         self.random_state = random_state
 
-    __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
+    __doc__ = document_strategy_options(
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), GaussianRBMView, "pt"
+    )
 
     # -- validation and whitening ----------------------------------------------------
     def _validate_X(self, X, *, reset, check_range=False):
@@ -400,7 +382,6 @@ class GaussianRBM(RBM):
         return float(np.log(np.diag(factor).astype(np.float64)).sum())
 
     def _fit(self, X, *, partial):
-        self._check_strategies()
         if partial and hasattr(self, "_training_state"):
             fitted_whiten = self.whitening_factor_ is not None
             if self.whiten != fitted_whiten:
@@ -414,34 +395,6 @@ class GaussianRBM(RBM):
         finally:
             # only a publication keeps it (_fitted_attributes)
             self.__dict__.pop("_new_whitening", None)
-
-    def _check_strategies(self):
-        """Refuse, before any training, the strategies that need binary visible units."""
-        if isinstance(self.learning, RBMLearningStrategy):
-            bernoulli = _bernoulli_only_class(self.learning)
-            if bernoulli is not None:
-                raise ValueError(
-                    f"{bernoulli.__name__} computes the negative phase in closed form for "
-                    "binary visible units; GaussianRBM has real-valued ones. Use learning="
-                    f"{sorted(LEARNING_STRATEGIES['gaussian_rbm'])} (or their objects), "
-                    "or a strategy whose negative_phase returns visible rows."
-                )
-        if isinstance(self.z_estimator, MeanField):
-            self._refuse_mean_field(self.z_estimator)
-
-    @staticmethod
-    def _refuse_mean_field(estimator):
-        raise ValueError(
-            f"{type(estimator).__name__} approximates log Z of binary units; GaussianRBM "
-            "has real-valued visible units. Use z_estimator='exact' (n_components up "
-            "to about 25) or 'ais'."
-        )
-
-    def _resolve_z_estimator(self, spec, view):
-        estimator = super()._resolve_z_estimator(spec, view)
-        if isinstance(estimator, MeanField):
-            self._refuse_mean_field(estimator)
-        return estimator
 
     def _divergence_hint(self, X):
         std, constant = feature_spread(as_dense(X))

@@ -29,6 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
+from ._capabilities import (
+    ANNEALING,
+    BINARY,
+    ENUMERATION,
+    GAUSSIAN,
+    RESTRICTED,
+    Capabilities,
+)
 from ._energy import (
     ModelView,
     base_bias_from_rates,
@@ -87,6 +95,13 @@ class GaussianRBMView(ModelView):
     visible_bias: np.ndarray
     hidden_bias: np.ndarray
     variance: np.ndarray
+
+    #: Real-valued visible units: the restricted learning rule's samplers, exact
+    #: enumeration of the hidden states and annealing, but no mean field.
+    capabilities = Capabilities(
+        units=(("visible", GAUSSIAN), ("hidden", BINARY)),
+        operations={RESTRICTED, ENUMERATION, ANNEALING},
+    )
 
     @property
     def n_visible(self):

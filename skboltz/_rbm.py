@@ -13,6 +13,8 @@ from ._base import (
     BoltzmannBase,
     as_dense,
     diverged,
+    document_strategy_options,
+    strategy_constraints,
 )
 from ._energy import bernoulli_sample, logit_of_rates, sigmoid
 from ._noise import Noise
@@ -26,7 +28,6 @@ from ._training import (
     momentum_and_step,
     momentum_step,
 )
-from .learning._base import LEARNING_STRATEGIES, RBMLearningStrategy
 
 #: Minibatch updates whose weight-decay terms are added to the velocity together (the
 #: published average moves on its own counter, ``_training.AVERAGE_INTERVAL``).
@@ -59,7 +60,7 @@ class RBM(BoltzmannBase):
     ----------
     n_components : int, default=256
         Number of hidden units.
-    learning : {"pcd", "cd", "pt", "exact", "tap"} or RBMLearningStrategy, \
+    learning : {learning_options} or RBMLearningStrategy, \
             default="pcd"
         How the negative-phase statistics are estimated: persistent contrastive
         divergence (:class:`~skboltz.learning.PCD`), CD-k
@@ -69,7 +70,7 @@ class RBM(BoltzmannBase):
         TAP free energy (:class:`~skboltz.learning.TAPGradient`); or a strategy object,
         which is cloned (e.g. ``CD(n_steps=(1, 10))``, or your own subclass of
         :class:`~skboltz.learning.RBMLearningStrategy`).
-    z_estimator : {"auto", "exact", "ais", "mean_field", "tap", "visited_states"} \
+    z_estimator : {z_estimator_options} \
             or ZEstimator, default="auto"
         How log Z is found for ``score_samples``: "auto" enumerates exactly when
         ``2 ** min(n_features, n_components) <= 2**20`` and otherwise uses annealed
@@ -204,11 +205,11 @@ class RBM(BoltzmannBase):
     True
     """
 
-    _model_kind = "rbm"
+    _view_class = RBMView
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "learning": [StrOptions(set(LEARNING_STRATEGIES["rbm"])), RBMLearningStrategy],
+        **strategy_constraints(RBMView),
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
         "visible_bias_init": [StrOptions({"data_rates", "zero"})],
         **TRAINING_CONSTRAINTS,
@@ -252,7 +253,9 @@ class RBM(BoltzmannBase):
         self.verbose = verbose
         self.random_state = random_state
 
-    __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
+    __doc__ = document_strategy_options(
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), RBMView, "pcd"
+    )
 
     # -- training hooks ------------------------------------------------------------
     def _training_product_size(self, X):

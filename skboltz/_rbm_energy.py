@@ -13,6 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._capabilities import (
+    ANNEALING,
+    BINARY,
+    ENUMERATION,
+    MEAN_FIELD,
+    RESTRICTED,
+    Capabilities,
+)
 from ._energy import (
     ModelView,
     _annealing_base,
@@ -82,6 +90,13 @@ class RBMView(ModelView):
     weights: np.ndarray
     visible_bias: np.ndarray
     hidden_bias: np.ndarray
+
+    #: Binary units in two layers: every strategy of the restricted learning rule, and
+    #: every log Z estimator.
+    capabilities = Capabilities(
+        units=(("visible", BINARY), ("hidden", BINARY)),
+        operations={RESTRICTED, ENUMERATION, ANNEALING, MEAN_FIELD},
+    )
 
     @property
     def n_visible(self):
@@ -260,6 +275,27 @@ class RBMView(ModelView):
     def n_enumerated_units(self):
         """Units whose states exact enumeration must list: the smaller layer."""
         return min(self.n_visible, self.n_hidden)
+
+    def with_fewer_enumerated_units(self, n_units):
+        """Return the view with only the first ``n_units`` units of the enumerated layer.
+
+        An optional member of the view protocol: :class:`~skboltz.partition.Exact`
+        times the enumeration of this smaller model to forecast its own cost.
+
+        Parameters
+        ----------
+        n_units : int
+            Units of the smaller layer to keep.
+
+        Returns
+        -------
+        view : RBMView
+            A view over slices of the same arrays.
+        """
+        if self.n_visible <= self.n_hidden:
+            return RBMView(self.weights[:, :n_units], self.visible_bias[:n_units],
+                           self.hidden_bias)
+        return RBMView(self.weights[:n_units], self.visible_bias, self.hidden_bias[:n_units])
 
     def enumerate_log_weights(self, chunk_size):
         # The smaller layer is enumerated in chunks of up to chunk_size states and the

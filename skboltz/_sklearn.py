@@ -9,7 +9,12 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_scalar
-from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
+from sklearn.utils._param_validation import (
+    HasMethods,
+    InvalidParameterError,
+    StrOptions,
+    validate_params,
+)
 from sklearn.utils._param_validation import Interval as _Interval
 
 
@@ -38,6 +43,7 @@ def check_count(value, name, min_value):
 __all__ = [
     "HasMethods",
     "Interval",
+    "InvalidParameterError",
     "StrOptions",
     "_fit_context",
     "check_count",

@@ -26,13 +26,40 @@ True
 """
 
 from ._boltzmann_energy import BMView
+from ._capabilities import (
+    ANNEALING,
+    BINARY,
+    ENUMERATION,
+    GAUSSIAN,
+    MEAN_FIELD,
+    PAIRWISE,
+    RESTRICTED,
+    Capabilities,
+    Requires,
+    supports,
+)
 from ._energy import ModelView
 from ._gaussian_rbm_energy import GaussianRBMView
 from ._rbm_energy import RBMView
 
 # Documented, pickled and shown under their public home.
-for _view in (ModelView, RBMView, GaussianRBMView, BMView):
-    _view.__module__ = __name__
-del _view
+for _public in (ModelView, RBMView, GaussianRBMView, BMView, Capabilities, Requires, supports):
+    _public.__module__ = __name__
+del _public
 
-__all__ = ["BMView", "GaussianRBMView", "ModelView", "RBMView"]
+__all__ = [
+    "ANNEALING",
+    "BINARY",
+    "BMView",
+    "Capabilities",
+    "ENUMERATION",
+    "GAUSSIAN",
+    "GaussianRBMView",
+    "MEAN_FIELD",
+    "ModelView",
+    "PAIRWISE",
+    "RBMView",
+    "RESTRICTED",
+    "Requires",
+    "supports",
+]

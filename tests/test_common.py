@@ -96,16 +96,14 @@ def _registered_strategies():
     from skboltz.partition import Z_ESTIMATORS
 
     named = [pytest.param(cls, id=f"z_estimator {name}") for name, cls in Z_ESTIMATORS.items()]
-    for kind, registry in LEARNING_STRATEGIES.items():
-        named += [pytest.param(cls, id=f"{kind} learning {name}")
-                  for name, cls in registry.items()]
+    named += [pytest.param(cls, id=f"learning {name}") for name, cls in LEARNING_STRATEGIES.items()]
     return named
 
 
 @pytest.mark.parametrize("strategy_class", _registered_strategies())
 def test_registered_defaults_satisfy_their_constraints(strategy_class):
     # Strategies named by a string are built with their defaults and not re-validated
-    # on every fit (skboltz._base.resolve_strategy), so the defaults must be valid.
+    # on every fit (BoltzmannBase._resolve_strategy), so the defaults must be valid.
     strategy_class()._validate_params()
 
 

@@ -9,9 +9,8 @@ from scipy.special import logsumexp
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
-from sklearn.utils._param_validation import InvalidParameterError
 
-from skboltz import RBM, BoltzmannMachine
+from skboltz import RBM, BoltzmannMachine, GaussianRBM
 from skboltz.learning import (
     CD,
     LEARNING_STRATEGIES,
@@ -19,12 +18,23 @@ from skboltz.learning import (
     BMLearningStrategy,
     ExactGradient,
     Gibbs,
+    LearningStrategy,
     MeanFieldGradient,
     RBMLearningStrategy,
     TAPGradient,
 )
-from skboltz.partition import Z_ESTIMATORS, LogZ, ZEstimator
-from skboltz.views import BMView, ModelView, RBMView
+from skboltz.partition import Z_ESTIMATORS, LogZ, MeanField, ZEstimator
+from skboltz.views import (
+    BINARY,
+    ENUMERATION,
+    RESTRICTED,
+    BMView,
+    GaussianRBMView,
+    ModelView,
+    RBMView,
+    Requires,
+    supports,
+)
 
 
 def _binary_data(n_rows=120, n_features=6, seed=0):
@@ -132,17 +142,79 @@ def test_user_bm_strategy_trains():
 
 
 @pytest.mark.parametrize(
-    "model, strategy",
-    [(RBM(n_components=2), Gibbs()), (RBM(n_components=2), MeanFieldGradient()),
-     (BoltzmannMachine(n_hidden=1), PCD()), (BoltzmannMachine(n_hidden=1), TAPGradient())],
-    ids=["RBM-Gibbs", "RBM-MeanFieldGradient", "BM-PCD", "BM-TAPGradient"],
+    "model, strategy, missing",
+    [(RBM(n_components=2), Gibbs(), "general Boltzmann learning rule"),
+     (RBM(n_components=2), MeanFieldGradient(), "general Boltzmann learning rule"),
+     (BoltzmannMachine(n_hidden=1), PCD(), "restricted learning rule"),
+     (BoltzmannMachine(n_hidden=1), TAPGradient(), "restricted learning rule"),
+     (GaussianRBM(n_components=2), ExactGradient(), "binary units, but the model has "
+      "gaussian visible units"),
+     (GaussianRBM(n_components=2), TAPGradient(), "binary units")],
+    ids=["RBM-Gibbs", "RBM-MeanFieldGradient", "BM-PCD", "BM-TAPGradient",
+         "GaussianRBM-ExactGradient", "GaussianRBM-TAPGradient"],
 )
-def test_a_strategy_of_the_other_kind_is_a_clear_error_at_fit(model, strategy):
-    expected = "RBMLearningStrategy" if isinstance(model, RBM) else "BMLearningStrategy"
+def test_a_strategy_the_model_cannot_serve_is_a_clear_error_at_fit(model, strategy, missing):
+    view = type(model)._view_class.__name__
     model = clone(model).set_params(learning=strategy, n_iter=1)
-    with pytest.raises(InvalidParameterError, match=f"'learning' parameter.*{expected}"):
+    name = type(strategy).__name__
+    with pytest.raises(ValueError, match=rf"cannot use learning={name}: it needs .*{missing}"
+                                         rf".*model view: {view}.* Use learning="):
         model.fit(_binary_data())
     assert not hasattr(model, "n_features_in_")
+
+
+def test_a_z_estimator_the_model_cannot_serve_is_refused_before_training():
+    model = GaussianRBM(n_components=2, z_estimator=MeanField())
+    with pytest.raises(ValueError, match="cannot use z_estimator=MeanField: it needs binary "
+                                         "units, but the model has gaussian visible units"):
+        model.fit(_binary_data())
+    assert not hasattr(model, "n_features_in_")
+    fitted = GaussianRBM(n_components=2, n_iter=1).fit(_binary_data())
+    with pytest.raises(ValueError, match="cannot use z_estimator=TAP"):
+        fitted.estimate_log_partition("tap")  # registered, but not for Gaussian units
+
+
+class BinaryUnitsOnly(ExactRows):
+    """A user's strategy that declares it needs binary units (the rows it enumerates)."""
+
+    requires = Requires(units={BINARY}, operations={RESTRICTED})
+
+
+class BinaryImportance(UniformImportance):
+    """A user's log Z estimator declaring what it needs."""
+
+    requires = Requires(units={BINARY}, operations={ENUMERATION})
+
+
+def test_a_users_declared_requirements_are_checked():
+    X = _binary_data()
+    RBM(n_components=2, learning=BinaryUnitsOnly(n_rows=20), n_iter=1).fit(X)
+    with pytest.raises(ValueError, match="GaussianRBM cannot use learning=BinaryUnitsOnly: "
+                                         "it needs binary units"):
+        GaussianRBM(n_components=2, learning=BinaryUnitsOnly()).fit(X)
+    with pytest.raises(ValueError, match="cannot use z_estimator=BinaryImportance"):
+        GaussianRBM(n_components=2, z_estimator=BinaryImportance()).fit(X)
+    # a binary-only estimator, were it registered, would not be among GaussianRBM's names
+    assert supports(RBMView, BinaryImportance) and not supports(GaussianRBMView, BinaryImportance)
+
+
+def test_a_strategy_without_declarations_gets_its_kinds_defaults():
+    class Plain(RBMLearningStrategy):
+        def negative_phase(self, model, batch, state, rng, progress):
+            return batch
+
+    assert Plain.requires == RBMLearningStrategy.requires
+    RBM(n_components=2, learning=Plain(), n_iter=1).fit(_binary_data())
+    GaussianRBM(n_components=2, learning=Plain(), n_iter=1).fit(_binary_data())
+    with pytest.raises(ValueError, match="BoltzmannMachine cannot use learning=Plain"):
+        BoltzmannMachine(learning=Plain()).fit(_binary_data())
+
+    class Undeclared(LearningStrategy):  # neither kind: nothing says what it trains
+        pass
+
+    with pytest.raises(ValueError, match="cannot use learning=Undeclared: it needs a "
+                                         "declaration of what the strategy requires"):
+        RBM(learning=Undeclared()).fit(_binary_data())
 
 
 def test_exact_gradient_trains_both_kinds():
@@ -151,26 +223,41 @@ def test_exact_gradient_trains_both_kinds():
     BoltzmannMachine(n_hidden=1, learning=ExactGradient(), n_iter=1).fit(X)
 
 
-def test_string_options_are_the_registries():
+EXPECTED_OPTIONS = {
+    RBM: ({"cd", "exact", "pcd", "pt", "tap"},
+          {"auto", "ais", "exact", "mean_field", "tap", "visited_states"}),
+    GaussianRBM: ({"cd", "pcd", "pt"}, {"auto", "ais", "exact", "visited_states"}),
+    BoltzmannMachine: ({"exact", "gibbs", "mean_field"},
+                       {"auto", "ais", "exact", "mean_field", "tap", "visited_states"}),
+}
+
+
+def _supported(registry, model):
+    return {name for name, cls in registry.items() if supports(model._view_class, cls)}
+
+
+@pytest.mark.parametrize("model", list(EXPECTED_OPTIONS), ids=lambda m: m.__name__)
+def test_string_options_are_the_registered_entries_the_view_supports(model):
+    learning, z_estimator = EXPECTED_OPTIONS[model]
+    assert _supported(LEARNING_STRATEGIES, model) == learning
+    assert {"auto", *_supported(Z_ESTIMATORS, model)} == z_estimator
+    assert model._parameter_constraints["learning"][0].options == learning
+    assert model._parameter_constraints["z_estimator"][0].options == z_estimator
     X = _binary_data(n_rows=40)
-    for name in Z_ESTIMATORS:  # every registered estimator is accepted by name
-        RBM(n_components=2, n_iter=1, z_estimator=name, random_state=0).fit(X)
+    for name in z_estimator:  # every option is accepted by name
+        model(n_iter=1, z_estimator=name, random_state=0).fit(X)
     assert "visited_states" in Z_ESTIMATORS
-    for model, kind in ((RBM, "rbm"), (BoltzmannMachine, "bm")):
-        constraint = model._parameter_constraints["learning"][0]
-        assert constraint.options == set(LEARNING_STRATEGIES[kind])
-        constraint = model._parameter_constraints["z_estimator"][0]
-        assert constraint.options == {"auto", *Z_ESTIMATORS}
 
 
-@pytest.mark.parametrize("model, kind", [(RBM, "rbm"), (BoltzmannMachine, "bm")])
-def test_docstrings_list_the_registered_names(model, kind):
+@pytest.mark.parametrize("model", list(EXPECTED_OPTIONS), ids=lambda m: m.__name__)
+def test_docstrings_list_the_registered_names(model):
     def listed(parameter):
         match = re.search(rf"    {parameter} : \{{([^}}]*)\}}", model.__doc__)
         return set(re.findall(r'"(\w+)"', match.group(1)))
 
-    assert listed("learning") == set(LEARNING_STRATEGIES[kind])
-    assert listed("z_estimator") == {"auto", *Z_ESTIMATORS}
+    learning, z_estimator = EXPECTED_OPTIONS[model]
+    assert listed("learning") == learning
+    assert listed("z_estimator") == z_estimator
 
 
 def test_views_follow_the_protocol():

@@ -650,7 +650,7 @@ def test_runaway_visible_values_raise_before_parameters_overflow(wine):
 @pytest.mark.parametrize("learning", [ExactGradient(), TAPGradient()])
 def test_binary_only_strategies_are_refused_before_training(wine, learning):
     model = GaussianRBM(n_components=2, learning=learning)
-    with pytest.raises(ValueError, match="binary visible units"):
+    with pytest.raises(ValueError, match="needs binary units, but the model has gaussian visible units"):
         model.fit(wine)
     assert not hasattr(model, "components_")
     with pytest.raises(ValueError, match="learning"):

@@ -5,20 +5,20 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._capabilities import PAIRWISE, RESTRICTED, Requires
 from .._noise import Noise
 
-#: model kind ("rbm", "gaussian_rbm", "bm") -> {string name -> strategy class}. Filled
-#: on import.
-LEARNING_STRATEGIES = {"rbm": {}, "gaussian_rbm": {}, "bm": {}}
+#: String name -> strategy class, filled on import. Which names a model accepts follows
+#: from what each class requires and what the model's view offers (``_capabilities``).
+LEARNING_STRATEGIES = {}
 
 
-def register(name, *kinds):
-    """Class decorator adding a strategy to the string registry of each model kind."""
+def register(name):
+    """Class decorator adding a strategy to the string registry under ``name``."""
 
     def decorator(cls):
         cls.name = name
-        for kind in kinds:
-            LEARNING_STRATEGIES[kind][name] = cls
+        LEARNING_STRATEGIES[name] = cls
         return cls
 
     return decorator
@@ -34,10 +34,13 @@ class LearningStrategy(BaseEstimator):
     handed back on every call, together with the estimator's random generator; a
     strategy never keeps state or randomness of its own.
 
-    Strategies come in two kinds, one per kind of model: subclass
-    :class:`RBMLearningStrategy` to train :class:`~skboltz.RBM` and
-    :class:`BMLearningStrategy` to train :class:`~skboltz.BoltzmannMachine`. Passing a
-    strategy of the other kind is an error at ``fit``.
+    Strategies come in two kinds, one per learning rule: subclass
+    :class:`RBMLearningStrategy` to train the restricted models (:class:`~skboltz.RBM`,
+    :class:`~skboltz.GaussianRBM`) and :class:`BMLearningStrategy` to train
+    :class:`~skboltz.BoltzmannMachine`. Each class declares what it ``requires`` of a
+    model (a :class:`~skboltz._capabilities.Requires`: the unit types it handles and the
+    operations it calls), and a model refuses at ``fit``, with a message naming both, a
+    strategy whose requirements its view does not meet.
 
     Examples
     --------
@@ -51,6 +54,11 @@ class LearningStrategy(BaseEstimator):
 
     #: The string name under which the strategy is registered ("" if none).
     name = ""
+
+    #: What the strategy needs of a model view (``skboltz._capabilities.Requires``).
+    #: None here: the two kinds below declare their learning rule, and subclasses
+    #: narrow it (e.g. to binary units).
+    requires = None
 
     #: Subclasses list the constraints of their parameters (scikit-learn's
     #: ``_parameter_constraints``); parameters not listed are not checked.
@@ -116,6 +124,9 @@ class RBMLearningStrategy(LearningStrategy):
     >>> rbm.learning_
     RandomRestart()
     """
+
+    #: Any unit types: the estimator turns the rows into statistics.
+    requires = Requires(operations={RESTRICTED})
 
     def negative_phase(self, model, batch, state, rng, progress):
         """Visible rows whose hidden conditionals give the negative statistics.
@@ -238,6 +249,8 @@ class BMLearningStrategy(LearningStrategy):
     >>> issubclass(Gibbs, BMLearningStrategy) and issubclass(MeanFieldGradient, BMLearningStrategy)
     True
     """
+
+    requires = Requires(operations={PAIRWISE})
 
     def positive_phase(self, model, batch, state, rng):
         """Clamped second moments (mean s s^T, diagonal = mean s) for ``batch``.

@@ -28,6 +28,7 @@ from .._boltzmann_energy import (
     bm_mean_field,
     bm_second_moments,
 )
+from .._capabilities import BINARY, PAIRWISE, Requires
 from .._energy import clipped_rates, sigmoid
 from .._sklearn import Interval, StrOptions
 from ._base import BMLearningStrategy, register
@@ -112,7 +113,7 @@ def exact_free_moments(model, plan=None):
     return bm_exact_moments(model.coupling, model.bias, plan, model.temperature)
 
 
-@register("gibbs", "bm")
+@register("gibbs")
 class Gibbs(BMLearningStrategy):
     """Boltzmann learning with sequential Gibbs sampling (Ackley, Hinton & Sejnowski 1985).
 
@@ -157,6 +158,8 @@ class Gibbs(BMLearningStrategy):
     >>> bm.learning.annealing
     [(4.0, 2), (2.0, 2)]
     """
+
+    requires = Requires(units={BINARY}, operations={PAIRWISE})
 
     _parameter_constraints = {
         "n_steps": [Interval(Integral, 1, None, closed="left")],
@@ -205,7 +208,7 @@ class Gibbs(BMLearningStrategy):
         return self._run(model, state["chains"], state, rng, None)
 
 
-@register("mean_field", "bm")
+@register("mean_field")
 class MeanFieldGradient(BMLearningStrategy):
     """Mean-field learning: the deterministic Boltzmann machine (Peterson & Anderson 1987).
 
@@ -270,6 +273,8 @@ class MeanFieldGradient(BMLearningStrategy):
     >>> bm.learning.linear_response
     False
     """
+
+    requires = Requires(units={BINARY}, operations={PAIRWISE})
 
     _parameter_constraints = {
         "linear_response": ["boolean"],

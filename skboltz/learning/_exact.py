@@ -5,9 +5,17 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._boltzmann_energy import BMView, bm_enumeration_plan, bm_enumeration_size
+from .._boltzmann_energy import bm_enumeration_plan, bm_enumeration_size
+from .._capabilities import (
+    BINARY,
+    ENUMERATION,
+    PAIRWISE,
+    RESTRICTED,
+    Requires,
+    capabilities_of,
+)
 from .._energy import binary_states
-from .._rbm_energy import AugmentedRBM, RBMView, rbm_hidden_free_energy
+from .._rbm_energy import AugmentedRBM, rbm_hidden_free_energy
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import BMLearningStrategy, RBMLearningStrategy, register
@@ -70,7 +78,7 @@ def exact_statistics(model, chunk_size=4096):
     return statistics
 
 
-@register("exact", "rbm", "bm")
+@register("exact")
 class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
     """The exact likelihood gradient, by enumeration: for small models and as a reference.
 
@@ -103,6 +111,10 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
     ExactGradient()
     """
 
+    #: Either learning rule, on binary units whose states it can enumerate.
+    requires = Requires(units={BINARY}, operations={ENUMERATION},
+                        any_of={RESTRICTED, PAIRWISE})
+
     _parameter_constraints = {
         "max_states": [Interval(Integral, 1, None, closed="left")],
         "chunk_size": [Interval(Integral, 1, None, closed="left")],
@@ -113,7 +125,7 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
         self.chunk_size = chunk_size
 
     def init_state(self, model, X, batch_size, rng):
-        is_rbm = isinstance(model, RBMView)
+        is_rbm = not _pairwise(model)
         if is_rbm:
             n_states = 2 ** min(model.n_visible, model.n_hidden)
         else:
@@ -140,13 +152,19 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
         return exact_clamped_moments(model, batch)
 
     def negative_phase(self, model, batch, state, rng, progress):
-        if isinstance(model, BMView):
+        if _pairwise(model):
             return exact_free_moments(model, state["plan"])
         return super().negative_phase(model, batch, state, rng, progress)
 
     def _negative_statistics(self, model, positive, state, rng, progress):
         statistics = exact_statistics(model, self.chunk_size)
         return statistics.astype(model.params.dtype, copy=False)
+
+
+def _pairwise(model):
+    """Whether ``model`` is trained by the general learning rule (its clamped and free
+    moments) rather than the restricted one (the negative statistics of visible rows)."""
+    return PAIRWISE in capabilities_of(model).operations
 
 
 __all__ = ["ExactGradient", "exact_statistics"]

@@ -24,7 +24,7 @@ def _initial_chains(model, data, n_chains, rng):
     return model._training_form().chains_from_rows(rows, rng)
 
 
-@register("cd", "rbm", "gaussian_rbm")
+@register("cd")
 class CD(RBMLearningStrategy):
     __doc__ = f"""Contrastive divergence, CD-k (Hinton 2002).
 
@@ -64,7 +64,7 @@ class CD(RBMLearningStrategy):
             V = model.draw_visible(H, noise, out)
 
 
-@register("pcd", "rbm", "gaussian_rbm")
+@register("pcd")
 class PCD(RBMLearningStrategy):
     __doc__ = f"""Persistent contrastive divergence (Tieleman 2008).
 
@@ -121,7 +121,7 @@ class PCD(RBMLearningStrategy):
         np.less(inverse_probability, noise.reciprocal_uniform(hidden.shape), out=hidden)
 
 
-@register("pt", "rbm", "gaussian_rbm")
+@register("pt")
 class ParallelTempering(RBMLearningStrategy):
     __doc__ = f"""Parallel tempering (Desjardins et al. 2010; Cho et al. 2010).
 

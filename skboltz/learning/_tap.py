@@ -4,6 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._capabilities import BINARY, RESTRICTED, Requires
 from .._energy import sigmoid
 from .._sklearn import Interval
 from ._base import RBMLearningStrategy, register
@@ -51,7 +52,7 @@ def tap_statistics(model, m_v, m_h):
     return statistics
 
 
-@register("tap", "rbm")
+@register("tap")
 class TAPGradient(RBMLearningStrategy):
     """Training through the TAP free energy (Gabrie, Tramel & Krzakala 2015).
 
@@ -86,6 +87,9 @@ class TAPGradient(RBMLearningStrategy):
     >>> rbm.learning_
     TAPGradient()
     """
+
+    #: The TAP expansion is that of binary units.
+    requires = Requires(units={BINARY}, operations={RESTRICTED})
 
     _parameter_constraints = {
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],

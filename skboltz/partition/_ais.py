@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from .._capabilities import ANNEALING, Requires
 from .._energy import bernoulli_sample, sigmoid
 from .._sklearn import Interval, StrOptions
 from ._base import LogZ, ZEstimator, as_generator, register
@@ -261,6 +262,8 @@ class AIS(ZEstimator):
     >>> log_z.cost["stopped_by"]
     'target_std_error'
     """
+
+    requires = Requires(operations={ANNEALING})
 
     _parameter_constraints = {
         "n_chains": [Interval(Integral, 2, None, closed="left")],

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._capabilities import Requires
+
 
 @dataclass(frozen=True)
 class LogZ:
@@ -110,6 +112,10 @@ class ZEstimator(BaseEstimator):
 
     #: Short name used in ``LogZ.method`` and in the string registry.
     name = ""
+
+    #: What the estimator needs of a model view (``skboltz.views.Requires``): nothing
+    #: unless a subclass says so, so a user's estimator is offered every model.
+    requires = Requires()
 
     #: Subclasses list the constraints of their parameters (scikit-learn's
     #: ``_parameter_constraints``); parameters not listed are not checked.

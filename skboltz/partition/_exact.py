@@ -6,8 +6,8 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, BMView, split_half_log_weights
-from .._rbm_energy import RBMView
+from .._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
+from .._capabilities import ENUMERATION, Requires
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import LogZ, ZEstimator, register
@@ -73,6 +73,8 @@ class Exact(ZEstimator):
     >>> bool(np.isclose(log_z.value, 5 * np.log(2)))  # 2**5 states of energy 0
     True
     """
+
+    requires = Requires(operations={ENUMERATION})
 
     _parameter_constraints = {
         "max_states": [Interval(Integral, 1, None, closed="left")],
@@ -142,22 +144,11 @@ class Exact(ZEstimator):
         True
         """
         n_units = model.n_enumerated_units
-        probe = _fewer_enumerated_units(model, min(n_units - 2, 24))
-        if n_units <= 18 or probe is None:
+        fewer = getattr(model, "with_fewer_enumerated_units", None)  # optional member
+        if n_units <= 18 or fewer is None:
             return None
+        probe = fewer(min(n_units - 2, 24))
         start = time.perf_counter()
         self.estimate(probe)
         return (time.perf_counter() - start) * 2.0 ** (n_units - probe.n_enumerated_units)
 
-
-def _fewer_enumerated_units(view, n_units):
-    """The view with only its first ``n_units`` enumerated units (None: unknown view)."""
-    if isinstance(view, RBMView):
-        if view.n_visible <= view.n_hidden:
-            return RBMView(view.weights[:, :n_units], view.visible_bias[:n_units],
-                           view.hidden_bias)
-        return RBMView(view.weights[:n_units], view.visible_bias, view.hidden_bias[:n_units])
-    if isinstance(view, BMView):
-        return BMView(view.coupling[:n_units, :n_units], view.bias[:n_units],
-                      min(view.n_visible, n_units), view.temperature)
-    return None

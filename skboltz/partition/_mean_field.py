@@ -6,6 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import entr
 
+from .._capabilities import BINARY, MEAN_FIELD, Requires
 from .._energy import clipped_rates, sigmoid
 from .._sklearn import Interval
 from ..exceptions import MeanFieldConvergenceWarning
@@ -188,6 +189,9 @@ class MeanField(ZEstimator):
     >>> bool(naive.lower <= exact)
     True
     """
+
+    #: Magnetisations of binary units (TAP inherits it).
+    requires = Requires(units={BINARY}, operations={MEAN_FIELD})
 
     _parameter_constraints = {
         "order": [Interval(Integral, 1, 2, closed="both")],

@@ -5,6 +5,7 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
+from .._capabilities import ANNEALING, Requires
 from .._energy import bernoulli_sample, sigmoid
 from .._sklearn import Interval
 from ._base import LogZ, ZEstimator, as_generator, register
@@ -50,6 +51,8 @@ class VisitedStates(ZEstimator):
     >>> bool(bound.lower <= Exact().estimate(model).value + 1e-12)
     True
     """
+
+    requires = Requires(operations={ANNEALING})
 
     _parameter_constraints = {
         "n_chains": [Interval(Integral, 1, None, closed="left")],
