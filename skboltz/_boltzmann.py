@@ -19,6 +19,7 @@ from ._base import (
     strategy_constraints,
 )
 from ._boltzmann_energy import (
+    BMLayout,
     BMView,
     GibbsSweep,
     bm_code_moments,
@@ -412,11 +413,10 @@ class BoltzmannMachine(BoltzmannBase):
         n_units = n_visible + self.n_hidden
         mask = connectivity_mask(self.connectivity, n_visible, self.n_hidden)
         data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
-        # params[:-1] holds the couplings W, params[-1] the biases b.
-        params = np.zeros((n_units + 1, n_units), dtype=dtype)
+        params = np.zeros((n_units + 1, n_units), dtype=dtype)  # BMLayout's blocks
         noise = np.triu(rng.normal(0.0, 0.01, size=(n_units, n_units)), 1)
-        params[:-1] = (noise + noise.T) * mask
-        params[-1, :n_visible] = logit_of_rates(data_rates)
+        params[BMLayout.coupling] = (noise + noise.T) * mask
+        params[BMLayout.bias][:n_visible] = logit_of_rates(data_rates)
         state = BMTrainingState(
             params=params,
             velocity=np.zeros_like(params),
@@ -444,10 +444,7 @@ class BoltzmannMachine(BoltzmannBase):
         return float(self.code_entropy)
 
     def _training_params(self, dtype):
-        params = np.empty((self.coupling_.shape[0] + 1, self.coupling_.shape[0]), dtype=dtype)
-        params[:-1] = self.coupling_
-        params[-1] = self.bias_
-        return params
+        return BMLayout.pack(self.coupling_, self.bias_, dtype)
 
     def _train_epoch(self, X, state, learning):
         params, velocity, rng = state.params, state.velocity, state.rng
@@ -457,7 +454,7 @@ class BoltzmannMachine(BoltzmannBase):
         progress = self._progress(state)
         step = lr_step / self.temperature  # the gradient of log p carries 1 / T
         decay = lr_step * self.weight_decay
-        coupling, coupling_velocity = params[:-1], velocity[:-1]
+        coupling, coupling_velocity = params[BMLayout.coupling], velocity[BMLayout.coupling]
         offset, n_visible = state.offset, X.shape[1]
         bonus_weight = state.code_entropy * max(0.0, 1.0 - progress / CODE_ENTROPY_SPAN)
         usage_rate = min(1.0, self.batch_size / X.shape[0])
@@ -482,13 +479,14 @@ class BoltzmannMachine(BoltzmannBase):
                 difference -= correction
             # velocity holds the coupling step and the (centred) bias step.
             scaled_gradient = np.empty_like(velocity)
-            np.multiply(step, np.where(mask, difference, 0.0), out=scaled_gradient[:-1])
-            np.multiply(step, means, out=scaled_gradient[-1])
+            np.multiply(step, np.where(mask, difference, 0.0),
+                        out=scaled_gradient[BMLayout.coupling])
+            np.multiply(step, means, out=scaled_gradient[BMLayout.bias])
             momentum_step(velocity, scaled_gradient, momentum, coupling_velocity, coupling, decay)
             params += velocity
             if self.centering:
                 # b = c - W mu: a step of W at fixed c moves b by -(step of W) mu.
-                params[-1] -= coupling_velocity @ offset
+                params[BMLayout.bias] -= coupling_velocity @ offset
                 hidden_means = np.diagonal(positive)[n_visible:]
                 offset[n_visible:] += OFFSET_RATE * (hidden_means - offset[n_visible:])
 
@@ -506,8 +504,8 @@ class BoltzmannMachine(BoltzmannBase):
     def _fitted_attributes(self, state):
         params = state.params
         return {
-            "coupling_": params[:-1].copy(),
-            "bias_": params[-1].copy(),
+            "coupling_": params[BMLayout.coupling].copy(),
+            "bias_": params[BMLayout.bias].copy(),
             "connectivity_mask_": state.mask.copy(),
             "_sampling_rng": np.random.default_rng(state.sampling_seed),
         }
@@ -516,7 +514,7 @@ class BoltzmannMachine(BoltzmannBase):
         if state is not None:
             params = state.params
             n_visible = params.shape[1] - self.n_hidden
-            return BMView(params[:-1], params[-1], n_visible, float(self.temperature))
+            return BMLayout.view(params, n_visible, float(self.temperature))
         return BMView(self.coupling_, self.bias_, self.n_features_in_, float(self.temperature))
 
     @property

@@ -769,6 +769,38 @@ class BMView(ModelView):
         )
 
 
+class BMLayout:
+    """Named blocks of a general Boltzmann machine's packed parameters (and velocity).
+
+    The array has shape (n_units + 1, n_units), visible units first::
+
+        [ W  (n_units, n_units): symmetric couplings, zero diagonal ]
+        [ b  (n_units,): biases                                    ]
+
+    Each block is an index: ``params[BMLayout.coupling]`` is W, a view.
+    """
+
+    coupling = np.s_[:-1]
+    bias = np.s_[-1]
+    #: The block weight decay acts on.
+    weights = coupling
+
+    @staticmethod
+    def pack(coupling, bias, dtype):
+        """A new packed array holding the couplings and the biases."""
+        coupling = np.asarray(coupling)
+        params = np.empty((coupling.shape[0] + 1, coupling.shape[0]), dtype=dtype)
+        params[BMLayout.coupling] = coupling
+        params[BMLayout.bias] = bias
+        return params
+
+    @staticmethod
+    def view(params, n_visible, temperature=1.0):
+        """The :class:`BMView` of packed parameters (views into ``params``, no copies)."""
+        return BMView(params[BMLayout.coupling], params[BMLayout.bias], n_visible,
+                      temperature)
+
+
 def bm_mean_field(coupling, bias, M, first_free=0, damping=0.5, max_iter=500, tol=1e-7):
     """Damped mean-field fixed point m = sigmoid(J m + c) for each row of ``M``.
 

@@ -17,7 +17,11 @@ from ._base import (
     document_strategy_options,
     strategy_constraints,
 )
-from ._gaussian_rbm_energy import AugmentedGaussianRBM, GaussianRBMView
+from ._gaussian_rbm_energy import (
+    AugmentedGaussianRBM,
+    GaussianRBMLayout,
+    GaussianRBMView,
+)
 from ._rbm import RBM
 from ._runtime import make_generator
 from ._sklearn import Interval, check_count
@@ -421,8 +425,9 @@ class GaussianRBM(RBM):
         n_visible = X.shape[1]
         data_mean = X.mean(axis=0, dtype=np.float64)
         params = np.zeros((self.n_components + 2, n_visible + 1), dtype=dtype)
-        params[1:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
-        params[-1, :-1] = data_mean  # visible means start at the data's; variances at 1
+        weights = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
+        params[GaussianRBMLayout.weights] = weights
+        params[GaussianRBMLayout.visible_bias] = data_mean  # visible means start at the data's
         model = AugmentedGaussianRBM(params)
         return self._fresh_state(
             GaussianRBMTrainingState, model, X, learning, rng,
@@ -452,17 +457,18 @@ class GaussianRBM(RBM):
         if published is not None and np.array_equal(
             np.exp(published).astype(dtype), self.variance_.astype(dtype)
         ):
-            params[0, :-1] = published
+            params[GaussianRBMLayout.log_variance] = published
         return params
 
     def _train_epoch(self, X, state, learning):
         super()._train_epoch(X, state, learning)
         iterate = state.iterate.astype(np.float64)
         # the farthest visible mean b + W^T h over all h, and the largest deviation
-        reach = np.abs(iterate[-1, :-1] - state.data_mean) + np.abs(iterate[1:-1, :-1]).sum(
-            axis=0
-        )
-        spread = max(reach.max(initial=0), np.exp(0.5 * iterate[0, :-1].max(initial=0)))
+        reach = np.abs(iterate[GaussianRBMLayout.visible_bias] - state.data_mean) + np.abs(
+            iterate[GaussianRBMLayout.weights]
+        ).sum(axis=0)
+        largest_log_variance = iterate[GaussianRBMLayout.log_variance].max(initial=0)
+        spread = max(reach.max(initial=0), np.exp(0.5 * largest_log_variance))
         if spread > RUNAWAY_SCALE * state.data_scale:
             raise TrainingDivergedError(
                 f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the model "
@@ -472,7 +478,7 @@ class GaussianRBM(RBM):
                 "was left as it was before this call."
             )
         if self.learn_variance:
-            variance = np.exp(iterate[0, :-1])
+            variance = np.exp(iterate[GaussianRBMLayout.log_variance])
             collapsed = np.flatnonzero(variance < MIN_VARIANCE)
             if collapsed.size:
                 raise TrainingDivergedError(
@@ -496,8 +502,10 @@ class GaussianRBM(RBM):
         momentum, step = self._momentum_and_step(state.n_iter)
         progress = self._progress(state)
         decay = step * self.weight_decay
-        weights, weight_velocity = params[1:-1, :-1], velocity[1:-1, :-1]
-        variance_velocity, log_variance = velocity[0, :-1], params[0, :-1]
+        weights = params[GaussianRBMLayout.weights]
+        weight_velocity = velocity[GaussianRBMLayout.weights]
+        log_variance = params[GaussianRBMLayout.log_variance]
+        variance_velocity = velocity[GaussianRBMLayout.log_variance]
         order = rng.permutation(X.shape[0])
         for start in range(0, X.shape[0], self.batch_size):
             batch = model.augment(X[order[start : start + self.batch_size]])
@@ -512,8 +520,8 @@ class GaussianRBM(RBM):
             positive -= negative
             positive *= step
             momentum_step(velocity, positive, momentum, weight_velocity, weights, decay)
-            velocity[-1, -1] = 0  # the constant units' coupling is not learnt
-            params[1:] += velocity[1:]
+            velocity[GaussianRBMLayout.constant] = 0  # the constant units' coupling: not learnt
+            params[GaussianRBMLayout.rbm] += velocity[GaussianRBMLayout.rbm]
             if self.learn_variance:
                 # The step of the variances themselves, sigma^2 <- sigma^2 (1 + step),
                 # with step the gradient of log sigma^2: the same to first order, but
@@ -535,12 +543,12 @@ class GaussianRBM(RBM):
     def _fitted_attributes(self, state):
         attributes = super()._fitted_attributes(state)
         params = state.params
-        state.published_log_variance = params[0, :-1].copy()
+        state.published_log_variance = params[GaussianRBMLayout.log_variance].copy()
         attributes.update(
-            components_=params[1:-1, :-1].copy(),
-            intercept_hidden_=params[1:-1, -1].copy(),
-            intercept_visible_=params[-1, :-1].copy(),
-            variance_=np.exp(params[0, :-1]),
+            components_=params[GaussianRBMLayout.weights].copy(),
+            intercept_hidden_=params[GaussianRBMLayout.hidden_bias].copy(),
+            intercept_visible_=params[GaussianRBMLayout.visible_bias].copy(),
+            variance_=np.exp(params[GaussianRBMLayout.log_variance]),
         )
         if "_new_whitening" in self.__dict__:  # a fresh fit; partial_fit keeps its own
             attributes["whitening_mean_"], attributes["whitening_factor_"] = (

@@ -45,7 +45,7 @@ from ._energy import (
     softplus,
     softplus_row_sums,
 )
-from ._rbm_energy import AugmentedRBM
+from ._rbm_energy import AugmentedRBM, RBMLayout
 
 
 def gaussian_log_normalizer(variance):
@@ -356,11 +356,47 @@ class GaussianRBMView(ModelView):
         return AugmentedGaussianRBM.from_view(self)
 
 
+class GaussianRBMLayout:
+    """Named blocks of a Gaussian RBM's packed parameters (and of its velocity).
+
+    The array has shape (n_hidden + 2, n_visible + 1): a row of log variances above
+    :class:`~skboltz._rbm_energy.RBMLayout`'s blocks::
+
+        [ z = log sigma^2  (n_visible)  | unused (0)                     ]
+        [ W  (n_hidden, n_visible)      | c                              ]
+        [ b  (visible means at h = 0)   | the constant units' coupling   ]
+
+    Each block is an index: ``params[GaussianRBMLayout.log_variance]`` is z, a view.
+    """
+
+    log_variance = np.s_[0, :-1]
+    unused = np.s_[0, -1]
+    weights = np.s_[1:-1, :-1]
+    hidden_bias = np.s_[1:-1, -1]
+    visible_bias = np.s_[-1, :-1]
+    constant = np.s_[-1, -1]
+    #: The rows below the log variances: an array in RBMLayout's layout.
+    rbm = np.s_[1:]
+    #: The last row: b and the constant units' coupling.
+    visible_row = np.s_[-1]
+
+    @staticmethod
+    def pack(weights, visible_bias, hidden_bias, log_variance, dtype):
+        """A new packed array holding the blocks (the unused entry and constant 0)."""
+        weights = np.asarray(weights)
+        params = np.zeros((weights.shape[0] + 2, weights.shape[1] + 1), dtype=dtype)
+        params[GaussianRBMLayout.log_variance] = log_variance
+        params[GaussianRBMLayout.weights] = weights
+        params[GaussianRBMLayout.hidden_bias] = hidden_bias
+        params[GaussianRBMLayout.visible_bias] = visible_bias
+        return params
+
+
 class AugmentedGaussianRBM:
     """Training form of a Gaussian-Bernoulli RBM, duck-typing :class:`AugmentedRBM`.
 
-    ``params`` has shape (n_hidden + 2, n_visible + 1): row 0 holds the log variances
-    z = log sigma^2 (its last entry unused, 0), and the rows below are
+    ``params`` has shape (n_hidden + 2, n_visible + 1), with the blocks of
+    :class:`GaussianRBMLayout`: the log variances z = log sigma^2 above
     :class:`AugmentedRBM`'s layout (``[W | c]`` over ``[b | ALWAYS_ON]``), so states
     carry the same trailing constant unit and the learning strategies' fused hooks
     (``draw_hidden``, ``draw_visible``, ``hidden_input``, ``energy``, ...) work
@@ -387,8 +423,8 @@ class AugmentedGaussianRBM:
     ALWAYS_ON = AugmentedRBM.ALWAYS_ON
 
     def __init__(self, params, learn_variance=True):
-        params[-1, -1] = self.ALWAYS_ON
-        params[0, -1] = 0
+        params[GaussianRBMLayout.constant] = self.ALWAYS_ON
+        params[GaussianRBMLayout.unused] = 0
         self.params = params
         #: Whether ``statistics`` computes the log-variance row (else it is left 0).
         self.learn_variance = learn_variance
@@ -399,46 +435,43 @@ class AugmentedGaussianRBM:
     @classmethod
     def from_view(cls, view):
         """The training form of a :class:`GaussianRBMView`'s parameters (a new array)."""
-        params = np.zeros((view.n_hidden + 2, view.n_visible + 1), dtype=view.dtype)
-        params[0, :-1] = np.log(view.variance)
-        params[1:-1, :-1] = view.weights
-        params[1:-1, -1] = view.hidden_bias
-        params[-1, :-1] = view.visible_bias
-        return cls(params)
+        return cls(GaussianRBMLayout.pack(view.weights, view.visible_bias, view.hidden_bias,
+                                          np.log(view.variance), view.dtype))
 
     augment = staticmethod(AugmentedRBM.augment)
 
     @property
     def log_variance(self):
         """z = log sigma^2 (a view into ``params``)."""
-        return self.params[0, :-1]
+        return self.params[GaussianRBMLayout.log_variance]
 
     @property
     def weights(self):
-        return self.params[1:-1, :-1]
+        return self.params[GaussianRBMLayout.weights]
 
     @property
     def visible_bias(self):
-        return self.params[-1, :-1]
+        return self.params[GaussianRBMLayout.visible_bias]
 
     @property
     def hidden_bias(self):
-        return self.params[1:-1, -1]
+        return self.params[GaussianRBMLayout.hidden_bias]
 
     def refresh(self):
         """Recompute the derived arrays (W / sigma^2, sigma) after ``params`` changed."""
         log_variance = self.log_variance
         self.std = np.exp(0.5 * log_variance)
         self.inverse_variance = np.exp(-log_variance)
+        # ``coupling`` is in RBMLayout's layout: [W / sigma^2 | c] over [b | ALWAYS_ON]
         if not log_variance.any():  # unit variances: the hidden units see W itself
-            self.coupling = self.params[1:]
+            self.coupling = self.params[GaussianRBMLayout.rbm]
             return
         coupling = getattr(self, "_coupling_buffer", None)
         if coupling is None or coupling.dtype != self.params.dtype:
-            coupling = self._coupling_buffer = np.zeros_like(self.params[1:])
-            coupling[-1, -1] = self.ALWAYS_ON
-        np.multiply(self.weights, self.inverse_variance, out=coupling[:-1, :-1])
-        coupling[:-1, -1] = self.hidden_bias
+            coupling = self._coupling_buffer = np.zeros_like(self.params[GaussianRBMLayout.rbm])
+            coupling[RBMLayout.constant] = self.ALWAYS_ON
+        np.multiply(self.weights, self.inverse_variance, out=coupling[RBMLayout.weights])
+        coupling[RBMLayout.hidden_bias] = self.hidden_bias
         self.coupling = coupling
 
     def view(self):
@@ -476,37 +509,38 @@ class AugmentedGaussianRBM:
 
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from p(v | h) (at ``beta``)."""
-        x = np.dot(H, self.params[1:], out=out)  # b + W^T h (and junk in the last column)
+        # b + W^T h (and junk in the last column)
+        x = np.dot(H, self.params[GaussianRBMLayout.rbm], out=out)
         if beta is not None:  # mean b + beta W^T h (whole rows: contiguous, cheaper)
-            bias = self.params[-1]
+            bias = self.params[GaussianRBMLayout.visible_row]
             x -= bias
             x *= beta
             x += bias
-        x[:, :-1] += self.std * noise.normal((x.shape[0], self.n_visible))
-        x[:, -1] = 1
+        x[RBMLayout.units] += self.std * noise.normal((x.shape[0], self.n_visible))
+        x[RBMLayout.constant_unit] = 1
         return x
 
     def energy(self, V, H):
         """The tempered part -h^T W (v / sigma^2) - c^T h of E(v, h), for paired rows."""
-        h = H[:, :-1]
-        return -np.einsum("nj,nj->n", h @ self.coupling[:-1, :-1], V[:, :-1]) - h @ (
-            self.hidden_bias
-        )
+        h = H[RBMLayout.units]
+        return -np.einsum(
+            "nj,nj->n", h @ self.coupling[RBMLayout.weights], V[RBMLayout.units]
+        ) - h @ (self.hidden_bias)
 
     def statistics(self, H, V):
         """Sums over rows of the update statistics (see the class docstring), like ``params``."""
         out = np.empty((self.params.shape[0], V.shape[1]), dtype=np.result_type(H, V))
-        products = out[1:]
+        products = out[GaussianRBMLayout.rbm]
         np.dot(H.T, V, out=products)
-        log_variance_row = out[0, :-1]
-        out[0, -1] = 0
+        log_variance_row = out[GaussianRBMLayout.log_variance]
+        out[GaussianRBMLayout.unused] = 0
         if not self.learn_variance:
             log_variance_row[...] = 0
             return out
-        centred = V[:, :-1] - self.visible_bias
+        centred = V[RBMLayout.units] - self.visible_bias
         np.einsum("ni,ni->i", centred, centred, out=log_variance_row)
         log_variance_row *= 0.5
         # sum_n v_ni (W^T h_n)_i = sum_j W_ji (sum_n h_nj v_ni)
-        log_variance_row -= np.einsum("ji,ji->i", self.weights, products[:-1, :-1])
+        log_variance_row -= np.einsum("ji,ji->i", self.weights, products[RBMLayout.weights])
         log_variance_row *= self.inverse_variance
         return out

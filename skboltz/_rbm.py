@@ -18,7 +18,7 @@ from ._base import (
 )
 from ._energy import bernoulli_sample, logit_of_rates, sigmoid
 from ._noise import Noise
-from ._rbm_energy import AugmentedRBM, RBMView
+from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import (
@@ -284,9 +284,9 @@ class RBM(BoltzmannBase):
         data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
         n_visible = X.shape[1]
         params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
-        params[:-1, :-1] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
+        params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
         if self.visible_bias_init == "data_rates":
-            params[-1, :-1] = logit_of_rates(data_rates)
+            params[RBMLayout.visible_bias] = logit_of_rates(data_rates)
         return self._fresh_state(RBMTrainingState, AugmentedRBM(params), X, learning, rng,
                                  data_rates=data_rates)
 
@@ -344,12 +344,9 @@ class RBM(BoltzmannBase):
 
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
-        weights = np.asarray(self.components_)
-        params = np.empty((weights.shape[0] + 1, weights.shape[1] + 1), dtype=dtype)
-        params[:-1, :-1] = weights
-        params[:-1, -1] = self.intercept_hidden_
-        params[-1, :-1] = self.intercept_visible_
-        return AugmentedRBM(params).params
+        return AugmentedRBM(RBMLayout.pack(
+            self.components_, self.intercept_visible_, self.intercept_hidden_, dtype
+        )).params
 
     def _momentum_and_step(self, epoch):
         """The epoch's momentum and the gradient's weight in the velocity update
@@ -416,8 +413,8 @@ class RBM(BoltzmannBase):
         data = self._minibatches(X, learning, state, model, step)
         progress = self._progress(state)
         decay = step * self.weight_decay
-        weights = params[:-1, :-1]
-        velocity[-1, -1] = 0  # the constant units' coupling is not learnt
+        weights = params[RBMLayout.weights]
+        velocity[RBMLayout.constant] = 0  # the constant units' coupling is not learnt
         # Same-shape operands and 0-d arrays: numpy's cheapest calls (a Python float or
         # a broadcast operand costs about twice as much at minibatch sizes).
         momentum_0d = np.asarray(momentum, dtype=params.dtype)
@@ -425,7 +422,7 @@ class RBM(BoltzmannBase):
         # Without momentum the velocity is the step itself: update the parameters
         # from the gradient buffer and keep the last step as the velocity.
         update = velocity if momentum else data.gradient
-        update_weights = update[:-1, :-1]
+        update_weights = update[RBMLayout.weights]
         pending_decay = state.pending_decay
         pending_average = state.average.n_pending if averaging else 0
         sample_negative, observe = learning._sample_negative, learning._observe
@@ -480,7 +477,7 @@ class RBM(BoltzmannBase):
         momentum, step = self._momentum_and_step(state.n_iter)
         progress = self._progress(state)
         decay = step * self.weight_decay
-        velocity[-1, -1] = 0  # the constant units' coupling is not learnt
+        velocity[RBMLayout.constant] = 0  # the constant units' coupling is not learnt
         order = rng.permutation(X.shape[0])
         for start in range(0, X.shape[0], self.batch_size):
             batch = model.augment(as_dense(X[order[start : start + self.batch_size]]))
@@ -491,9 +488,9 @@ class RBM(BoltzmannBase):
             )
             positive -= negative
             positive *= step
-            momentum_step(velocity, positive, momentum, velocity[:-1, :-1], params[:-1, :-1],
-                          decay)
-            velocity[-1, -1] = 0
+            momentum_step(velocity, positive, momentum, velocity[RBMLayout.weights],
+                          params[RBMLayout.weights], decay)
+            velocity[RBMLayout.constant] = 0
             params += velocity
             self._count_update(state, params)
 
@@ -525,9 +522,9 @@ class RBM(BoltzmannBase):
                 sampler[key] = value.copy()
         params = state.params
         return {
-            "components_": params[:-1, :-1].copy(),
-            "intercept_hidden_": params[:-1, -1].copy(),
-            "intercept_visible_": params[-1, :-1].copy(),
+            "components_": params[RBMLayout.weights].copy(),
+            "intercept_hidden_": params[RBMLayout.hidden_bias].copy(),
+            "intercept_visible_": params[RBMLayout.visible_bias].copy(),
             "_sampling_rng": None,  # made on first use by gibbs (a fresh stream per fit)
         }
 

@@ -530,17 +530,52 @@ class RBMAnnealing:
         np.greater(self._visible_input, noise, out=self._visible)
 
 
+class RBMLayout:
+    """Named blocks of an RBM's packed parameters (and of its velocity, the same shape).
+
+    The array has shape (n_hidden + 1, n_visible + 1)::
+
+        [ W  (n_hidden, n_visible) | c  hidden biases                            ]
+        [ b  visible biases        | the constant units' coupling (not learnt)   ]
+
+    Each block is an index: ``params[RBMLayout.weights]`` is W, a view. States in the
+    training form carry a trailing constant unit the same way (``rows[RBMLayout.units]``).
+    """
+
+    weights = np.s_[:-1, :-1]
+    hidden_bias = np.s_[:-1, -1]
+    visible_bias = np.s_[-1, :-1]
+    #: The coupling of the two constant units (``AugmentedRBM.ALWAYS_ON``).
+    constant = np.s_[-1, -1]
+    #: What a row of hidden states (with its constant unit) multiplies into visible
+    #: inputs: W over b.
+    visible_columns = np.s_[:, :-1]
+    #: Of rows of states: the units, and the trailing constant unit.
+    units = np.s_[..., :-1]
+    constant_unit = np.s_[..., -1]
+
+    @staticmethod
+    def pack(weights, visible_bias, hidden_bias, dtype):
+        """A new packed array holding the three blocks (the constant coupling 0)."""
+        weights = np.asarray(weights)
+        params = np.zeros((weights.shape[0] + 1, weights.shape[1] + 1), dtype=dtype)
+        params[RBMLayout.weights] = weights
+        params[RBMLayout.hidden_bias] = hidden_bias
+        params[RBMLayout.visible_bias] = visible_bias
+        return params
+
+
 class AugmentedRBM:
     """Training form of an RBM: all parameters in one (n_hidden + 1, n_visible + 1) array.
 
-    ``params[:-1, :-1]`` is W, ``params[:-1, -1]`` the hidden bias c and ``params[-1, :-1]``
+    The blocks of ``params`` are named by :class:`RBMLayout`: W, the hidden bias c and
     the visible bias b. States carry a trailing constant unit, so a single matrix
     product gives W v + c, one gives W^T h + b and one gives every gradient statistic at
     once (sum h v^T, sum h, sum v): few, large numpy calls, which is what makes small
     minibatches fast.
 
     The two constant units are ordinary units coupled by the corner weight
-    ``params[-1, -1] = ALWAYS_ON``: given each other they are on with probability
+    ``params[RBMLayout.constant] = ALWAYS_ON``: given each other they are on with probability
     sigmoid(ALWAYS_ON + ...) = 1, so products over whole rows (constant column
     included) sample and transform them like any unit. Every array stays contiguous,
     which matters as much as the number of calls. The constructor sets the corner; it
@@ -556,7 +591,7 @@ class AugmentedRBM:
     ALWAYS_ON = 1e5
 
     def __init__(self, params):
-        params[-1, -1] = self.ALWAYS_ON
+        params[RBMLayout.constant] = self.ALWAYS_ON
         self.params = params
         self.n_hidden = params.shape[0] - 1
         self.n_visible = params.shape[1] - 1
@@ -564,18 +599,15 @@ class AugmentedRBM:
     @classmethod
     def from_view(cls, view):
         """The training form of an :class:`RBMView`'s parameters (a new array)."""
-        params = np.zeros((view.n_hidden + 1, view.n_visible + 1), dtype=view.dtype)
-        params[:-1, :-1] = view.weights
-        params[:-1, -1] = view.hidden_bias
-        params[-1, :-1] = view.visible_bias
-        return cls(params)
+        return cls(RBMLayout.pack(view.weights, view.visible_bias, view.hidden_bias,
+                                  view.dtype))
 
     @staticmethod
     def augment(X):
         """Append the constant unit to rows of ``X`` (dense)."""
         out = np.empty((X.shape[0], X.shape[1] + 1), dtype=X.dtype)
-        out[:, :-1] = X
-        out[:, -1] = 1
+        out[RBMLayout.units] = X
+        out[RBMLayout.constant_unit] = 1
         return out
 
     def chains_from_rows(self, rows, rng):
@@ -583,13 +615,14 @@ class AugmentedRBM:
         rows = np.clip(rows, 0, 1)
         chains = self.augment(rows.astype(self.params.dtype, copy=False))
         # float32 draws for either dtype: float32 and float64 fits start the same chains
-        np.less(rng.random(rows.shape, dtype=NOISE_DTYPE), chains[:, :-1], out=chains[:, :-1])
+        units = chains[RBMLayout.units]
+        np.less(rng.random(rows.shape, dtype=NOISE_DTYPE), units, out=units)
         return chains
 
     def view(self):
         """The :class:`RBMView` of the current parameters (no copies)."""
         p = self.params
-        return RBMView(p[:-1, :-1], p[-1, :-1], p[:-1, -1])
+        return RBMView(p[RBMLayout.weights], p[RBMLayout.visible_bias], p[RBMLayout.hidden_bias])
 
     def empty_visible(self, n_rows):
         """Uninitialised augmented visible rows."""
@@ -635,20 +668,21 @@ class AugmentedRBM:
     def _draw_tempered(x, noise, beta):
         x *= beta
         np.greater(x, noise.logistic(x.shape), out=x)
-        x[:, -1] = 1  # at beta = 0 the constant unit would be a coin flip
+        x[RBMLayout.constant_unit] = 1  # at beta = 0 the constant unit would be a coin flip
         return x
 
     def energy(self, V, H):
         """E(v, h) of paired augmented rows (the constant units' coupling left out)."""
-        p = self.params
-        return -np.einsum("nj,nj->n", H @ p[:, :-1], V[:, :-1]) - H[:, :-1] @ p[:-1, -1]
+        p, units = self.params, RBMLayout.units
+        return (-np.einsum("nj,nj->n", H @ p[RBMLayout.visible_columns], V[units])
+                - H[units] @ p[RBMLayout.hidden_bias])
 
     def reconstruction_error(self, X):
         """Mean squared error of the mean-field reconstruction P(v | P(h | x)) of rows X."""
         X = self.augment(X.astype(self.params.dtype, copy=False))
         reconstruction = sigmoid(self.visible_input(sigmoid(self.hidden_input(X))))
         reconstruction -= X
-        return float(np.mean(np.square(reconstruction[:, :-1]), dtype=np.float64))
+        return float(np.mean(np.square(reconstruction[RBMLayout.units]), dtype=np.float64))
 
     @staticmethod
     def statistics(H, V):

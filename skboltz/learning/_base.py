@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator
 
 from .._capabilities import PAIRWISE, RESTRICTED, Requires
 from .._noise import Noise
+from .._rbm_energy import RBMLayout
 
 #: String name -> strategy class, filled on import. Which names a model accepts follows
 #: from what each class requires and what the model's view offers (``_capabilities``).
@@ -159,7 +160,7 @@ class RBMLearningStrategy(LearningStrategy):
             out = model.empty_visible(self._n_negative(state, batch.shape[0]))
             noise = Noise(rng, block_size=0)
             self._sample_negative(model, model.augment(batch), state, noise, progress, out)
-            return out[:, :-1]
+            return out[RBMLayout.units]
         raise NotImplementedError(
             f"{type(self).__name__} does not produce negative-phase rows; subclasses of "
             "RBMLearningStrategy implement negative_phase."
@@ -220,7 +221,8 @@ class RBMLearningStrategy(LearningStrategy):
             self._observe(state, x, noise)
             np.reciprocal(x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
             return model.statistics(x, out) / out.shape[0]
-        rows = self.negative_phase(model.view(), positive[:, :-1], state, rng, progress)
+        rows = self.negative_phase(model.view(), positive[RBMLayout.units], state, rng,
+                                   progress)
         rows = np.asarray(rows, dtype=model.params.dtype)
         if rows.ndim != 2 or rows.shape[1] != model.n_visible or rows.shape[0] == 0:
             raise ValueError(

@@ -15,7 +15,7 @@ from .._capabilities import (
     capabilities_of,
 )
 from .._energy import binary_states
-from .._rbm_energy import AugmentedRBM, rbm_hidden_free_energy
+from .._rbm_energy import AugmentedRBM, RBMLayout, rbm_hidden_free_energy
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import BMLearningStrategy, RBMLearningStrategy, register
@@ -38,16 +38,17 @@ def exact_statistics(model, chunk_size=4096):
     Returns
     -------
     statistics : ndarray of shape (n_hidden + 1, n_visible + 1), float64
-        ``[:-1, :-1]`` = E[h v^T], ``[:-1, -1]`` = E[h], ``[-1, :-1]`` = E[v],
-        ``[-1, -1]`` = 1.
+        In :class:`~skboltz._rbm_energy.RBMLayout`'s blocks: E[h v^T] in ``weights``,
+        E[h] in ``hidden_bias``, E[v] in ``visible_bias``, 1 in ``constant``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._rbm_energy import AugmentedRBM
+    >>> from skboltz._rbm_energy import AugmentedRBM, RBMLayout
     >>> from skboltz.learning._exact import exact_statistics
     >>> stats = exact_statistics(AugmentedRBM(np.zeros((3, 4))))
-    >>> bool(np.allclose(stats[:-1, :-1], 0.25) and np.allclose(stats[-1, :-1], 0.5))
+    >>> bool(np.allclose(stats[RBMLayout.weights], 0.25)
+    ...      and np.allclose(stats[RBMLayout.visible_bias], 0.5))
     True
     """
     model = AugmentedRBM(np.asarray(model.params, dtype=np.float64))
@@ -61,10 +62,10 @@ def exact_statistics(model, chunk_size=4096):
                 binary_states(n_units, start, min(start + chunk_size, 2**n_units))
             )
             if enumerate_visible:
-                yield states, view.log_unnormalized(states[:, :-1])
+                yield states, view.log_unnormalized(states[RBMLayout.units])
             else:
                 yield states, -rbm_hidden_free_energy(
-                    states[:, :-1], view.weights, view.visible_bias, view.hidden_bias
+                    states[RBMLayout.units], view.weights, view.visible_bias, view.hidden_bias
                 )
 
     log_z = logsumexp([logsumexp(log_w) for _, log_w in chunks()])

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._capabilities import BINARY, RESTRICTED, Requires
 from .._energy import sigmoid
+from .._rbm_energy import RBMLayout
 from .._sklearn import Interval
 from ._base import RBMLearningStrategy, register
 
@@ -48,7 +49,7 @@ def tap_statistics(model, m_v, m_h):
     n_rows = m_v.shape[0]
     statistics = model.statistics(model.augment(m_h), model.augment(m_v)) / n_rows
     correction = (m_h * (1 - m_h)).T @ (m_v * (1 - m_v)) / n_rows
-    statistics[:-1, :-1] += model.params[:-1, :-1] * correction
+    statistics[RBMLayout.weights] += model.params[RBMLayout.weights] * correction
     return statistics
 
 
@@ -112,9 +113,9 @@ class TAPGradient(RBMLearningStrategy):
         return {"m_v": m_v, "m_h": model.hidden_probability(m_v)}
 
     def _negative_statistics(self, model, positive, state, rng, progress):
-        params = model.params
+        view = model.view()
         m_v, m_h = tap_iterate(
-            params[:-1, :-1], params[-1, :-1], params[:-1, -1],
+            view.weights, view.visible_bias, view.hidden_bias,
             state["m_v"], state["m_h"], self.max_iter, self.damping, self.tol,
         )
         state["m_v"], state["m_h"] = m_v, m_h
