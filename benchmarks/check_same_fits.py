@@ -563,6 +563,7 @@ def compare(before_path, after_path, tolerance):
     before = json.loads(Path(before_path).read_text())
     after = json.loads(Path(after_path).read_text())
     identical, close, differ, outcome, messages, refined = [], [], [], [], [], []
+    added = set()
     for name in sorted(set(before) | set(after)):
         if name not in before or name not in after:
             outcome.append((name, "only in " + ("after" if name in after else "before")))
@@ -585,6 +586,10 @@ def compare(before_path, after_path, tolerance):
         before_leaves, after_leaves = dict(leaves(b)), dict(leaves(a))
         worst, where = 0.0, ""
         for key in sorted(set(before_leaves) | set(after_leaves)):
+            if key not in before_leaves and "/history_/" in key:
+                # a new per-epoch record (diagnostics): reported, not a difference
+                added.add(key.split("/history_/")[1].split("[")[0])
+                continue
             if key not in before_leaves or key not in after_leaves:
                 worst, where = np.inf, key + " (missing on one side)"
                 break
@@ -611,6 +616,8 @@ def compare(before_path, after_path, tolerance):
             print(f"\n{title}:")
             for name, worst, where in rows:
                 print(f"  {name}: {worst:.3g} at {where}")
+    if added:
+        print(f"\nnew history_ records (not compared): {sorted(added)}")
     if refined:
         print("\nthe same refusal as ValueError / its subclass InvalidParameterError:")
         for name, what in refined:

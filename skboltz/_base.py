@@ -37,18 +37,10 @@ from ._runtime import (
     make_generator,
 )
 from ._sklearn import Interval, StrOptions, _fit_context
+from ._training import DIVERGED_MAGNITUDE, diverged
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import Z_ESTIMATORS, ZEstimator
-
-#: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
-#: and float32 resolves nothing finer than ~0.1 at this magnitude.
-DIVERGED_MAGNITUDE = 1e6
-
-
-def diverged(params):
-    """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
-    return not np.abs(params).max() < DIVERGED_MAGNITUDE  # NaN compares False
 
 #: A model whose log-likelihood on its own training rows is provably lower than the
 #: uniform distribution's by more than this fraction has diverged (see
@@ -302,6 +294,26 @@ class BoltzmannBase(
 
     # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, *, reset, check_range=False):
+        """The rows the model sees: validated and, after the first fit, mapped by the
+        fitted input transform (if any; see :meth:`_new_input_transform`)."""
+        X = self._check_rows(X, reset=reset, check_range=check_range)
+        if not reset:
+            transform = self._input_transform()
+            if transform is not None:
+                X = transform.transform(X)
+        return X
+
+    def _input_transform(self):
+        """The fitted input transform (see :meth:`_new_input_transform`), or None.
+
+        An estimator that publishes its transform's parameters rebuilds it from them,
+        so that hand-edited attributes take effect (as for the model's parameters).
+        """
+        return self._training_state.input_transform
+
+    def _check_rows(self, X, *, reset, check_range):
+        """``X`` validated (``validate_data``), warning about values outside [0, 1]
+        when ``check_range``."""
         if not reset and self._is_valid_fitted_input(X, check_range):
             return X
         X = validate_data(
@@ -438,20 +450,25 @@ class BoltzmannBase(
         X = self._validate_X(X, reset=first_call, check_range=True)
         validation = None
         if first_call:
+            # A fixed map of the inputs (GaussianRBM's whitening), from all the rows.
+            input_transform = self._new_input_transform(X)
+            if input_transform is not None:
+                X = input_transform.transform(X)
             check_memory(self._training_bytes(X), *self._size_description(X))
             rng = make_generator(self.random_state)
             if not partial and self.validation_fraction is not None:
                 X, validation = self._split_validation(X, rng)
             state = self._new_training_state(X, learning, rng)
+            state.input_transform = input_transform
             state.history = self._new_history()
             state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
             state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
         else:
             # Work on a copy of what training changes in place, and check-point the
             # rest (all-or-nothing; see TrainingState.begin_update).
-            previous = self._training_state
-            state, undo = previous.begin_update(shared=self._shared_state_keys(previous))
+            state, undo = self._training_state.begin_update(learning)
             state.params = self._training_params(X.dtype)
+            state.input_transform = self._input_transform()
         # Evenly spaced rows: deterministic, and no draw from the training stream, so
         # repeated partial_fit calls follow exactly the path of one fit.
         n_samples = X.shape[0]
@@ -473,7 +490,8 @@ class BoltzmannBase(
                     callback_ctx=callback_ctx,
                 )
                 self._check_likelihood(
-                    state, monitor["train"], None if first_call else self._model_view()
+                    state, learning, monitor["train"],
+                    None if first_call else self._model_view(),
                 )
             view = self._model_view_of(state)
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
@@ -495,10 +513,14 @@ class BoltzmannBase(
         """Multiply-adds of one typical training matrix product (sets BLAS threads)."""
         return 0
 
-    def _shared_state_keys(self, state):
-        """Training-state fields, besides the state class's ``shared_fields``, that a
-        ``partial_fit`` need not copy (see TrainingState.begin_update)."""
-        return ()
+    def _new_input_transform(self, X):
+        """A fixed, invertible map of the input rows learnt at the first call (an
+        object with ``transform``, ``inverse_transform`` and ``log_abs_det``), or None.
+
+        The model is fitted to the transformed rows; every method takes and returns
+        rows in the units of the input, and ``score_samples`` adds the log-Jacobian.
+        """
+        return None
 
     def _training_bytes(self, X):
         """Approximate memory a fit on ``X`` allocates (checked before it starts)."""
@@ -549,6 +571,7 @@ class BoltzmannBase(
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
             record.update(self._monitor_epoch(state, monitor))
+            record.update(learning.pop_diagnostics(state.sampler))
             for key, value in record.items():
                 history.setdefault(key, []).append(value)
             if self.verbose:
@@ -590,7 +613,7 @@ class BoltzmannBase(
             f"{self.learning_rate}); lower it, or raise batch_size."
         )
 
-    def _check_likelihood(self, state, rows, previous_view=None):
+    def _check_likelihood(self, state, learning, rows, previous_view=None):
         """Raise TrainingDivergedError if training made the model provably far worse.
 
         Diverged means: the bound of :meth:`_likelihood_upper_bound` on the training
@@ -612,8 +635,7 @@ class BoltzmannBase(
         rows = rows[::step]
         if rows.min() < 0 or rows.max() > 1:
             return  # outside the model's support: fit already warned
-        sampler = state.sampler
-        chains = sampler.get("chains") if isinstance(sampler, dict) else None
+        chains = learning.persistent_chains(state.sampler)
         upper = self._likelihood_upper_bound(view, rows, chains)
         uniform = -rows.shape[1] * np.log(2.0)
         margin = DIVERGED_BELOW_UNIFORM * -uniform
@@ -756,7 +778,11 @@ class BoltzmannBase(
         keeps growing means overfitting) and ``reconstruction_error_valid``. With
         ``monitor_likelihood=True``:
         ``log_likelihood_train`` (and ``log_likelihood_valid``), the mean log p(v)
-        through ``z_estimator``.
+        through ``z_estimator``. And the learning strategy's diagnostics of the epoch
+        (its ``pop_diagnostics``): ``swap_acceptance``, the share of proposed swaps
+        that parallel tempering accepted; ``mean_field_unconverged``, the mean-field
+        solves of :class:`~skboltz.learning.MeanFieldGradient` that stopped at
+        ``max_iter`` before converging.
         """
         check_is_fitted(self, "_training_state")
         return copy.deepcopy(self._training_state.history)

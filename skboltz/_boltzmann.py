@@ -2,6 +2,7 @@
 
 import warnings
 import zlib
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -30,7 +31,7 @@ from ._boltzmann_energy import (
 from ._energy import clipped_rates, logit_of_rates, sigmoid
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions, check_count
-from ._training import BMTrainingState, momentum_and_step, momentum_step
+from ._training import TrainingState, copied, momentum_and_step, momentum_step, shared
 from .exceptions import DataRangeWarning
 from .partition._base import Z_ESTIMATORS
 
@@ -55,6 +56,21 @@ CODE_ENTROPY_SPAN = 0.5
 #: The z_estimator that "auto" picks for each learning method: the estimate of log Z
 #: that follows the same approximation as the learning rule's negative phase.
 AUTO_Z_ESTIMATOR = {"exact": "exact", "gibbs": "ais", "mean_field": "mean_field"}
+
+
+@dataclass(eq=False, kw_only=True)
+class BMTrainingState(TrainingState):
+    """Training state of :class:`BoltzmannMachine`."""
+
+    #: Which couplings exist (the ``connectivity``).
+    mask: np.ndarray = shared()
+    #: Centring offsets: visible = clipped data rates, hidden = a sliding mean of the
+    #: clamped means (updated in place).
+    offset: np.ndarray = copied()
+    #: Weight of the code-entropy bonus at the start, and the data's mean P(h | v) it
+    #: tracks (None until the bonus first runs; updated in place).
+    code_entropy: float = shared(default=0.0)
+    code_usage: np.ndarray | None = copied(default=None)
 
 
 def _hidden_uncoupled(view):

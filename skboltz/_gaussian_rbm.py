@@ -1,6 +1,7 @@
 """Gaussian-Bernoulli restricted Boltzmann machine: real-valued visible units."""
 
 import warnings
+from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
@@ -25,7 +26,7 @@ from ._gaussian_rbm_energy import (
 from ._rbm import RBM
 from ._runtime import make_generator
 from ._sklearn import Interval, check_count
-from ._training import GaussianRBMTrainingState, momentum_step
+from ._training import AveragedTrainingState, momentum_step, shared
 from .exceptions import DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
@@ -43,6 +44,49 @@ MIN_VARIANCE = 1e-6
 #: deviation, lies this many times the data's scale (largest feature standard deviation)
 #: from the data: far below DIVERGED_MAGNITUDE, yet no real fit comes near it.
 RUNAWAY_SCALE = 1e3
+
+@dataclass(eq=False, kw_only=True)
+class GaussianRBMTrainingState(AveragedTrainingState):
+    """Training state of :class:`GaussianRBM`: the data's location and scale (the
+    run-away check), the log variances last published, and the whitening (the
+    ``input_transform`` field, a :class:`Whitening` or None)."""
+
+    data_mean: np.ndarray = shared()
+    data_scale: float = shared()
+    published_log_variance: np.ndarray | None = shared(default=None)
+
+
+@dataclass(frozen=True, eq=False)
+class Whitening:
+    """The whitening z = L^-1 (x - mean) of ``GaussianRBM(whiten=True)``.
+
+    ``mean`` and the lower-triangular ``factor`` L are fixed at the first call (in its
+    dtype); rows of either dtype are mapped in their own.
+    """
+
+    mean: np.ndarray
+    factor: np.ndarray
+
+    def transform(self, X):
+        """z = L^-1 (x - mean) for each row x of ``X``, in the dtype of ``X``."""
+        centred = X - self.mean.astype(X.dtype, copy=False)
+        # L z^T = (x - mean)^T for all rows at once, one triangular solve
+        return solve_triangular(
+            self.factor.astype(X.dtype, copy=False), centred.T, lower=True,
+            check_finite=False,
+        ).T
+
+    def inverse_transform(self, Z):
+        """x = mean + L z for each row z of ``Z``, in the dtype of ``Z``."""
+        X = Z @ self.factor.T.astype(Z.dtype, copy=False)
+        X += self.mean.astype(Z.dtype, copy=False)
+        return X
+
+    @property
+    def log_abs_det(self):
+        """log |det L| = sum(log diag L): the log-Jacobian of the inverse map."""
+        return float(np.log(np.diag(self.factor).astype(np.float64)).sum())
+
 
 def feature_spread(X):
     """Each feature's standard deviation, and whether it is constant (to rounding)."""
@@ -338,67 +382,44 @@ class GaussianRBM(RBM):
     )
 
     # -- validation and whitening ----------------------------------------------------
-    def _validate_X(self, X, *, reset, check_range=False):
-        """The rows the model sees: validated, dense, and whitened when it whitens.
-
-        A fresh fit (``reset``) with ``whiten=True`` estimates the whitening of ``X``
-        and keeps it aside until the fit publishes it; otherwise the fitted whitening
-        (if any) is applied.
-        """
-        # Sparse input is accepted and densified: standardised (or centred) data are dense.
-        X = as_dense(validate_data(
+    def _check_rows(self, X, *, reset, check_range):
+        # Any real values; sparse input is accepted and densified (standardised, or
+        # centred, data are dense).
+        return as_dense(validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         ))
-        if reset:
-            whitening = (None, None)
-            if self.whiten:
-                mean, factor = estimate_whitening(X)
-                whitening = (mean.astype(X.dtype), factor.astype(X.dtype))
-            self._new_whitening = whitening
-            return self._whitened(X, *whitening)
-        return self._whitened(X, self.whitening_mean_, self.whitening_factor_)
 
-    @staticmethod
-    def _whitened(X, mean, factor):
-        """z = L^-1 (x - mean) for each row x of ``X``, in the dtype of ``X``."""
-        if factor is None:
-            return X
-        centred = X - mean.astype(X.dtype, copy=False)
-        # L z^T = (x - mean)^T for all rows at once, one triangular solve
-        return solve_triangular(
-            factor.astype(X.dtype, copy=False), centred.T, lower=True, check_finite=False
-        ).T
+    def _new_input_transform(self, X):
+        if not self.whiten:
+            return None
+        mean, factor = estimate_whitening(X)
+        return Whitening(mean.astype(X.dtype), factor.astype(X.dtype))
+
+    def _input_transform(self):
+        # From the public attributes, so that edits take effect.
+        factor = self.whitening_factor_
+        return None if factor is None else Whitening(self.whitening_mean_, factor)
 
     def _unwhitened(self, Z):
         """The rows x = mean + L z of whitened rows ``Z`` (``Z`` itself without whitening)."""
-        factor = self.whitening_factor_
-        if factor is None:
-            return Z
-        X = Z @ factor.T.astype(Z.dtype, copy=False)
-        X += self.whitening_mean_.astype(Z.dtype, copy=False)
-        return X
+        whitening = self._input_transform()
+        return Z if whitening is None else whitening.inverse_transform(Z)
 
     def _log_abs_det_whitening(self):
-        """log |det L| = sum(log diag L), the log-Jacobian of x = mean + L z (0 without)."""
-        factor = self.whitening_factor_
-        if factor is None:
-            return 0.0
-        return float(np.log(np.diag(factor).astype(np.float64)).sum())
+        """log |det L|, the log-Jacobian of x = mean + L z (0 without whitening)."""
+        whitening = self._input_transform()
+        return 0.0 if whitening is None else whitening.log_abs_det
 
     def _fit(self, X, *, partial):
         if partial and hasattr(self, "_training_state"):
-            fitted_whiten = self.whitening_factor_ is not None
+            fitted_whiten = self._input_transform() is not None
             if self.whiten != fitted_whiten:
                 raise ValueError(
                     f"whiten={self.whiten} but the model was fitted with "
                     f"whiten={fitted_whiten}; partial_fit keeps the whitening of the first "
                     "call. Call fit to start again with the new setting."
                 )
-        try:
-            return super()._fit(X, partial=partial)
-        finally:
-            # only a publication keeps it (_fitted_attributes)
-            self.__dict__.pop("_new_whitening", None)
+        return super()._fit(X, partial=partial)
 
     def _divergence_hint(self, X):
         std, constant = feature_spread(as_dense(X))
@@ -412,7 +433,7 @@ class GaussianRBM(RBM):
             f"{self.learning_rate}); lower it, or raise batch_size."
         )
 
-    def _check_likelihood(self, state, rows, previous_view=None):
+    def _check_likelihood(self, state, learning, rows, previous_view=None):
         # The base's check bounds the likelihood of binary units against the uniform
         # distribution on {0, 1}^n; real-valued units have their own checks (run-away
         # values and collapsing variances, in _train_epoch).
@@ -529,7 +550,7 @@ class GaussianRBM(RBM):
                 # adds to sigma^2 instead of multiplying it by exp(step).
                 log_variance += np.log1p(np.maximum(variance_velocity, -MAX_VARIANCE_DECREASE))
             model.refresh()
-            self._count_update(state, params)
+            state.count_update(self.average_window)
 
     _train_epoch_on_statistics = _train_epoch_on_samples
 
@@ -550,10 +571,11 @@ class GaussianRBM(RBM):
             intercept_visible_=params[GaussianRBMLayout.visible_bias].copy(),
             variance_=np.exp(params[GaussianRBMLayout.log_variance]),
         )
-        if "_new_whitening" in self.__dict__:  # a fresh fit; partial_fit keeps its own
-            attributes["whitening_mean_"], attributes["whitening_factor_"] = (
-                self._new_whitening
-            )
+        whitening = state.input_transform
+        attributes.update(
+            whitening_mean_=None if whitening is None else whitening.mean,
+            whitening_factor_=None if whitening is None else whitening.factor,
+        )
         return attributes
 
     def _model_view_of(self, state):

@@ -1,5 +1,6 @@
 """Bernoulli restricted Boltzmann machine."""
 
+from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
@@ -12,7 +13,6 @@ from ._base import (
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
     as_dense,
-    diverged,
     document_strategy_options,
     strategy_constraints,
 )
@@ -23,10 +23,11 @@ from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions, check_count
 from ._training import (
     AVERAGE_INTERVAL,
+    AveragedTrainingState,
     IterateAverage,
-    RBMTrainingState,
     momentum_and_step,
     momentum_step,
+    shared,
 )
 
 #: Minibatch updates whose weight-decay terms are added to the velocity together (the
@@ -41,6 +42,18 @@ DECAY_INTERVAL = 16
 #: the gradient; the products, parameters, velocity and averaging stay in the model's
 #: dtype, and every inference path (transform, scores, free energies) in float64.
 SIGMOID_DTYPE = np.dtype(np.float32)
+
+
+@dataclass(eq=False, kw_only=True)
+class RBMTrainingState(AveragedTrainingState):
+    """Training state of :class:`RBM`: the averaged iterates, and the fused loop's own."""
+
+    #: Updates whose weight decay has not been added to the velocity yet (it is added
+    #: DECAY_INTERVAL updates' worth at a time).
+    pending_decay: int = shared(default=0)
+    #: The fused loop's minibatch buffers: made on first use, reused by later calls
+    #: with as many rows, never pickled.
+    minibatches: object = shared(default=None, transient=True)
 
 
 class RBM(BoltzmannBase):
@@ -309,39 +322,6 @@ class RBM(BoltzmannBase):
     def _averaging(self):
         return self.average_window is not None
 
-    def _shared_state_keys(self, state):
-        # without averaging the iterate is the (rebuilt) params
-        return () if self._averaging() else ("iterate",)
-
-    def _resume(self, state):
-        """Point ``state.iterate`` at the parameters the updates continue from."""
-        params = AugmentedRBM(state.params).params  # sets the constant units' corner
-        published, state.published = state.published, None
-        if not self._averaging():
-            state.iterate = params
-        elif published is not None:
-            # First epoch of a partial_fit: ``params`` were rebuilt from the public
-            # attributes. Unchanged, they are the average and training continues from
-            # the saved iterate; edited by hand, training restarts from the edit.
-            if (params == published.astype(params.dtype, copy=False)).all():
-                state.iterate = state.iterate.astype(params.dtype, copy=False)
-            else:
-                state.iterate = params.copy()
-                state.average.restart()
-        return state.iterate
-
-    def _average(self, state, iterate):
-        """Move the published average ``state.params`` towards ``iterate``."""
-        state.average.move(state.params, iterate, self.average_window, state.scratch)
-
-    def _count_update(self, state, iterate):
-        """After a plain-loop update: the average moves every AVERAGE_INTERVAL updates."""
-        average = state.average
-        if average is not None:
-            average.n_pending += 1
-            if average.n_pending == AVERAGE_INTERVAL:
-                self._average(state, iterate)
-
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
         return AugmentedRBM(RBMLayout.pack(
@@ -355,7 +335,7 @@ class RBM(BoltzmannBase):
 
     def _minibatches(self, X, learning, state, model, step):
         # Buffers and views are made once and reused by every epoch and by later
-        # partial_fit calls with as many rows; pickles leave them out (__getstate__).
+        # partial_fit calls with as many rows; pickles leave them out (a transient field).
         sampler = state.sampler
         layout = _Minibatches.layout(
             X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
@@ -368,41 +348,26 @@ class RBM(BoltzmannBase):
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        training = state.get("_training_state")
-        if training is not None and training.minibatches is not None:
-            state["_training_state"] = training.without("minibatches")
-        return state
-
     @staticmethod
-    def _match_dtype(state):
+    def _match_dtype(state, learning):
         """Cast the training state to the parameters' dtype (partial_fit may switch it)."""
         dtype = state.params.dtype
         if state.velocity.dtype != dtype:
             state.velocity = state.velocity.astype(dtype)
             state.scratch = None
-            sampler = state.sampler
-            for key, value in (sampler or {}).items():
-                if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-                    sampler[key] = value.astype(dtype)
+            state.sampler = learning.cast_state(state.sampler, dtype)
 
     def _train_epoch(self, X, state, learning):
-        self._match_dtype(state)
-        iterate = self._resume(state)
+        self._match_dtype(state, learning)
+        AugmentedRBM(state.params)  # sets the constant units' coupling
+        iterate = state.resume(self._averaging())
         averaging = iterate is not state.params
-        if averaging and state.scratch is None:
-            state.scratch = np.empty_like(iterate)
         if not learning._uses_fast_loop():
             self._train_epoch_on_statistics(X, state, learning, iterate, averaging)
         else:
             self._train_epoch_on_samples(X, state, learning, iterate, averaging)
-        if averaging:
-            # Absorb the updates since the average last moved, so that an epoch shorter
-            # than AVERAGE_INTERVAL updates still shows in the fitted parameters.
-            self._average(state, iterate)
-            if diverged(iterate):
-                state.params[...] = iterate  # let the divergence check see it
+            learning._release_buffers(state.sampler)
+        state.end_epoch(self.average_window)
 
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
         """The stacked-row loop of sampling strategies; ``params`` is the iterate."""
@@ -463,7 +428,7 @@ class RBM(BoltzmannBase):
                 pending_average += 1
                 if pending_average == AVERAGE_INTERVAL:
                     state.average.n_pending, pending_average = pending_average, 0
-                    self._average(state, params)
+                    state.move_average(self.average_window)
         if not momentum:
             velocity[...] = update
         state.pending_decay = pending_decay
@@ -492,7 +457,7 @@ class RBM(BoltzmannBase):
                           params[RBMLayout.weights], decay)
             velocity[RBMLayout.constant] = 0
             params += velocity
-            self._count_update(state, params)
+            state.count_update(self.average_window)
 
     @staticmethod
     def _reconstruction_error(view, rows):
@@ -509,17 +474,7 @@ class RBM(BoltzmannBase):
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
     def _fitted_attributes(self, state):
-        if state.iterate is not state.params:
-            # No copy: training never changes a published state's "params" (a
-            # partial_fit rebuilds them), and a pickle then holds them once.
-            state.published = state.params
-        state.scratch = None  # made again when needed, not pickled
-        # Sampler entries may be views into the loop's buffers (PCD's last chains):
-        # own them, as the next call reuses the buffers.
-        sampler = state.sampler
-        for key, value in (sampler or {}).items():
-            if isinstance(value, np.ndarray) and value.base is not None:
-                sampler[key] = value.copy()
+        state.prepare_publication()
         params = state.params
         return {
             "components_": params[RBMLayout.weights].copy(),

@@ -2,12 +2,18 @@
 
 A fitted estimator keeps its training state in ``_training_state`` so that
 ``partial_fit`` continues exactly where the last call stopped (and a pickle does too).
-The state is one of the dataclasses below; the strategies' own state (persistent chains,
-magnetisations) is the ``sampler`` dict their ``init_state`` returns.
+The state is a :class:`TrainingState` dataclass (each estimator's subclass lives beside
+the estimator). Every field declares how a ``partial_fit``, which works on a copy and
+keeps the old state if it fails, treats it (:func:`shared`, :func:`copied`,
+:func:`checkpointed`, :func:`strategy_state`), so :meth:`TrainingState.begin_update`
+needs no knowledge of the types. The learning strategy's own state (persistent chains,
+magnetisations) is opaque here: whatever its ``init_state`` returned, copied and cast by
+the strategy itself.
 
 The update rule shared by every estimator lives here too: :func:`momentum_and_step`
-(moving-average momentum) and :class:`IterateAverage` (the published running average
-of the iterates).
+(moving-average momentum), :func:`momentum_step`, the divergence test
+:func:`diverged`, and iterate averaging (:class:`IterateAverage`, which an estimator
+opts into with :class:`AveragedTrainingState`).
 """
 
 import copy
@@ -17,6 +23,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._noise import Noise
+
+#: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
+#: and float32 resolves nothing finer than ~0.1 at this magnitude.
+DIVERGED_MAGNITUDE = 1e6
+
+
+def diverged(params):
+    """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
+    return not np.abs(params).max() < DIVERGED_MAGNITUDE  # NaN compares False
 
 
 def momentum_and_step(momentum, learning_rate):
@@ -48,6 +63,19 @@ def momentum_step(velocity, scaled_gradient, momentum, weight_velocity=None, wei
     if decay_step:
         weight_velocity -= decay_step * weights
     return velocity
+
+
+@dataclass(frozen=True)
+class UpdateRule:
+    """One epoch's step settings: ``velocity <- momentum * velocity + step * gradient``
+    (see :func:`momentum_and_step`), the weight decay's step ``decay`` (weight decay
+    times ``step``), and ``progress``, the fraction of the requested training done (for
+    schedules)."""
+
+    momentum: float
+    step: float
+    decay: float
+    progress: float
 
 
 @dataclass(eq=False)
@@ -88,88 +116,85 @@ class IterateAverage:
 AVERAGE_INTERVAL = 16
 
 
-@dataclass(eq=False, kw_only=True)
-class TrainingState:
-    """The state every estimator's training carries.
+# -- how a partial_fit treats each field of the training state -----------------------
+#
+# A policy is called as policy(value, state, learning) and returns the value the new
+# state gets and an undo function (or None) that puts the kept state back if the call
+# fails.
 
-    ``params`` are the parameters the fit publishes (the running average of the
-    iterates when the estimator averages), ``velocity`` the momentum's moving average
-    of the steps, ``sampler`` the learning strategy's own state.
-    """
-
-    params: np.ndarray
-    velocity: np.ndarray
-    rng: np.random.Generator
-    #: Mean of each visible unit over the first call's data (float64): base models of
-    #: the log Z estimators and the visible-bias start.
-    data_rates: np.ndarray
-    sampler: dict | None = None
-    #: Epochs trained so far, over all calls.
-    n_iter: int = 0
-    #: Per-epoch records (``history_``); appended to, never rewritten.
-    history: dict = field(default_factory=dict)
-    #: Seeds of the log Z estimates and of ``sample``, drawn once per fit so that
-    #: scores and samples of a fitted model do not depend on the order of calls.
-    log_z_seed: int = 0
-    sampling_seed: int = 0
-
-    #: Fields a ``partial_fit`` may share with the kept state instead of copying them:
-    #: training replaces them rather than changing them in place, or only reads them.
-    shared_fields = ("history", "data_rates")
-
-    def begin_update(self, shared=()):
-        """A copy to update in place, and how to undo the update if it fails.
-
-        Returns ``(new_state, undo)``. Arrays (also inside the sampler's dict) are
-        copied, unless their field is in ``shared_fields`` or ``shared``. Random
-        generators, noise streams and the history are shared, with a checkpoint
-        instead of a copy: ``undo()`` sets the generators and streams back and removes
-        what was appended to the history, so a failed ``partial_fit`` leaves this state
-        as it was. (Copying a Generator costs a reseeding, ~10 us; its checkpoint
-        ~2 us.) Other objects are deep-copied.
-        """
-        shared = {*self.shared_fields, *shared}
-        new_state = copy.copy(self)
-        checkpoints = []
-        for name, value in vars(self).items():
-            if isinstance(value, np.random.Generator):
-                checkpoints.append((_set_generator_state, value, value.bit_generator.state))
-            elif isinstance(value, Noise):
-                checkpoints.append((Noise.restore, value, value.checkpoint()))
-            elif name == "history":
-                lengths = {k: len(values) for k, values in value.items()}
-                checkpoints.append((_truncate_history, value, lengths))
-            elif name in shared or isinstance(value, _IMMUTABLE):
-                pass
-            elif isinstance(value, IterateAverage):  # two counters
-                setattr(new_state, name, copy.copy(value))
-            elif isinstance(value, np.ndarray):
-                setattr(new_state, name, value.copy())
-            elif type(value) is dict and all(
-                isinstance(v, (np.ndarray, *_IMMUTABLE)) for v in value.values()
-            ):
-                setattr(new_state, name, {
-                    k: v.copy() if isinstance(v, np.ndarray) else v for k, v in value.items()
-                })
-            else:
-                setattr(new_state, name, copy.deepcopy(value))
-
-        def undo():
-            for restore, target, checkpoint in checkpoints:
-                restore(target, checkpoint)
-
-        return new_state, undo
-
-    def without(self, *names):
-        """A shallow copy with the given fields set to None (for pickling)."""
-        return dataclasses.replace(self, **dict.fromkeys(names))
+_POLICY = "on_update"
 
 
-_IMMUTABLE = (int, float, str, bytes, type(None))
+def _share(value, state, learning):
+    return value, None
 
 
-def _set_generator_state(rng, state):
-    rng.bit_generator.state = state
+def _copy(value, state, learning):
+    return (value.copy() if isinstance(value, np.ndarray) else copy.copy(value)), None
+
+
+def _strategy_copy(value, state, learning):
+    return learning.copy_state(value), None
+
+
+_TRANSIENT = "transient"
+
+
+def shared(*, transient=False, **kwargs):
+    """A field a ``partial_fit`` shares with the kept state: training replaces it (or
+    only reads it) and never changes it in place. A ``transient`` field (buffers made
+    again when needed) is left out of pickles."""
+    return field(metadata={_POLICY: _share, _TRANSIENT: transient}, **kwargs)
+
+
+def copied(**kwargs):
+    """A field training changes in place: a ``partial_fit`` works on a copy (arrays
+    copied, other objects shallow-copied)."""
+    return field(metadata={_POLICY: _copy}, **kwargs)
+
+
+def copied_unless_alias(other, **kwargs):
+    """Like :func:`copied`, but shared when it is the very object of field ``other``
+    (which then decides)."""
+
+    def policy(value, state, learning):
+        if value is getattr(state, other):
+            return value, None
+        return _copy(value, state, learning)
+
+    return field(metadata={_POLICY: policy}, **kwargs)
+
+
+def checkpointed(save, restore, **kwargs):
+    """A field shared with the kept state, whose ``save(value)`` is taken at the start
+    of a ``partial_fit`` and restored with ``restore(value, saved)`` if it fails (a
+    random generator's position, say: cheaper than a copy)."""
+
+    def policy(value, state, learning):
+        if value is None:
+            return value, None
+        saved = save(value)
+        return value, lambda: restore(value, saved)
+
+    return field(metadata={_POLICY: policy}, **kwargs)
+
+
+def strategy_state(**kwargs):
+    """The learning strategy's own state: copied by the strategy
+    (``LearningStrategy.copy_state``), which alone knows what it holds."""
+    return field(metadata={_POLICY: _strategy_copy}, **kwargs)
+
+
+def _generator_position(rng):
+    return rng.bit_generator.state
+
+
+def _set_generator_position(rng, position):
+    rng.bit_generator.state = position
+
+
+def _history_lengths(history):
+    return {key: len(values) for key, values in history.items()}
 
 
 def _truncate_history(history, lengths):
@@ -182,55 +207,157 @@ def _truncate_history(history, lengths):
 
 
 @dataclass(eq=False, kw_only=True)
-class RBMTrainingState(TrainingState):
-    """Training state of the RBMs (binary and Gaussian visible units).
+class TrainingState:
+    """The state every estimator's training carries.
 
-    With averaging, ``iterate`` holds the parameters the updates move and ``params``
-    their published running average; without, both are the same array.
+    ``params`` are the parameters the fit publishes (the running average of the
+    iterates when the estimator averages), ``velocity`` the momentum's moving average
+    of the steps, ``sampler`` the learning strategy's own state. Subclasses add their
+    fields, each declaring how a ``partial_fit`` treats it (see the module docstring).
     """
 
-    iterate: np.ndarray
-    average: IterateAverage | None = None
-    noise: Noise | None = None
-    #: Updates whose weight decay has not been added to the velocity yet (it is added
-    #: DECAY_INTERVAL updates' worth at a time).
-    pending_decay: int = 0
-    #: Scratch space of the averaging and the minibatch buffers: made on first use,
-    #: never pickled.
-    scratch: np.ndarray | None = None
-    minibatches: object = None
+    #: Rebuilt from the public attributes at the start of each ``partial_fit``.
+    params: np.ndarray = shared()
+    velocity: np.ndarray = copied()
+    rng: np.random.Generator = checkpointed(_generator_position, _set_generator_position)
+    #: Mean rate of each unit a log Z estimator's sampler keeps (float64), the base
+    #: model of AIS and its kin: the visible units' means over the first call's data
+    #: for binary visible units; GaussianRBM, whose samplers keep the hidden units,
+    #: stores their mean P(h = 1 | v) over the training rows, renewed every epoch.
+    data_rates: np.ndarray = shared()
+    #: What the learning strategy's ``init_state`` returned (opaque here).
+    sampler: object = strategy_state(default=None)
+    #: The buffered random streams of samplers that draw from them (RBMs), or None.
+    noise: Noise | None = checkpointed(Noise.checkpoint, Noise.restore, default=None)
+    #: Epochs trained so far, over all calls.
+    n_iter: int = shared(default=0)
+    #: Per-epoch records (``history_``); appended to, never rewritten.
+    history: dict = checkpointed(_history_lengths, _truncate_history, default_factory=dict)
+    #: Seeds of the log Z estimates and of ``sample``, drawn once per fit so that
+    #: scores and samples of a fitted model do not depend on the order of calls.
+    log_z_seed: int = shared(default=0)
+    sampling_seed: int = shared(default=0)
+    #: The fixed map of the input rows learnt at the first call (GaussianRBM's
+    #: whitening), or None: the model sees ``input_transform.transform(X)``.
+    input_transform: object = shared(default=None)
+
+    def begin_update(self, learning):
+        """A copy to update in place, and how to undo the update if it fails.
+
+        Returns ``(new_state, undo)``. Each field is shared, copied or checkpointed as
+        it declares; the strategy's state is copied by ``learning``. ``undo()`` puts
+        back what the copy shares with this state (generator positions, the history's
+        length), so a failed ``partial_fit`` leaves this state as it was.
+        """
+        new_state = copy.copy(self)
+        undos = []
+        for name, policy in _policies(type(self)):
+            value, undo = policy(getattr(self, name), self, learning)
+            setattr(new_state, name, value)
+            if undo is not None:
+                undos.append(undo)
+
+        def undo():
+            for restore in undos:
+                restore()
+
+        return new_state, undo
+
+    def __getstate__(self):
+        # Pickles leave the transient fields (buffers) out.
+        state = self.__dict__.copy()
+        for state_field in dataclasses.fields(self):
+            if state_field.metadata.get(_TRANSIENT):
+                state[state_field.name] = None
+        return state
+
+
+_POLICIES = {}
+
+
+def _policies(state_class):
+    """(field name, policy) of every field of a state class (computed once per class)."""
+    policies = _POLICIES.get(state_class)
+    if policies is None:
+        policies = _POLICIES[state_class] = []
+        for state_field in dataclasses.fields(state_class):
+            if _POLICY not in state_field.metadata:
+                raise TypeError(
+                    f"{state_class.__name__}.{state_field.name} declares no policy for "
+                    "partial_fit: define it with shared(), copied(), checkpointed() or "
+                    "strategy_state() from skboltz._training."
+                )
+            policies.append((state_field.name, state_field.metadata[_POLICY]))
+    return policies
+
+
+@dataclass(eq=False, kw_only=True)
+class AveragedTrainingState(TrainingState):
+    """Training state of an estimator that publishes a running average of its iterates.
+
+    With averaging, ``iterate`` holds the parameters the updates move and ``params``
+    their published running average (:class:`IterateAverage`); without, both are the
+    same array and ``average`` is None. The estimator calls :meth:`resume` at the start
+    of an epoch, :meth:`count_update` after each update and :meth:`end_epoch` at its
+    end.
+    """
+
+    iterate: np.ndarray = copied_unless_alias("params")
+    average: IterateAverage | None = copied(default=None)
+    #: Scratch space of the averaging: made on first use, never pickled.
+    scratch: np.ndarray | None = shared(default=None)
     #: The parameters a ``partial_fit`` call started from, to tell a hand edit of the
     #: public attributes from the published average.
-    published: np.ndarray | None = None
+    published: np.ndarray | None = shared(default=None)
 
-    shared_fields = (*TrainingState.shared_fields, "params", "published", "scratch",
-                     "minibatches")
+    def resume(self, averaging):
+        """Point ``iterate`` at the parameters the updates continue from; return it.
 
+        ``averaging`` says whether the estimator averages now. The first epoch of a
+        ``partial_fit`` finds ``params`` rebuilt from the public attributes: unchanged,
+        they are the average and training continues from the saved iterate; edited by
+        hand, training restarts from the edit.
+        """
+        params = self.params
+        published, self.published = self.published, None
+        if not averaging:
+            self.iterate = params
+        elif published is not None:
+            if (params == published.astype(params.dtype, copy=False)).all():
+                self.iterate = self.iterate.astype(params.dtype, copy=False)
+            else:
+                self.iterate = params.copy()
+                self.average.restart()
+        if self.iterate is not params and self.scratch is None:
+            self.scratch = np.empty_like(self.iterate)
+        return self.iterate
 
-@dataclass(eq=False, kw_only=True)
-class GaussianRBMTrainingState(RBMTrainingState):
-    """Training state of :class:`~skboltz.GaussianRBM`: the data's location and scale
-    (the run-away check) and the log variances last published."""
+    def move_average(self, window):
+        """Move the published average ``params`` towards the iterate."""
+        self.average.move(self.params, self.iterate, window, self.scratch)
 
-    data_mean: np.ndarray
-    data_scale: float
-    published_log_variance: np.ndarray | None = None
+    def count_update(self, window):
+        """After an update: the average moves every AVERAGE_INTERVAL updates."""
+        average = self.average
+        if average is not None:
+            average.n_pending += 1
+            if average.n_pending == AVERAGE_INTERVAL:
+                self.move_average(window)
 
-    shared_fields = (*RBMTrainingState.shared_fields, "data_mean", "published_log_variance")
+    def end_epoch(self, window):
+        """Absorb the updates since the average last moved, so that an epoch shorter
+        than AVERAGE_INTERVAL updates still shows in the published parameters; a
+        diverged iterate is published as it is, for the divergence check to see."""
+        if self.iterate is not self.params:
+            self.move_average(window)
+            if diverged(self.iterate):
+                self.params[...] = self.iterate
 
-
-@dataclass(eq=False, kw_only=True)
-class BMTrainingState(TrainingState):
-    """Training state of :class:`~skboltz.BoltzmannMachine`."""
-
-    #: Which couplings exist (the ``connectivity``), as a 0/1 matrix.
-    mask: np.ndarray
-    #: Centring offsets: visible = clipped data rates, hidden = a sliding mean of the
-    #: clamped means.
-    offset: np.ndarray
-    #: Weight of the code-entropy bonus at the start, and the data's mean P(h | v) it
-    #: tracks (None until the bonus first runs).
-    code_entropy: float = 0.0
-    code_usage: np.ndarray | None = None
-
-    shared_fields = (*TrainingState.shared_fields, "mask")
+    def prepare_publication(self):
+        """Before the fit publishes: remember what it publishes (to detect hand edits
+        at the next call) and drop the scratch space."""
+        if self.iterate is not self.params:
+            # No copy: training never changes a published state's "params" (a
+            # partial_fit rebuilds them), and a pickle then holds them once.
+            self.published = self.params
+        self.scratch = None

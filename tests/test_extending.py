@@ -1,6 +1,7 @@
 """The extension surface: users' own strategies, strategy kinds, registries, set_params."""
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -301,3 +302,79 @@ def test_skip_parameter_validation_is_honoured(monkeypatch):
         RBM(n_components=2, n_iter=1).fit(_binary_data())
     with config_context(skip_parameter_validation=True):
         RBM(n_components=2, n_iter=1).fit(_binary_data())
+
+
+# -- a strategy's state is its own ----------------------------------------------------
+@dataclass
+class ChainState:
+    chains: np.ndarray
+    n_calls: int = 0
+
+
+class DataclassChains(RBMLearningStrategy):
+    """A user's persistent chains kept in a dataclass (the estimator never looks inside)."""
+
+    def __init__(self, n_chains=10, fail_on_rows=None):
+        self.n_chains = n_chains
+        self.fail_on_rows = fail_on_rows
+
+    def init_state(self, model, X, batch_size, rng):
+        chains = rng.random((self.n_chains, model.n_visible)) < 0.5
+        return ChainState(chains.astype(model.dtype))
+
+    def negative_phase(self, model, batch, state, rng, progress):
+        state.n_calls += 1
+        if batch.shape[0] == self.fail_on_rows:
+            raise RuntimeError("planned failure")
+        state.chains = model.gibbs_step(state.chains, rng)
+        return state.chains
+
+    def persistent_chains(self, state):
+        return state.chains
+
+
+def test_a_strategy_with_a_dataclass_state_fits_and_continues():
+    X = _binary_data()
+    rbm = RBM(n_components=3, learning=DataclassChains(), batch_size=10, n_iter=2,
+              random_state=0).fit(X)
+    state = rbm._training_state.sampler
+    assert isinstance(state, ChainState) and state.n_calls == 2 * 12
+    rbm.partial_fit(X[:30].astype(np.float32))  # a dtype switch: the strategy casts it
+    state = rbm._training_state.sampler
+    assert state.n_calls == 2 * 12 + 3 and state.chains.dtype == np.float32
+    assert rbm.components_.dtype == np.float32
+
+
+def test_a_failed_partial_fit_leaves_a_dataclass_state_as_it_was():
+    X = _binary_data()
+
+    def fitted(strategy):
+        model = RBM(n_components=3, learning=strategy, batch_size=6, random_state=0)
+        return model.partial_fit(X[:12])
+
+    failing, reference = fitted(DataclassChains(fail_on_rows=5)), fitted(DataclassChains())
+    kept = failing._training_state.sampler
+    for rows in (X[12:17], X[12:29]):  # fails at once, and after two updates
+        with pytest.raises(RuntimeError, match="planned failure"):
+            failing.partial_fit(rows)
+        assert failing._training_state.sampler is kept and kept.n_calls == 2
+    for model in (failing, reference):
+        model.partial_fit(X[12:24])
+    assert_allclose(failing.components_, reference.components_, rtol=0, atol=0)
+    assert_allclose(failing._training_state.sampler.chains,
+                    reference._training_state.sampler.chains, rtol=0, atol=0)
+    assert failing._training_state.sampler.n_calls == 4
+    assert failing.history_ == reference.history_ | {"time": failing.history_["time"]}
+
+
+def test_strategies_report_their_diagnostics_in_history():
+    X = _binary_data()
+    rbm = RBM(n_components=3, learning="pt", n_iter=3, random_state=0).fit(X)
+    acceptance = rbm.history_["swap_acceptance"]
+    assert len(acceptance) == 3 and all(0 <= rate <= 1 for rate in acceptance)
+    # each epoch's own rate: the strategy's counters restart every epoch
+    assert rbm._training_state.sampler["n_swaps_proposed"] == 0
+    bm = BoltzmannMachine(n_hidden=1, n_iter=2, random_state=0,
+                          learning=MeanFieldGradient(free_phase="fixed_point", max_iter=1,
+                                                     tol=0.0)).fit(X)
+    assert bm.history_["mean_field_unconverged"] == [12, 12]  # one unconverged solve per update

@@ -1,5 +1,7 @@
 """Interface of learning strategies (how the negative-phase statistics are estimated)."""
 
+import copy
+import dataclasses
 from numbers import Integral
 
 import numpy as np
@@ -31,9 +33,15 @@ class LearningStrategy(BaseEstimator):
     A strategy holds settings only (its ``__init__`` parameters, which ``get_params``,
     ``set_params`` and ``clone`` see, so a grid search can tune them as
     ``learning__<name>``). The state it needs between minibatches (persistent chains,
-    magnetisations, ...) is created by :meth:`init_state`, owned by the estimator and
+    magnetisations, ...) is created by :meth:`init_state`, kept by the estimator and
     handed back on every call, together with the estimator's random generator; a
-    strategy never keeps state or randomness of its own.
+    strategy never keeps state or randomness of its own. The state is the strategy's
+    business: it can be any object, and the estimator never looks inside it. What the
+    estimator needs of it, it asks the strategy: a copy for a ``partial_fit`` that may
+    fail (:meth:`copy_state`), a cast to another dtype (:meth:`cast_state`), the
+    persistent chains for the divergence check (:meth:`persistent_chains`) and
+    diagnostics for ``history_`` (:meth:`pop_diagnostics`). The defaults serve a dict
+    or a dataclass of arrays and numbers.
 
     Strategies come in two kinds, one per learning rule: subclass
     :class:`RBMLearningStrategy` to train the restricted models (:class:`~skboltz.RBM`,
@@ -86,6 +94,99 @@ class LearningStrategy(BaseEstimator):
             Whatever the strategy needs between minibatches, or None.
         """
         return None
+
+    def copy_state(self, state):
+        """Return a copy of ``state`` that training can change while ``state`` stays.
+
+        A ``partial_fit`` trains on a copy and keeps the old state if the call fails.
+        The default copies the arrays of a dict (sharing its numbers and strings) and
+        deep-copies anything else; override it for a state that is costly to deep-copy.
+
+        Parameters
+        ----------
+        state : object
+            What :meth:`init_state` returned, as training left it.
+
+        Returns
+        -------
+        copy : object
+            An independent copy.
+        """
+        if type(state) is dict and all(
+            isinstance(value, (np.ndarray, *_IMMUTABLE)) for value in state.values()
+        ):
+            return {key: value.copy() if isinstance(value, np.ndarray) else value
+                    for key, value in state.items()}
+        return copy.deepcopy(state)
+
+    def cast_state(self, state, dtype):
+        """Return ``state`` with its floating-point arrays in ``dtype``.
+
+        Called when a ``partial_fit`` continues a model with data of another dtype.
+        The default casts the float arrays held in a dict (in place) or in a
+        dataclass's fields (a new instance), and leaves other objects as they are.
+
+        Parameters
+        ----------
+        state : object
+            What :meth:`init_state` returned.
+        dtype : numpy dtype
+            The model's new floating-point type.
+
+        Returns
+        -------
+        state : object
+            The state in ``dtype``.
+        """
+        if type(state) is dict:
+            for key, value in state.items():
+                if _is_float_array(value):
+                    state[key] = value.astype(dtype)
+        elif dataclasses.is_dataclass(state) and not isinstance(state, type):
+            cast = {
+                item.name: getattr(state, item.name).astype(dtype)
+                for item in dataclasses.fields(state)
+                if item.init and _is_float_array(getattr(state, item.name))
+            }
+            if cast:
+                state = dataclasses.replace(state, **cast)
+        return state
+
+    def persistent_chains(self, state):
+        """Return the states of persistent chains, or None if the strategy keeps none.
+
+        The divergence check at the end of each ``fit`` / ``partial_fit`` uses them as
+        states near the model's modes; only their first ``n_visible`` columns are read.
+
+        Parameters
+        ----------
+        state : object
+            What :meth:`init_state` returned.
+
+        Returns
+        -------
+        chains : ndarray of shape (n_chains, n_units) or None
+            The chains' current states.
+        """
+        return None
+
+    def pop_diagnostics(self, state):
+        """Return the diagnostics gathered since the last call, and start afresh.
+
+        The estimator calls this at the end of every epoch and records the values in
+        ``history_`` under their names (e.g. parallel tempering's swap acceptance).
+
+        Parameters
+        ----------
+        state : object
+            What :meth:`init_state` returned.
+
+        Returns
+        -------
+        diagnostics : dict of str to float
+            Empty by default.
+        """
+        return {}
 
 
 class RBMLearningStrategy(LearningStrategy):
@@ -187,6 +288,10 @@ class RBMLearningStrategy(LearningStrategy):
         reference to ``out``: it stays valid until the caller's next call.
         """
         raise NotImplementedError
+
+    def _release_buffers(self, state):
+        """Stop referring to the loop's buffers (the fit call is over; the next reuses
+        them): a strategy that kept a reference to ``out`` copies it here."""
 
     def _observe(self, state, inverse_probability, noise):
         """Receive 1 + exp(-x) = 1 / P(h = 1 | v) of the rows just written to ``out``.
@@ -298,6 +403,13 @@ class BMLearningStrategy(LearningStrategy):
             Mean of s s^T under the model's free-running distribution.
         """
         raise NotImplementedError
+
+
+_IMMUTABLE = (int, float, str, bytes, type(None))
+
+
+def _is_float_array(value):
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
 
 
 def validate_steps(n_steps):

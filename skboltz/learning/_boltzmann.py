@@ -202,6 +202,9 @@ class Gibbs(BMLearningStrategy):
         S[:, n_visible:] = 0
         return self._run(model, S, state, rng, np.arange(n_visible, model.n_units))
 
+    def persistent_chains(self, state):
+        return state["chains"]
+
     def negative_phase(self, model, batch, state, rng, progress):
         # Copies of the training state (partial_fit) may come back C-ordered.
         state["chains"] = np.asfortranarray(state["chains"])
@@ -300,6 +303,12 @@ class MeanFieldGradient(BMLearningStrategy):
         m = np.full(model.n_units, 0.5)
         m[: model.n_visible] = clipped_rates(X.mean(axis=0))
         return {"magnetisation": m, "n_unconverged": 0}
+
+    def pop_diagnostics(self, state):
+        # Mean-field solves (fixed points of the free phase, mean-field clamped phases)
+        # that stopped at max_iter unconverged since the last call.
+        n_unconverged, state["n_unconverged"] = state["n_unconverged"], 0
+        return {"mean_field_unconverged": n_unconverged}
 
     def _solve(self, model, M, first_free, state):
         M, converged = bm_mean_field(

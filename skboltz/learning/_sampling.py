@@ -120,6 +120,14 @@ class PCD(RBMLearningStrategy):
         hidden = state["hidden"]
         np.less(inverse_probability, noise.reciprocal_uniform(hidden.shape), out=hidden)
 
+    def _release_buffers(self, state):
+        chains = state["chains"]
+        if chains.base is not None:  # the last negative rows, in the loop's buffer
+            state["chains"] = chains.copy()
+
+    def persistent_chains(self, state):
+        return state["chains"]
+
 
 @register("pt")
 class ParallelTempering(RBMLearningStrategy):
@@ -175,6 +183,15 @@ class ParallelTempering(RBMLearningStrategy):
 
     def _n_negative(self, state, n_positive):
         return state["n_chains"]
+
+    def persistent_chains(self, state):
+        return state["chains"]
+
+    def pop_diagnostics(self, state):
+        # The share of the swaps proposed since the last call that were accepted.
+        accepted, proposed = state["n_swaps_accepted"], state["n_swaps_proposed"]
+        state["n_swaps_accepted"] = state["n_swaps_proposed"] = 0
+        return {"swap_acceptance": accepted / proposed if proposed else float("nan")}
 
     def _sample_negative(self, model, positive, state, noise, progress, out):
         V, row_betas, n_chains = state["chains"], state["row_betas"], state["n_chains"]
