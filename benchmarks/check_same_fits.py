@@ -96,7 +96,7 @@ class RandomRestart(RBMLearningStrategy):
 
 def visible_gibbs_step(model, V, rng):
     """One step v -> h -> v on visible rows (binary or Gaussian visible units)."""
-    if hasattr(model, "sample_visible"):  # GaussianRBMView: its gibbs_step is h -> v -> h
+    if hasattr(model, "variance"):  # GaussianRBMView: its gibbs_step is h -> v -> h
         return model.sample_visible(model.sample_hidden(V, rng), rng)
     return model.gibbs_step(V, rng)
 

@@ -13,6 +13,7 @@ import inspect
 import time
 import warnings
 from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,7 +27,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._capabilities import check_supported, supports
+from ._capabilities import BINARY, check_supported, supports
 from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
@@ -36,8 +37,15 @@ from ._runtime import (
     fit_callback_context,
     make_generator,
 )
-from ._sklearn import Interval, StrOptions, _fit_context
-from ._training import DIVERGED_MAGNITUDE, diverged
+from ._sklearn import Interval, StrOptions, _fit_context, check_count
+from ._training import (
+    DIVERGED_MAGNITUDE,
+    EarlyStopping,
+    UpdateRule,
+    diverged,
+    momentum_and_step,
+    momentum_step,
+)
 from .exceptions import DataRangeWarning, TrainingDivergedError
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import Z_ESTIMATORS, ZEstimator
@@ -200,6 +208,27 @@ MONITORING_PARAMETERS_DOC = """validation_fraction : float or None, default=None
 STRATEGY_PARAMETERS = ("learning", "z_estimator")
 
 
+@dataclass(eq=False)
+class MonitoringRows:
+    """The rows each epoch's records are computed on (dense).
+
+    ``train``: up to MONITOR_ROWS evenly spaced training rows; ``valid``: the rows
+    ``validation_fraction`` held out of ``fit`` (None without); and, for an estimator
+    trained on ``(X, y)``, their labels.
+    """
+
+    train: np.ndarray
+    valid: np.ndarray | None = None
+    train_labels: np.ndarray | None = None
+    valid_labels: np.ndarray | None = None
+
+    def splits(self):
+        """``(name, rows)`` of the training rows, then of the held-out ones if any."""
+        yield "train", self.train
+        if self.valid is not None:
+            yield "valid", self.valid
+
+
 class BoltzmannBase(
     CallbackSupportMixin,
     ClassNamePrefixFeaturesOutMixin,
@@ -207,30 +236,86 @@ class BoltzmannBase(
     BaseEstimator,
     metaclass=ABCMeta,
 ):
-    """Base class of skboltz density models: training loop, validation and scoring.
+    """Base class of skboltz estimators: training loop, inference and scoring over hooks.
 
-    A subclass sets ``_view_class`` (the class of its model view, whose capabilities
-    decide which learning strategies and log Z estimators it accepts) and implements
-    the abstract hooks below; the base owns ``fit``/``partial_fit`` (all-or-nothing),
-    monitoring, early stopping, the log Z cache and scoring.
+    The base owns ``fit`` and ``partial_fit`` (validation, all-or-nothing publication,
+    the epoch loop with its divergence check, history, callbacks and early stopping),
+    ``transform``, ``reconstruct``, ``free_energy``, ``gibbs``, ``sample``, the log Z
+    cache, ``score_samples`` and ``score``. An estimator declares what it is and
+    implements a few hooks:
+
+    Declarations (class attributes)
+        ``_view_class``: the class of its model view. The view's ``capabilities``
+        decide which registered learning strategies and log Z estimators the estimator
+        accepts (build its ``learning`` and ``z_estimator`` constraints with
+        :func:`strategy_constraints` and its docstring's option lists with
+        :func:`document_strategy_options`); a strategy object it cannot serve is
+        refused at ``fit``, with a message naming both. ``_layout``: the named blocks
+        of its packed parameters (at least ``weights``, the block weight decay acts
+        on). ``_inference_dtype``: the dtype ``transform`` and ``reconstruct`` compute
+        in (None: the input's).
+
+    Hooks every estimator implements
+        ``_new_training_state(X, y, learning, rng)``: the
+        :class:`~skboltz._training.TrainingState` of a fresh fit (parameters,
+        velocity, ``learning.init_state(...)`` as ``sampler``, ...; the base adds the
+        history, seeds and input transform). ``_training_params(dtype)``: the packed
+        parameters rebuilt from the public attributes (``partial_fit`` continues from
+        them, so hand edits take effect). ``_fitted_attributes(state)``: the public
+        attributes of a finished state. ``_model_view_of(state)``: the model view of
+        the state's parameters (of the fitted attributes when ``state`` is None).
+        ``_reconstruction_error(view, rows)``: the monitored reconstruction error.
+
+    The update, in one plain epoch loop
+        :meth:`_train_epoch` shuffles the rows into minibatches of ``batch_size`` and,
+        for each, asks ``_minibatch_gradient(model, batch, labels, state, learning,
+        rule)`` for the gradient step (the ascent direction times ``rule.step``, in
+        the packed layout), then :meth:`_take_step` applies moving-average momentum
+        and weight decay (on ``_layout.weights``) and :meth:`_add_velocity` moves the
+        parameters (override it for steps that are not a plain sum, like log
+        variances). ``model`` is what ``_training_model(X, params, state)`` returns once
+        per epoch (the view of the parameters by default; a training form, or a small
+        object that carries what the gradient step hands to the update). An estimator
+        with a faster loop overrides ``_train_epoch`` and keeps this one for the
+        strategies without its fast hooks (as :class:`~skboltz.RBM` does). Iterate
+        averaging is opt-in: return ``average_window`` from :meth:`_average_window`
+        and keep the state in an :class:`~skboltz._training.AveragedTrainingState`.
+
+    Training on ``(X, y)``
+        ``fit(X, y)`` and ``partial_fit(X, y)`` pass ``y`` through
+        :meth:`_validate_y` (which ignores it by default: density models), the
+        validation split, :meth:`_new_training_state` and the minibatches (``labels``
+        of the gradient hook). Early stopping follows one per-epoch score: a
+        :class:`~skboltz._training.EarlyStopping` monitor fed the record that
+        :meth:`_monitor_epoch` computes on the :class:`MonitoringRows` (with their
+        labels), under the key :meth:`_stopping_criterion` names; a classifier records
+        e.g. its held-out accuracy and stops on it.
+
+    Inference
+        ``transform``, ``reconstruct``, ``gibbs`` and ``sample`` call the view's
+        ``hidden_marginals``, ``reconstruct``, ``visible_gibbs_step`` and
+        ``draw_samples`` (``sample`` starts its chains at :meth:`_sampling_start`);
+        ``free_energy`` and ``score_samples`` use :meth:`_free_energy_of`. A fixed
+        input map learnt at the first call (:meth:`_new_input_transform`, e.g.
+        whitening) is applied to every input and inverted on every visible output.
     """
 
     #: The class of the model view the estimator gives its strategies.
     _view_class = None
+    #: Named blocks of the packed parameters (``weights``: where weight decay acts).
+    _layout = None
+    #: The dtype transform and reconstruct compute in (None: the input's).
+    _inference_dtype = None
 
     # -- hooks every model implements -----------------------------------------------
     @abstractmethod
-    def _new_training_state(self, X, learning, rng):
+    def _new_training_state(self, X, y, learning, rng):
         """The :class:`~skboltz._training.TrainingState` of a fresh fit (parameters,
         velocity, sampler state, ...); the caller adds the history and seeds."""
 
     @abstractmethod
     def _training_params(self, dtype):
         """The training-form parameter array rebuilt from the public attributes."""
-
-    @abstractmethod
-    def _train_epoch(self, X, state, learning):
-        """One pass over ``X``, updating ``state`` in place."""
 
     @abstractmethod
     def _fitted_attributes(self, state):
@@ -243,18 +328,6 @@ class BoltzmannBase(
     @abstractmethod
     def _reconstruction_error(self, view, rows):
         """Mean squared error of the mean-field reconstruction of ``rows``."""
-
-    @abstractmethod
-    def free_energy(self, X):
-        """Free energy F(v) of each row: log p(v) = -F(v) - log Z."""
-
-    @abstractmethod
-    def transform(self, X):
-        """Hidden-unit marginals P(h = 1 | v) of each row."""
-
-    @abstractmethod
-    def reconstruct(self, X):
-        """Mean-field reconstruction of each row."""
 
     # -- parameters ------------------------------------------------------------------
     def set_params(self, **params):
@@ -293,6 +366,10 @@ class BoltzmannBase(
         return cls.__name__ if cls is not None else "<StrategyClass>"
 
     # -- validation ----------------------------------------------------------------
+    def _binary_visible(self):
+        """Whether the visible units are binary (values in [0, 1] are their support)."""
+        return self._view_class.capabilities.units_of("visible") == BINARY
+
     def _validate_X(self, X, *, reset, check_range=False):
         """The rows the model sees: validated and, after the first fit, mapped by the
         fitted input transform (if any; see :meth:`_new_input_transform`)."""
@@ -303,17 +380,10 @@ class BoltzmannBase(
                 X = transform.transform(X)
         return X
 
-    def _input_transform(self):
-        """The fitted input transform (see :meth:`_new_input_transform`), or None.
-
-        An estimator that publishes its transform's parameters rebuilds it from them,
-        so that hand-edited attributes take effect (as for the model's parameters).
-        """
-        return self._training_state.input_transform
-
     def _check_rows(self, X, *, reset, check_range):
         """``X`` validated (``validate_data``), warning about values outside [0, 1]
-        when ``check_range``."""
+        when ``check_range`` and the visible units are binary."""
+        check_range = check_range and self._binary_visible()
         if not reset and self._is_valid_fitted_input(X, check_range):
             return X
         X = validate_data(
@@ -346,6 +416,32 @@ class BoltzmannBase(
             return bool(X.min() >= 0) and bool(X.max() <= 1)
         return bool(np.isfinite(X.sum()))
 
+    def _validate_y(self, X, y, *, reset):
+        """The training labels the estimator uses (None: it models ``X`` alone).
+
+        Density models ignore ``y`` (a ``Pipeline`` passes it to every step); an
+        estimator trained on ``(X, y)`` validates and encodes it here.
+        """
+        return None
+
+    def _new_input_transform(self, X):
+        """A fixed, invertible map of the input rows learnt at the first call (an
+        object with ``transform``, ``inverse_transform`` and ``log_abs_det``), or None.
+
+        The model is fitted to the transformed rows; every method takes and returns
+        rows in the units of the input, and ``score_samples`` adds the log-Jacobian.
+        """
+        return None
+
+    def _input_transform(self):
+        """The fitted input transform (see :meth:`_new_input_transform`), or None.
+
+        An estimator that publishes its transform's parameters rebuilds it from them,
+        so that hand-edited attributes take effect (as for the model's parameters).
+        """
+        return self._training_state.input_transform
+
+    # -- strategies ----------------------------------------------------------------
     def _resolve_learning(self):
         return self._resolve_strategy(self.learning, "learning")
 
@@ -411,7 +507,7 @@ class BoltzmannBase(
         self : object
             The fitted estimator.
         """
-        return self._fit(X, partial=False)
+        return self._fit(X, y, partial=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
@@ -435,19 +531,20 @@ class BoltzmannBase(
         self : object
             The updated estimator.
         """
-        return self._fit(X, partial=True)
+        return self._fit(X, y, partial=True)
 
-    def _fit(self, X, *, partial):
+    def _fit(self, X, y, *, partial):
         with all_or_nothing(self):
-            return self._fit_unguarded(X, partial=partial)
+            return self._fit_unguarded(X, y, partial=partial)
 
-    def _fit_unguarded(self, X, *, partial):
+    def _fit_unguarded(self, X, y, *, partial):
         # Strategies the model cannot serve are refused before any work.
         learning = self._resolve_learning()
         if isinstance(self.z_estimator, ZEstimator):
             self._resolve_z_estimator(self.z_estimator, None)
         first_call = not (partial and hasattr(self, "_training_state"))
         X = self._validate_X(X, reset=first_call, check_range=True)
+        y = self._validate_y(X, y, reset=first_call)
         validation = None
         if first_call:
             # A fixed map of the inputs (GaussianRBM's whitening), from all the rows.
@@ -457,8 +554,8 @@ class BoltzmannBase(
             check_memory(self._training_bytes(X), *self._size_description(X))
             rng = make_generator(self.random_state)
             if not partial and self.validation_fraction is not None:
-                X, validation = self._split_validation(X, rng)
-            state = self._new_training_state(X, learning, rng)
+                X, y, validation = self._split_validation(X, y, rng)
+            state = self._new_training_state(X, y, learning, rng)
             state.input_transform = input_transform
             state.history = self._new_history()
             state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
@@ -469,28 +566,19 @@ class BoltzmannBase(
             state, undo = self._training_state.begin_update(learning)
             state.params = self._training_params(X.dtype)
             state.input_transform = self._input_transform()
-        # Evenly spaced rows: deterministic, and no draw from the training stream, so
-        # repeated partial_fit calls follow exactly the path of one fit.
-        n_samples = X.shape[0]
-        if n_samples <= MONITOR_ROWS:
-            monitor = {"train": as_dense(X)}
-        else:  # at least one row apart: the truncated positions are distinct
-            rows = np.linspace(0, n_samples - 1, MONITOR_ROWS).astype(np.intp)
-            monitor = {"train": as_dense(X[rows])}
-        if validation is not None:
-            monitor["valid"] = as_dense(validation)
+        monitor = self._monitoring_rows(X, y, validation)
         n_epochs = 1 if partial else self.n_iter
         # Callbacks see one task per call with one subtask per epoch (_train).
         callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
         try:
-            callback_ctx.call_on_fit_task_begin(estimator=self, X=X)
+            callback_ctx.call_on_fit_task_begin(estimator=self, X=X, y=y)
             with blas_threads_for(self._training_product_size(X)):
                 self._train(
-                    X, state, learning, n_epochs, monitor, early_stopping=not partial,
+                    X, y, state, learning, n_epochs, monitor, early_stopping=not partial,
                     callback_ctx=callback_ctx,
                 )
                 self._check_likelihood(
-                    state, learning, monitor["train"],
+                    state, learning, monitor.train,
                     None if first_call else self._model_view(),
                 )
             view = self._model_view_of(state)
@@ -504,23 +592,17 @@ class BoltzmannBase(
         attributes.update(
             learning_=learning, z_estimator_=z_estimator, _training_state=state,
             _log_z_cache={},
+            _sampling_rng=None,  # made on first use by gibbs (a fresh stream per fit)
         )
         publish(self, attributes)
-        callback_ctx.call_on_fit_task_end(estimator=self, X=X, reconstruction_attributes={})
+        callback_ctx.call_on_fit_task_end(
+            estimator=self, X=X, y=y, reconstruction_attributes={}
+        )
         return self
 
     def _training_product_size(self, X):
         """Multiply-adds of one typical training matrix product (sets BLAS threads)."""
         return 0
-
-    def _new_input_transform(self, X):
-        """A fixed, invertible map of the input rows learnt at the first call (an
-        object with ``transform``, ``inverse_transform`` and ``log_abs_det``), or None.
-
-        The model is fitted to the transformed rows; every method takes and returns
-        rows in the units of the input, and ``score_samples`` adds the log-Jacobian.
-        """
-        return None
 
     def _training_bytes(self, X):
         """Approximate memory a fit on ``X`` allocates (checked before it starts)."""
@@ -535,7 +617,9 @@ class BoltzmannBase(
         sized by it; ``batch_size=10**7`` on 60 rows allocated 5.8 GB)."""
         return max(1, min(self.batch_size, X.shape[0]))
 
-    def _split_validation(self, X, rng):
+    def _split_validation(self, X, y, rng):
+        """``(X_train, y_train, (X_valid, y_valid))``: ``validation_fraction`` of the
+        rows held out, ``y`` split alike (None stays None)."""
         n_valid = int(round(self.validation_fraction * X.shape[0]))
         if n_valid < 1 or n_valid >= X.shape[0]:
             raise ValueError(
@@ -544,23 +628,42 @@ class BoltzmannBase(
                 "samples; use more samples or set validation_fraction=None."
             )
         order = rng.permutation(X.shape[0])
-        return X[np.sort(order[n_valid:])], X[np.sort(order[:n_valid])]
+        train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
+        if y is None:
+            return X[train], None, (X[valid], None)
+        return X[train], y[train], (X[valid], y[valid])
+
+    @staticmethod
+    def _monitoring_rows(X, y, validation):
+        """The :class:`MonitoringRows` of a call: evenly spaced training rows
+        (deterministic, and no draw from the training stream, so repeated
+        ``partial_fit`` calls follow exactly the path of one fit) and the held-out
+        ``validation`` pair, if any."""
+        n_samples = X.shape[0]
+        if n_samples <= MONITOR_ROWS:
+            monitor = MonitoringRows(as_dense(X), train_labels=y)
+        else:  # at least one row apart: the truncated positions are distinct
+            rows = np.linspace(0, n_samples - 1, MONITOR_ROWS).astype(np.intp)
+            monitor = MonitoringRows(as_dense(X[rows]),
+                                     train_labels=None if y is None else y[rows])
+        if validation is not None:
+            monitor.valid, monitor.valid_labels = as_dense(validation[0]), validation[1]
+        return monitor
 
     def _train(
-        self, X, state, learning, n_epochs, monitor, *, early_stopping,
+        self, X, y, state, learning, n_epochs, monitor, *, early_stopping,
         callback_ctx=NO_CALLBACKS,
     ):
         history = state.history
-        criterion = self._stopping_criterion(monitor)
-        best_score, best_params, epochs_no_change = -np.inf, None, 0
+        stopping = self._early_stopping(monitor) if early_stopping else None
         for _ in range(n_epochs):
             epoch_ctx = callback_ctx.subcontext(task_name="epoch")
-            epoch_ctx.call_on_fit_task_begin(estimator=self, X=X)
+            epoch_ctx.call_on_fit_task_begin(estimator=self, X=X, y=y)
             start = time.perf_counter()
             # Overflow in a diverging run is caught by the magnitude check below,
             # which raises a clear error instead of numpy's warnings.
             with np.errstate(over="ignore", invalid="ignore"):
-                self._train_epoch(X, state, learning)
+                self._train_epoch(X, y, state, learning)
             if diverged(state.params):
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the "
@@ -576,31 +679,86 @@ class BoltzmannBase(
                 history.setdefault(key, []).append(value)
             if self.verbose:
                 self._print_progress(record)
-            if epoch_ctx.call_on_fit_task_end(estimator=self, X=X):
+            if epoch_ctx.call_on_fit_task_end(estimator=self, X=X, y=y):
                 break  # a callback asked to stop; the parameters are this epoch's
-            if not early_stopping or self.n_iter_no_change is None:
-                continue
-            # Stop when the criterion has not improved by tol for n_iter_no_change epochs.
-            sign, key = criterion
-            score = sign * record[key]
-            if score > best_score + self.tol:
-                best_score, epochs_no_change = score, 0
-                if "valid" in monitor:
-                    best_params = state.params.copy()
-            else:
-                epochs_no_change += 1
-            if epochs_no_change >= self.n_iter_no_change:
-                if best_params is not None:  # keep the best validated parameters
-                    state.params[...] = best_params
+            if stopping is not None and stopping.update(record, state.params):
                 if self.verbose:
                     print(
-                        f"[{type(self).__name__}] {key} did not improve by more than "
-                        f"tol={self.tol} for {self.n_iter_no_change} epochs; stopping."
+                        f"[{type(self).__name__}] {stopping.key} did not improve by more "
+                        f"than tol={self.tol} for {self.n_iter_no_change} epochs; "
+                        "stopping."
                     )
                 break
 
+    # -- the plain update loop -----------------------------------------------------
+    def _train_epoch(self, X, y, state, learning):
+        """One pass over the rows in shuffled minibatches, updating ``state`` in place.
+
+        Each minibatch: the gradient step from ``_minibatch_gradient``, then
+        :meth:`_take_step`; iterate averaging (if the state averages) counts each
+        update.
+        """
+        params = self._begin_epoch(state, learning)
+        model = self._training_model(X, params, state)
+        momentum, step = momentum_and_step(self._momentum_at(state.n_iter), self.learning_rate)
+        rule = UpdateRule(momentum, step, step * self.weight_decay, self._progress(state))
+        window = self._average_window()
+        order = state.rng.permutation(X.shape[0])
+        for start in range(0, X.shape[0], self.batch_size):
+            rows = order[start : start + self.batch_size]
+            labels = None if y is None else y[rows]
+            gradient = self._minibatch_gradient(
+                model, as_dense(X[rows]), labels, state, learning, rule
+            )
+            self._take_step(model, params, gradient, state, rule)
+            state.count_update(window)
+        state.end_epoch(window)
+
+    def _begin_epoch(self, state, learning):
+        """The parameters this epoch's updates move (the iterate, when averaging)."""
+        return state.resume(self._average_window() is not None)
+
+    def _average_window(self):
+        """Updates the published average spans, or None: no iterate averaging."""
+        return None
+
+    def _training_model(self, X, params, state):
+        """What the gradient hook works with for one epoch: by default the model view
+        of the state's parameters (arrays shared, so it follows the updates)."""
+        return self._model_view_of(state)
+
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+        """The gradient step of one minibatch: ``rule.step`` times the ascent direction
+        of the log-likelihood (or of the estimator's objective), shaped like the packed
+        parameters. ``batch`` is dense; ``labels`` are its rows' labels (None for a
+        density model)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither _minibatch_gradient nor its own "
+            "_train_epoch."
+        )
+
+    def _take_step(self, model, params, gradient, state, rule):
+        """Fold the gradient step into the velocity (moving-average momentum, weight
+        decay on the weights), then move the parameters by it."""
+        velocity, weights = state.velocity, self._layout.weights
+        momentum_step(velocity, gradient, rule.momentum, velocity[weights], params[weights],
+                      rule.decay)
+        self._add_velocity(model, params, state)
+
+    def _add_velocity(self, model, params, state):
+        """Move the parameters by the velocity."""
+        params += state.velocity
+
+    # -- divergence ----------------------------------------------------------------
     def _divergence_hint(self, X):
         """The likely cause of a diverged fit, and what to do about it."""
+        return self._data_hint(X) or (
+            "The learning rate is probably too high (learning_rate="
+            f"{self.learning_rate}); lower it, or raise batch_size."
+        )
+
+    def _data_hint(self, X):
+        """What in the data could make training diverge, and the fix (None: nothing)."""
         values = X.data if sp.issparse(X) else X
         largest = float(np.max(np.abs(values), initial=0.0))
         if largest > 1e3:
@@ -608,10 +766,7 @@ class BoltzmannBase(
                 f"The inputs are far outside [0, 1] (largest magnitude {largest:.3g}); "
                 "scale them first, e.g. with sklearn.preprocessing.MinMaxScaler."
             )
-        return (
-            "The learning rate is probably too high (learning_rate="
-            f"{self.learning_rate}); lower it, or raise batch_size."
-        )
+        return None
 
     def _check_likelihood(self, state, learning, rows, previous_view=None):
         """Raise TrainingDivergedError if training made the model provably far worse.
@@ -620,10 +775,13 @@ class BoltzmannBase(
         log-likelihood ends far below the uniform distribution's, and (for a
         ``partial_fit`` continuing ``previous_view``) far below where this call
         started, so a model that was already poor (e.g. edited by hand) is not blamed
-        on the call. A healthy fit is never flagged: the bound is an upper bound.
+        on the call. A healthy fit is never flagged: the bound is an upper bound. Only
+        for binary visible units with a cheap exact free energy (real-valued units
+        have their own checks).
         """
         view = self._model_view_of(state)
-        if rows.shape[0] == 0 or not self._free_energy_is_exact(view):
+        if (rows.shape[0] == 0 or not self._binary_visible()
+                or not getattr(view, "free_energy_is_cheap", True)):
             return
         # float32 whatever the model's dtype: the bound's rounding (about 1e-5 nats per
         # nat of free energy) is far below the margin, and float64 exp and log cost 3-5
@@ -688,13 +846,19 @@ class BoltzmannBase(
                 log_weights[:n_rows] += (entr(m) + entr(1 - m)).sum(axis=1)
             return mean_log_weight - float(log_weights.max())
 
-    def _free_energy_is_exact(self, view):
-        """Whether ``view.free_energy`` is exact and cheap (the divergence bound needs it)."""
-        return True
+    # -- monitoring and early stopping ---------------------------------------------
+    def _early_stopping(self, monitor):
+        """The early-stopping monitor of a ``fit`` (None without ``n_iter_no_change``);
+        with held-out rows it keeps the best epoch's parameters."""
+        if self.n_iter_no_change is None:
+            return None
+        sign, key = self._stopping_criterion(monitor)
+        return EarlyStopping(key, sign, self.n_iter_no_change, self.tol,
+                             keep_best=monitor.valid is not None)
 
     def _stopping_criterion(self, monitor):
         """(sign, history key) of the early-stopping criterion, larger sign*value better."""
-        split = "valid" if "valid" in monitor else "train"
+        split = "valid" if monitor.valid is not None else "train"
         if self.monitor_likelihood:
             return 1.0, f"log_likelihood_{split}"
         return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
@@ -702,13 +866,13 @@ class BoltzmannBase(
     def _monitor_epoch(self, state, monitor):
         """The per-epoch records computed on the monitoring rows."""
         view = self._model_view_of(state)
-        train = monitor["train"]
+        train = monitor.train
         step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
         record = {"reconstruction_error": self._reconstruction_error(view, train[::step])}
-        if "valid" in monitor:
+        if monitor.valid is not None:
             # Free energies only matter as a gap to held-out rows: computed only then.
             record["free_energy_train"] = float(np.mean(self._free_energy_of(view, train)))
-            valid = monitor["valid"]
+            valid = monitor.valid
             record["reconstruction_error_valid"] = self._reconstruction_error(view, valid)
             record["free_energy_valid"] = float(np.mean(self._free_energy_of(view, valid)))
             record["free_energy_gap"] = record["free_energy_valid"] - record["free_energy_train"]
@@ -719,14 +883,14 @@ class BoltzmannBase(
                 rng=np.random.default_rng(state.log_z_seed),
                 data_rates=state.data_rates,
             ).value
-            for split, rows in monitor.items():
+            for split, rows in monitor.splits():
                 record[f"log_likelihood_{split}"] = float(
                     np.mean(-self._free_energy_of(view, rows)) - log_z
                 )
         return record
 
-    @staticmethod
-    def _free_energy_of(view, rows):
+    def _free_energy_of(self, view, rows):
+        """F(v) of each row (dense or sparse) under ``view``, in float64."""
         return view.astype(np.float64).free_energy(rows.astype(np.float64))
 
     def _print_progress(self, record):
@@ -787,6 +951,147 @@ class BoltzmannBase(
         check_is_fitted(self, "_training_state")
         return copy.deepcopy(self._training_state.history)
 
+    # -- inference -----------------------------------------------------------------
+    def _inference_view(self, dtype):
+        """The fitted model's view in the dtype ``transform`` and ``reconstruct`` use
+        for inputs of ``dtype``."""
+        return self._model_view().astype(self._inference_dtype or dtype)
+
+    def _visible_out(self, V):
+        """Visible rows of the model in the units of the input (the input transform,
+        if any, inverted)."""
+        transform = self._input_transform()
+        return V if transform is None else transform.inverse_transform(V)
+
+    def _sampling_start(self):
+        """Where ``sample``'s chains start their visible units: the data's rates."""
+        return self._training_state.data_rates
+
+    def transform(self, X):
+        """Hidden-unit marginals P(h_j = 1 | v) of each row.
+
+        Exact, except where the model's class says otherwise (a
+        :class:`~skboltz.BoltzmannMachine` with many coupled hidden units gives their
+        mean-field magnetisations).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_hidden)
+            P(h_j = 1 | v) for each row (``n_hidden`` is ``n_components`` for the
+            RBMs), in the dtype of ``X``.
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        view = self._inference_view(X.dtype)
+        return view.hidden_marginals(X).astype(X.dtype, copy=False)
+
+    def reconstruct(self, X):
+        """Mean-field reconstruction of each row.
+
+        The expected visible values given the hidden units at their marginals
+        P(h = 1 | v).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        X_reconstructed : ndarray of shape (n_samples, n_features)
+            The reconstructed rows (probabilities for binary units, means for
+            Gaussian ones), in the dtype of ``X``.
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        view = self._inference_view(X.dtype)
+        return self._visible_out(view.reconstruct(X).astype(X.dtype, copy=False))
+
+    def free_energy(self, X):
+        """Free energy F(v) of each row (hidden units summed out), in float64.
+
+        ``log p(v) = -F(v) - log Z``; comparing the mean free energy of training and
+        held-out rows is Hinton's overfitting monitor.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Visible rows.
+
+        Returns
+        -------
+        free_energy : ndarray of shape (n_samples,)
+            F(v) of each row.
+        """
+        check_is_fitted(self, "_training_state")
+        X = self._validate_X(X, reset=False)
+        return self._free_energy_of(self._model_view(), X)
+
+    def gibbs(self, v, random_state=None):
+        """One Gibbs step v -> h -> v from each row of ``v``.
+
+        Parameters
+        ----------
+        v : array-like of shape (n_samples, n_features)
+            Starting visible rows.
+        random_state : int, RandomState, Generator or None, default=None
+            None continues the model's own sampling stream (like ``BernoulliRBM``).
+
+        Returns
+        -------
+        v_new : ndarray of shape (n_samples, n_features)
+            Visible rows after one step, in the dtype of ``v``.
+        """
+        check_is_fitted(self, "_training_state")
+        v = as_dense(self._validate_X(v, reset=False))
+        rng = self._gibbs_generator(random_state)
+        view = self._model_view().astype(v.dtype)
+        return self._visible_out(view.visible_gibbs_step(v, rng))
+
+    def _gibbs_generator(self, random_state):
+        """``random_state``'s generator, or the model's own sampling stream for None
+        (made on first use from the fit's sampling seed: a fresh stream per fit)."""
+        if random_state is not None:
+            return make_generator(random_state)
+        if self._sampling_rng is None:
+            self._sampling_rng = np.random.default_rng(self._training_state.sampling_seed)
+        return self._sampling_rng
+
+    def sample(self, n_samples=1, random_state=None, n_steps=1000):
+        """Draw visible samples by Gibbs sampling.
+
+        Chains start from independent units at the training data's rates (binary
+        units) or means (Gaussian units) and run ``n_steps`` Gibbs steps.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of samples (independent chains).
+        random_state : int, RandomState, Generator or None, default=None
+            None uses the estimator's ``random_state`` (so an int seed gives the same
+            samples on every call).
+        n_steps : int, default=1000
+            Gibbs steps per chain.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_samples, n_features)
+            Visible rows.
+        """
+        check_is_fitted(self, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
+        rng = make_generator(self.random_state if random_state is None else random_state)
+        view = self._model_view()
+        return self._visible_out(
+            view.draw_samples(n_samples, n_steps, self._sampling_start(), rng)
+        )
+
     # -- partition function and scoring --------------------------------------------
     def estimate_log_partition(self, z_estimator=None):
         """Estimate log Z of the fitted model; the model is not changed.
@@ -826,17 +1131,28 @@ class BoltzmannBase(
             )
         return self._log_z_cache[key]
 
+    def _log_normalizer(self):
+        """What ``score_samples`` subtracts from -F(v): log Z (plus the input
+        transform's log-Jacobian, if any)."""
+        log_z = self.estimate_log_partition().value
+        transform = self._input_transform()
+        return log_z if transform is None else log_z + transform.log_abs_det
+
     def score_samples(self, X):
         """Log-likelihood log p(x) of each row, in nats.
 
-        This is the model's true log-probability, ``-free_energy(x) - log Z``, with log Z
-        from ``z_estimator_`` (exact for small models), estimated once per fitted model;
-        it is deterministic and row-wise. (scikit-learn's ``BernoulliRBM.score_samples``
-        returns a randomised pseudo-likelihood instead.) Values outside [0, 1] are
-        clipped into it, with a :class:`~skboltz.exceptions.DataRangeWarning` (a
-        held-out row scaled by a scaler fitted on other rows often falls slightly
-        outside). A value is never positive: an estimated log Z so low that a row
-        would score above 0 is taken as that row's bound.
+        This is the model's true log-probability (or log density, for real-valued
+        visible units), ``-free_energy(x) - log Z``, with log Z from ``z_estimator_``
+        (exact for small models), estimated once per fitted model; it is deterministic
+        and row-wise. (scikit-learn's ``BernoulliRBM.score_samples`` returns a
+        randomised pseudo-likelihood instead.) For binary visible units, values
+        outside [0, 1] are clipped into it, with a
+        :class:`~skboltz.exceptions.DataRangeWarning` (a held-out row scaled by a
+        scaler fitted on other rows often falls slightly outside), and a value is
+        never positive: an estimated log Z so low that a row would score above 0 is
+        taken as that row's bound. A density of real values may exceed 1 (a positive
+        log density); with an input transform (``GaussianRBM(whiten=True)``) it is the
+        density of the input rows, the log-Jacobian included.
 
         Parameters
         ----------
@@ -849,6 +1165,10 @@ class BoltzmannBase(
             The log-likelihood log p(x) of each row, in float64.
         """
         check_is_fitted(self, "_training_state")
+        if not self._binary_visible():
+            normalizer = self._log_normalizer()
+            X = self._validate_X(X, reset=False)
+            return -self._free_energy_of(self._model_view(), X) - normalizer
         X = self._validate_X(X, reset=False)
         outside = self._rows_outside_support(X)
         if outside.any():
@@ -865,7 +1185,7 @@ class BoltzmannBase(
                 np.clip(X.data, 0, 1, out=X.data)
             else:
                 np.clip(X, 0, 1, out=X)
-        log_likelihood = -self.free_energy(X) - self.estimate_log_partition().value
+        log_likelihood = -self._free_energy_of(self._model_view(), X) - self._log_normalizer()
         # A point of [0, 1]^n never has a positive log-probability (-F is convex in v,
         # so its maximum is at a binary state, whose probability is at most 1): an
         # estimated log Z that says otherwise is too low for that row.

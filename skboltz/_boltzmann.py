@@ -7,7 +7,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     AUTO_EXACT_MAX_STATES,
@@ -22,21 +21,15 @@ from ._base import (
 from ._boltzmann_energy import (
     BMLayout,
     BMView,
-    GibbsSweep,
     bm_code_moments,
-    bm_gibbs_sweep,
     bm_hidden_code_posteriors,
-    bm_mean_field,
 )
-from ._energy import clipped_rates, logit_of_rates, sigmoid
+from ._energy import clipped_rates, logit_of_rates
 from ._runtime import make_generator
-from ._sklearn import Interval, StrOptions, check_count
-from ._training import TrainingState, copied, momentum_and_step, momentum_step, shared
+from ._sklearn import Interval, StrOptions
+from ._training import TrainingState, copied, shared
 from .exceptions import DataRangeWarning
 from .partition._base import Z_ESTIMATORS
-
-#: Hidden units coupled to each other are summed out exactly up to this many.
-MAX_ENUMERATED_HIDDEN = 16
 
 #: Hidden centring offsets move this fraction of the way to the minibatch's clamped
 #: hidden means at each update (the sliding average of Melchior et al. 2016).
@@ -71,17 +64,6 @@ class BMTrainingState(TrainingState):
     #: tracks (None until the bonus first runs; updated in place).
     code_entropy: float = shared(default=0.0)
     code_usage: np.ndarray | None = copied(default=None)
-
-
-def _hidden_uncoupled(view):
-    """Whether no two hidden units are coupled (so P(h | v) factorises)."""
-    n_visible = view.n_visible
-    return not np.any(view.coupling[n_visible:, n_visible:])
-
-
-def _hidden_sum_is_exact(view):
-    """Whether the hidden units can be summed out exactly: uncoupled, or few enough."""
-    return view.n_hidden <= MAX_ENUMERATED_HIDDEN or _hidden_uncoupled(view)
 
 
 def connectivity_mask(connectivity, n_visible, n_hidden):
@@ -293,6 +275,8 @@ class BoltzmannMachine(BoltzmannBase):
     """
 
     _view_class = BMView
+    _layout = BMLayout
+    _inference_dtype = np.float64  # transform and reconstruct compute in float64
 
     _parameter_constraints = {
         "n_hidden": [Interval(Integral, 0, None, closed="left")],
@@ -423,7 +407,7 @@ class BoltzmannMachine(BoltzmannBase):
             "Use fewer hidden units (n_hidden), or an RBM for many hidden units.",
         )
 
-    def _new_training_state(self, X, learning, rng):
+    def _new_training_state(self, X, y, learning, rng):
         dtype = X.dtype
         n_visible = X.shape[1]
         n_units = n_visible + self.n_hidden
@@ -462,60 +446,55 @@ class BoltzmannMachine(BoltzmannBase):
     def _training_params(self, dtype):
         return BMLayout.pack(self.coupling_, self.bias_, dtype)
 
-    def _train_epoch(self, X, state, learning):
-        params, velocity, rng = state.params, state.velocity, state.rng
-        mask = state.mask
-        view = self._model_view_of(state)
-        momentum, lr_step = momentum_and_step(self._momentum_at(state.n_iter), self.learning_rate)
-        progress = self._progress(state)
-        step = lr_step / self.temperature  # the gradient of log p carries 1 / T
-        decay = lr_step * self.weight_decay
-        coupling, coupling_velocity = params[BMLayout.coupling], velocity[BMLayout.coupling]
-        offset, n_visible = state.offset, X.shape[1]
-        bonus_weight = state.code_entropy * max(0.0, 1.0 - progress / CODE_ENTROPY_SPAN)
-        usage_rate = min(1.0, self.batch_size / X.shape[0])
-        order = rng.permutation(X.shape[0])
-        for start in range(0, X.shape[0], self.batch_size):
-            batch = as_dense(X[order[start : start + self.batch_size]])
-            positive = learning.positive_phase(view, batch, state.sampler, rng)
-            negative = learning.negative_phase(view, batch, state.sampler, rng, progress)
-            difference = positive - negative
-            difference += difference.T
-            difference *= 0.5  # exactly symmetric
-            if bonus_weight > 0 and self.n_hidden > 0:
-                bonus, state.code_usage = code_entropy_gradient(
-                    view, batch, state.code_usage, usage_rate
-                )
-                difference += bonus_weight * bonus
-            means = np.diagonal(difference).copy()
-            if self.centering:
-                # Covariances about the offsets: the gradient in centred coordinates.
-                correction = np.outer(offset, means)
-                correction += correction.T  # summed first: stays exactly symmetric
-                difference -= correction
-            # velocity holds the coupling step and the (centred) bias step.
-            scaled_gradient = np.empty_like(velocity)
-            np.multiply(step, np.where(mask, difference, 0.0),
-                        out=scaled_gradient[BMLayout.coupling])
-            np.multiply(step, means, out=scaled_gradient[BMLayout.bias])
-            momentum_step(velocity, scaled_gradient, momentum, coupling_velocity, coupling, decay)
-            params += velocity
-            if self.centering:
-                # b = c - W mu: a step of W at fixed c moves b by -(step of W) mu.
-                params[BMLayout.bias] -= coupling_velocity @ offset
-                hidden_means = np.diagonal(positive)[n_visible:]
-                offset[n_visible:] += OFFSET_RATE * (hidden_means - offset[n_visible:])
+    def _training_model(self, X, params, state):
+        return _EpochModel(
+            view=self._model_view_of(state),
+            # the code-entropy bonus decreases linearly to 0 at CODE_ENTROPY_SPAN
+            bonus_weight=state.code_entropy
+            * max(0.0, 1.0 - self._progress(state) / CODE_ENTROPY_SPAN),
+            usage_rate=min(1.0, self.batch_size / X.shape[0]),
+        )
+
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+        view, rng = model.view, state.rng
+        positive = learning.positive_phase(view, batch, state.sampler, rng)
+        negative = learning.negative_phase(view, batch, state.sampler, rng, rule.progress)
+        difference = positive - negative
+        difference += difference.T
+        difference *= 0.5  # exactly symmetric
+        if model.bonus_weight > 0 and self.n_hidden > 0:
+            bonus, state.code_usage = code_entropy_gradient(
+                view, batch, state.code_usage, model.usage_rate
+            )
+            difference += model.bonus_weight * bonus
+        means = np.diagonal(difference).copy()
+        if self.centering:
+            # Covariances about the offsets: the gradient in centred coordinates.
+            correction = np.outer(state.offset, means)
+            correction += correction.T  # summed first: stays exactly symmetric
+            difference -= correction
+            model.clamped_hidden_means = np.diagonal(positive)[view.n_visible :]
+        # The gradient step of the couplings and the (centred) biases; the gradient of
+        # log p carries 1 / T.
+        step = rule.step / self.temperature
+        scaled_gradient = np.empty_like(state.velocity)
+        np.multiply(step, np.where(state.mask, difference, 0.0),
+                    out=scaled_gradient[BMLayout.coupling])
+        np.multiply(step, means, out=scaled_gradient[BMLayout.bias])
+        return scaled_gradient
+
+    def _add_velocity(self, model, params, state):
+        velocity, offset = state.velocity, state.offset
+        params += velocity
+        if self.centering:
+            # b = c - W mu: a step of W at fixed c moves b by -(step of W) mu.
+            params[BMLayout.bias] -= velocity[BMLayout.coupling] @ offset
+            hidden = slice(model.view.n_visible, None)
+            offset[hidden] += OFFSET_RATE * (model.clamped_hidden_means - offset[hidden])
 
     def _reconstruction_error(self, view, rows):
         rows = rows.astype(np.float64, copy=False)
-        return float(np.mean((rows - self._reconstruction(view, rows)) ** 2))
-
-    def _reconstruction(self, view, V):
-        """P(v_i = 1 | the other visible units, h = P(h | v)) of rows ``V`` (float64)."""
-        view = view.astype(np.float64)
-        V = V.astype(np.float64, copy=False)
-        S = np.hstack([V, self._hidden_marginals(view, V)])
-        return view.unit_probability(S)[:, : view.n_visible]
+        return float(np.mean((rows - view.astype(np.float64).reconstruct(rows)) ** 2))
 
     def _fitted_attributes(self, state):
         params = state.params
@@ -523,7 +502,6 @@ class BoltzmannMachine(BoltzmannBase):
             "coupling_": params[BMLayout.coupling].copy(),
             "bias_": params[BMLayout.bias].copy(),
             "connectivity_mask_": state.mask.copy(),
-            "_sampling_rng": np.random.default_rng(state.sampling_seed),
         }
 
     def _model_view_of(self, state):
@@ -546,74 +524,12 @@ class BoltzmannMachine(BoltzmannBase):
             )
         return super()._divergence_hint(X)
 
-    def _free_energy_is_exact(self, view):
-        # Closed form, or a sum over at most 2**10 hidden states per row.
-        return _hidden_uncoupled(view) or view.n_hidden <= 10
-
-    # -- inference -----------------------------------------------------------------
-    @staticmethod
-    def _hidden_marginals(view, V):
-        """P(h = 1 | v): exact when feasible, else mean-field magnetisations (float64)."""
-        n_visible = view.n_visible
-        if view.n_hidden == 0:
-            return np.zeros((V.shape[0], 0))
-        if _hidden_sum_is_exact(view):
-            return view.hidden_probability(V)
-        J, c = view.coupling_matrix(), view.bias_vector()
-        start = np.empty((V.shape[0], view.n_units))
-        start[:, :n_visible] = V
-        start[:, n_visible:] = sigmoid(V @ J[:n_visible, n_visible:] + c[n_visible:])
-        M, _ = bm_mean_field(J, c, start, n_visible)
-        return M[:, n_visible:]
-
-    def transform(self, X):
-        """Hidden-unit marginals P(h_j = 1 | v) of each row.
-
-        Exact when the hidden units are not coupled to each other or there are at most
-        16 of them (enumerated); otherwise the mean-field magnetisations with the visible
-        units clamped. With ``n_hidden=0`` the result has no columns.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows.
-
-        Returns
-        -------
-        H : ndarray of shape (n_samples, n_hidden)
-            P(h_j = 1 | v) for each row, in the dtype of ``X``.
-        """
-        check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False)
-        V = as_dense(X).astype(np.float64)
-        view = self._model_view().astype(np.float64)
-        return self._hidden_marginals(view, V).astype(X.dtype, copy=False)
-
-    def free_energy(self, X):
-        """Free energy of each row in units of T: -log sum_h exp(-E(v, h) / T), float64.
-
-        ``log p(v) = -free_energy(v) - log Z``. The hidden units are summed out exactly
-        (closed form, or enumeration of at most 16 coupled hidden units); beyond that
-        the sum is estimated per row with ``z_estimator_`` (see the class Notes).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows.
-
-        Returns
-        -------
-        free_energy : ndarray of shape (n_samples,)
-            F(v) / T per row, in float64.
-        """
-        check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False)
-        return self._free_energy_of(self._model_view(), as_dense(X))
-
     def _free_energy_of(self, view, V):
+        # F(v) / T: the hidden units summed out exactly where feasible, else estimated
+        # per row by the z estimator (see the class Notes).
         view = view.astype(np.float64)
-        V = V.astype(np.float64)
-        if _hidden_sum_is_exact(view):
+        V = as_dense(V).astype(np.float64)
+        if view.hidden_sum_is_exact:
             return view.free_energy(V)
         return -self._estimated_hidden_log_sums(view, V)
 
@@ -637,92 +553,12 @@ class BoltzmannMachine(BoltzmannBase):
             out[row] = estimator.estimate(conditional, rng=rng).value
         return out + visible_part
 
-    def reconstruct(self, X):
-        """Mean-field reconstruction of each row.
 
-        Each visible unit's probability of being on given the row's other visible
-        units and the hidden units at their marginals P(h = 1 | v) (exact or mean
-        field, as in :meth:`transform`).
+class _EpochModel:
+    """What the gradient step hands the update within an epoch: the view of the
+    parameters, the code-entropy bonus settings, and the minibatch's clamped hidden
+    means (which the centring offsets follow)."""
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows.
-
-        Returns
-        -------
-        X_reconstructed : ndarray of shape (n_samples, n_features)
-            The reconstruction probabilities, in the dtype of ``X``.
-        """
-        check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False)
-        return self._reconstruction(self._model_view(), as_dense(X)).astype(X.dtype, copy=False)
-
-    def gibbs(self, v, random_state=None):
-        """One Gibbs step v -> h -> v from each row of ``v``.
-
-        The hidden units are drawn given the row (exactly when they are not coupled to
-        each other; otherwise by one sequential sweep over them, started from
-        independent draws of their marginals), then the visible units by one
-        sequential sweep given the hidden units, at the model's temperature.
-
-        Parameters
-        ----------
-        v : array-like of shape (n_samples, n_features)
-            Starting visible states.
-        random_state : int, RandomState, Generator or None, default=None
-            None continues the model's own sampling stream (like ``RBM.gibbs``).
-
-        Returns
-        -------
-        v_new : ndarray of shape (n_samples, n_features)
-            Binary visible states after one step, in the dtype of ``v``.
-        """
-        check_is_fitted(self, "_training_state")
-        v = as_dense(self._validate_X(v, reset=False))
-        rng = self._sampling_rng if random_state is None else make_generator(random_state)
-        view = self._model_view().astype(v.dtype)
-        n_visible = view.n_visible
-        S = np.empty((v.shape[0], view.n_units), dtype=v.dtype, order="F")
-        S[:, :n_visible] = v
-        marginals = self._hidden_marginals(view.astype(np.float64), v)
-        S[:, n_visible:] = rng.random(marginals.shape) < marginals
-        hidden, visible = np.arange(n_visible, view.n_units), np.arange(n_visible)
-        if view.n_hidden and not _hidden_uncoupled(view):
-            bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, hidden)
-        bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, visible)
-        return np.ascontiguousarray(S[:, :n_visible])
-
-    def sample(self, n_samples=1, random_state=None, n_steps=1000):
-        """Draw visible samples by sequential Gibbs sampling.
-
-        Chains start with the visible units drawn at the training data's rates and the
-        hidden units at 1/2, and run ``n_steps`` sequential sweeps at the temperature.
-
-        Parameters
-        ----------
-        n_samples : int, default=1
-            Number of samples (independent chains).
-        random_state : int, RandomState, Generator or None, default=None
-            None uses the estimator's ``random_state`` (an int seed gives the same
-            samples on every call).
-        n_steps : int, default=1000
-            Gibbs steps per chain, each a sequential sweep over all units.
-
-        Returns
-        -------
-        samples : ndarray of shape (n_samples, n_features)
-            Binary visible states.
-        """
-        check_is_fitted(self, "_training_state")
-        n_samples = check_count(n_samples, "n_samples", 1)
-        n_steps = check_count(n_steps, "n_steps", 0)
-        rng = make_generator(self.random_state if random_state is None else random_state)
-        view = self._model_view()
-        probability = np.full((n_samples, view.n_units), 0.5)
-        probability[:, : view.n_visible] = self._training_state.data_rates
-        S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=view.dtype)
-        sweep = GibbsSweep(view.coupling, view.bias, None, view.dtype)  # prepared once
-        for _ in range(n_steps):
-            sweep(S.T, sweep.noise(rng, n_samples), view.temperature)
-        return np.ascontiguousarray(S[:, : view.n_visible])
+    def __init__(self, view, bonus_weight, usage_rate):
+        self.view, self.bonus_weight, self.usage_rate = view, bonus_weight, usage_rate
+        self.clamped_hidden_means = None

@@ -43,6 +43,9 @@ from ._noise import logistic_noise
 #: T logit(u) drawn for the whole sweep was 0.6x as fast (a sigmoid per unit call).
 SWEEP_BLOCK = 16
 
+#: Hidden units coupled to each other are summed out exactly up to this many.
+MAX_ENUMERATED_HIDDEN = 16
+
 
 def bm_energy(S, coupling, bias):
     """Energy E(s) of each row of ``S`` (float64 arithmetic not forced)."""
@@ -646,6 +649,139 @@ class BMView(ModelView):
         hid = slice(self.n_visible, None)
         bias = self.bias[hid] + v @ self.coupling[: self.n_visible, hid]
         return BMView(self.coupling[hid, hid], bias, self.n_hidden, self.temperature)
+
+    # -- inference: what the estimators' transform, reconstruct, gibbs and sample use --
+    @property
+    def hidden_uncoupled(self):
+        """Whether no two hidden units are coupled (so P(h | v) factorises)."""
+        n_visible = self.n_visible
+        return not np.any(self.coupling[n_visible:, n_visible:])
+
+    @property
+    def hidden_sum_is_exact(self):
+        """Whether the hidden units are summed out exactly.
+
+        True when they are not coupled to each other (closed form) or there are at
+        most ``MAX_ENUMERATED_HIDDEN`` of them (enumerated).
+        """
+        return self.n_hidden <= MAX_ENUMERATED_HIDDEN or self.hidden_uncoupled
+
+    @property
+    def free_energy_is_cheap(self):
+        """Whether :meth:`free_energy` is exact and cheap.
+
+        True in closed form, or for a sum over at most 2**10 hidden states per row.
+        """
+        return self.hidden_uncoupled or self.n_hidden <= 10
+
+    def hidden_marginals(self, V):
+        """Compute P(h_j = 1 | v) for each row: exact when feasible, else mean field.
+
+        Exact when the hidden units are not coupled to each other or there are at most
+        ``MAX_ENUMERATED_HIDDEN`` of them; otherwise the mean-field magnetisations of
+        the hidden units with the visible units clamped.
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            The hidden units' marginals, in float64.
+        """
+        V = np.asarray(V.toarray() if hasattr(V, "toarray") else V, dtype=np.float64)
+        n_visible = self.n_visible
+        if self.n_hidden == 0:
+            return np.zeros((V.shape[0], 0))
+        if self.hidden_sum_is_exact:
+            return self.hidden_probability(V)
+        J, c = self.coupling_matrix(), self.bias_vector()
+        start = np.empty((V.shape[0], self.n_units))
+        start[:, :n_visible] = V
+        start[:, n_visible:] = sigmoid(V @ J[:n_visible, n_visible:] + c[n_visible:])
+        M, _ = bm_mean_field(J, c, start, n_visible)
+        return M[:, n_visible:]
+
+    def reconstruct(self, V):
+        """Compute the mean-field reconstruction of each visible row.
+
+        Each visible unit's P(v_i = 1 | the row's other visible units, the hidden
+        units at their :meth:`hidden_marginals`).
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        reconstruction : ndarray of shape (n_rows, n_visible)
+            The reconstruction probabilities (float64 rows through a float64 view).
+        """
+        V = np.asarray(V.toarray() if hasattr(V, "toarray") else V, dtype=np.float64)
+        S = np.hstack([V, self.hidden_marginals(V)])
+        return self.unit_probability(S)[:, : self.n_visible]
+
+    def visible_gibbs_step(self, V, rng):
+        """Run one Gibbs step v -> h -> v from each visible row.
+
+        The hidden units are drawn given the row (exactly when they are not coupled to
+        each other; otherwise by one sequential sweep over them, started from
+        independent draws of their :meth:`hidden_marginals`), then the visible units
+        by one sequential sweep given the hidden units, at the model's temperature.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible states.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V_new : ndarray of shape (n_rows, n_visible)
+            Binary visible states, in the dtype of ``V``.
+        """
+        n_visible, n_units = self.n_visible, self.n_units
+        S = np.empty((V.shape[0], n_units), dtype=V.dtype, order="F")
+        S[:, :n_visible] = V
+        marginals = self.hidden_marginals(V)
+        S[:, n_visible:] = rng.random(marginals.shape) < marginals
+        hidden, visible = np.arange(n_visible, n_units), np.arange(n_visible)
+        if self.n_hidden and not self.hidden_uncoupled:
+            bm_gibbs_sweep(S, self.coupling, self.bias, rng, self.temperature, hidden)
+        bm_gibbs_sweep(S, self.coupling, self.bias, rng, self.temperature, visible)
+        return np.ascontiguousarray(S[:, :n_visible])
+
+    def draw_samples(self, n_samples, n_steps, start, rng):
+        """Run sequential Gibbs chains from independent units; return their visible states.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of chains.
+        n_steps : int
+            Sequential sweeps over all units per chain, at the temperature.
+        start : ndarray of shape (n_visible,)
+            Each visible unit's probability of starting on (the data's rates); hidden
+            units start on with probability 1/2.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V : ndarray of shape (n_samples, n_visible)
+            Binary visible states, in the view's dtype.
+        """
+        probability = np.full((n_samples, self.n_units), 0.5)
+        probability[:, : self.n_visible] = start
+        S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=self.dtype)
+        sweep = GibbsSweep(self.coupling, self.bias, None, self.dtype)  # prepared once
+        for _ in range(n_steps):
+            sweep(S.T, sweep.noise(rng, n_samples), self.temperature)
+        return np.ascontiguousarray(S[:, : self.n_visible])
 
     # -- sampling protocol -----------------------------------------------------------
     @property

@@ -106,7 +106,10 @@ class Capabilities:
         unit_type : str or None
             Its unit type, None if the view has no such layer.
         """
-        return dict(self.units).get(layer)
+        for name, unit in self.units:
+            if name == layer:
+                return unit
+        return None
 
     def describe_units(self, only=None):
         """Describe the layers in words, e.g. "gaussian visible and binary hidden units".

@@ -14,6 +14,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import all_or_nothing, publish
+from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 from ._runtime import (
     CallbackSupportMixin,
@@ -114,8 +115,8 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
-        "rbm": [None, RBM],
-        "first_layer": [None, RBM],
+        "rbm": [None, RBM, GaussianRBM],
+        "first_layer": [None, RBM, GaussianRBM],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -131,11 +131,18 @@ class ModelView(Protocol):
     """The interface of a read-only model view (a :class:`typing.Protocol`).
 
     Learning strategies and log Z estimators see a model only through a view: its
-    parameter arrays and these operations. Units are binary (0/1). A view describes
-    p(s) proportional to exp(-E(s) / T) over the *state units* s a sampler keeps: for
-    an RBM the visible units (the hidden ones are summed out in closed form), for a
-    general Boltzmann machine all units. ``isinstance(obj, ModelView)`` checks that
-    the members exist; :class:`RBMView` and :class:`BMView` implement it.
+    parameter arrays and these operations; the estimators' ``transform``,
+    ``reconstruct``, ``gibbs`` and ``sample`` use the inference members at the end. A
+    view class declares its ``capabilities`` (a :class:`~skboltz.views.Capabilities`):
+    the unit type of each layer (binary 0/1 units, real-valued Gaussian units, ...)
+    and the operations it supports, which decide the strategies a model accepts.
+
+    A view describes p(s) proportional to exp(-E(s) / T) over the *state units* s a
+    log Z sampler keeps, which are binary: for an RBM the visible units (the hidden
+    ones are summed out in closed form), for a Gaussian RBM the hidden units (the
+    real-valued visible ones integrated out), for a general Boltzmann machine all
+    units. ``isinstance(obj, ModelView)`` checks that the members exist;
+    :class:`RBMView`, :class:`GaussianRBMView` and :class:`BMView` implement it.
 
     Attributes
     ----------
@@ -154,6 +161,9 @@ class ModelView(Protocol):
         T in p(s) proportional to exp(-E(s) / T).
     dtype : numpy.dtype
         Floating-point type of the parameter arrays.
+    capabilities : Capabilities
+        The unit type of each layer and the operations the view supports (a class
+        attribute).
 
     Examples
     --------
@@ -174,6 +184,7 @@ class ModelView(Protocol):
     n_enumerated_units: int
     temperature: float
     dtype: np.dtype
+    capabilities: object
 
     def astype(self, dtype):
         """Return the same model with its parameters in another floating-point type.
@@ -353,6 +364,78 @@ class ModelView(Protocol):
         log_weights : ndarray
             Unnormalised log-probabilities (or partial log-sums) of a chunk of states,
             in float64.
+        """
+        ...
+
+    # -- inference (the estimators' transform, reconstruct, gibbs and sample) --------
+    def hidden_marginals(self, V):
+        """Compute P(h_j = 1 | v) for each row.
+
+        Exact, or an approximation the view documents.
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            The hidden units' marginals.
+        """
+        ...
+
+    def reconstruct(self, V):
+        """Compute the mean-field reconstruction of each visible row.
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        reconstruction : ndarray of shape (n_rows, n_visible)
+            The expected visible values given the rows' hidden marginals.
+        """
+        ...
+
+    def visible_gibbs_step(self, V, rng):
+        """Run one Gibbs step v -> h -> v from each visible row.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible rows.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V_new : ndarray of shape (n_rows, n_visible)
+            The new visible rows.
+        """
+        ...
+
+    def draw_samples(self, n_samples, n_steps, start, rng):
+        """Run Gibbs chains from independent units and return their visible rows.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of chains.
+        n_steps : int
+            Gibbs steps per chain.
+        start : ndarray of shape (n_visible,)
+            Where the visible units start: the training data's rates (binary units)
+            or means (Gaussian units).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V : ndarray of shape (n_samples, n_visible)
+            The chains' visible rows after ``n_steps`` steps.
         """
         ...
 

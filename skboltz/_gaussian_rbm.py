@@ -7,7 +7,7 @@ from numbers import Integral
 import numpy as np
 from scipy.linalg import solve_triangular
 from sklearn.covariance import LedoitWolf
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from ._base import (
     MONITOR_ROWS,
@@ -23,10 +23,9 @@ from ._gaussian_rbm_energy import (
     GaussianRBMLayout,
     GaussianRBMView,
 )
-from ._rbm import RBM
-from ._runtime import make_generator
-from ._sklearn import Interval, check_count
-from ._training import AveragedTrainingState, momentum_step, shared
+from ._restricted import RestrictedBoltzmannBase
+from ._sklearn import Interval
+from ._training import AveragedTrainingState, shared
 from .exceptions import DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
@@ -147,7 +146,7 @@ def estimate_whitening(X):
     return estimate.location_, factor
 
 
-class GaussianRBM(RBM):
+class GaussianRBM(RestrictedBoltzmannBase):
     """Gaussian-Bernoulli restricted Boltzmann machine: real-valued data, true log density.
 
     Visible units are real-valued (Gaussian given the hidden units), hidden units
@@ -327,6 +326,8 @@ class GaussianRBM(RBM):
     """
 
     _view_class = GaussianRBMView
+    _layout = GaussianRBMLayout
+    _training_form = AugmentedGaussianRBM
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -400,17 +401,7 @@ class GaussianRBM(RBM):
         factor = self.whitening_factor_
         return None if factor is None else Whitening(self.whitening_mean_, factor)
 
-    def _unwhitened(self, Z):
-        """The rows x = mean + L z of whitened rows ``Z`` (``Z`` itself without whitening)."""
-        whitening = self._input_transform()
-        return Z if whitening is None else whitening.inverse_transform(Z)
-
-    def _log_abs_det_whitening(self):
-        """log |det L|, the log-Jacobian of x = mean + L z (0 without whitening)."""
-        whitening = self._input_transform()
-        return 0.0 if whitening is None else whitening.log_abs_det
-
-    def _fit(self, X, *, partial):
+    def _fit(self, X, y, *, partial):
         if partial and hasattr(self, "_training_state"):
             fitted_whiten = self._input_transform() is not None
             if self.whiten != fitted_whiten:
@@ -419,28 +410,19 @@ class GaussianRBM(RBM):
                     f"whiten={fitted_whiten}; partial_fit keeps the whitening of the first "
                     "call. Call fit to start again with the new setting."
                 )
-        return super()._fit(X, partial=partial)
+        return super()._fit(X, y, partial=partial)
 
-    def _divergence_hint(self, X):
+    def _data_hint(self, X):
         std, constant = feature_spread(as_dense(X))
         if np.any(std[~constant] > SCALE_TOLERANCE):
             return (
                 "The features are not standardised (largest standard deviation "
                 f"{std.max():.3g}); put sklearn.preprocessing.StandardScaler() in front."
             )
-        return (
-            "The learning rate is probably too high (learning_rate="
-            f"{self.learning_rate}); lower it, or raise batch_size."
-        )
-
-    def _check_likelihood(self, state, learning, rows, previous_view=None):
-        # The base's check bounds the likelihood of binary units against the uniform
-        # distribution on {0, 1}^n; real-valued units have their own checks (run-away
-        # values and collapsing variances, in _train_epoch).
-        return
+        return None
 
     # -- training hooks ------------------------------------------------------------
-    def _new_training_state(self, X, learning, rng):
+    def _new_training_state(self, X, y, learning, rng):
         warn_if_unscaled(X)
         dtype = X.dtype
         n_visible = X.shape[1]
@@ -471,7 +453,7 @@ class GaussianRBM(RBM):
         return view.astype(np.float64).hidden_probability(X[rows]).mean(axis=0)
 
     def _training_params(self, dtype):
-        params = AugmentedGaussianRBM.from_view(self._view_as(dtype)).params
+        params = AugmentedGaussianRBM.from_view(self._model_view().astype(dtype)).params
         # variance_ = exp(z) does not give z back exactly: unless edited, continue from
         # the exact log variances it was published from.
         published = self._training_state.published_log_variance
@@ -481,8 +463,8 @@ class GaussianRBM(RBM):
             params[GaussianRBMLayout.log_variance] = published
         return params
 
-    def _train_epoch(self, X, state, learning):
-        super()._train_epoch(X, state, learning)
+    def _train_epoch(self, X, y, state, learning):
+        super()._train_epoch(X, y, state, learning)  # the plain loop, for every strategy
         iterate = state.iterate.astype(np.float64)
         # the farthest visible mean b + W^T h over all h, and the largest deviation
         reach = np.abs(iterate[GaussianRBMLayout.visible_bias] - state.data_mean) + np.abs(
@@ -514,45 +496,22 @@ class GaussianRBM(RBM):
                 )
         state.data_rates = self._hidden_rates(self._model_view_of(state), X)
 
-    # Both of RBM's epoch loops (fused sampling hooks, plain statistics) become the one
-    # below: it asks the strategy for the negative statistics of each minibatch.
-    def _train_epoch_on_samples(self, X, state, learning, params, averaging):
-        velocity, rng, sampler = state.velocity, state.rng, state.sampler
-        noise, fused = state.noise, learning._uses_fast_loop()
-        model = AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
-        momentum, step = self._momentum_and_step(state.n_iter)
-        progress = self._progress(state)
-        decay = step * self.weight_decay
-        weights = params[GaussianRBMLayout.weights]
-        weight_velocity = velocity[GaussianRBMLayout.weights]
-        log_variance = params[GaussianRBMLayout.log_variance]
-        variance_velocity = velocity[GaussianRBMLayout.log_variance]
-        order = rng.permutation(X.shape[0])
-        for start in range(0, X.shape[0], self.batch_size):
-            batch = model.augment(X[order[start : start + self.batch_size]])
-            positive = model.statistics(model.hidden_probability(batch), batch)
-            positive /= batch.shape[0]
-            if fused:  # the strategy's samplers draw from the buffered streams
-                negative = learning._negative_statistics(
-                    model, batch, sampler, rng, progress, noise=noise
-                )
-            else:
-                negative = learning._negative_statistics(model, batch, sampler, rng, progress)
-            positive -= negative
-            positive *= step
-            momentum_step(velocity, positive, momentum, weight_velocity, weights, decay)
-            velocity[GaussianRBMLayout.constant] = 0  # the constant units' coupling: not learnt
-            params[GaussianRBMLayout.rbm] += velocity[GaussianRBMLayout.rbm]
-            if self.learn_variance:
-                # The step of the variances themselves, sigma^2 <- sigma^2 (1 + step),
-                # with step the gradient of log sigma^2: the same to first order, but
-                # an outlying row, whose gradient grows like (v - b)^2 / sigma^2, then
-                # adds to sigma^2 instead of multiplying it by exp(step).
-                log_variance += np.log1p(np.maximum(variance_velocity, -MAX_VARIANCE_DECREASE))
-            model.refresh()
-            state.count_update(self.average_window)
+    def _training_model(self, X, params, state):
+        return AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
 
-    _train_epoch_on_statistics = _train_epoch_on_samples
+    def _add_velocity(self, model, params, state):
+        velocity = state.velocity
+        velocity[GaussianRBMLayout.constant] = 0  # the constant units' coupling: not learnt
+        params[GaussianRBMLayout.rbm] += velocity[GaussianRBMLayout.rbm]
+        if self.learn_variance:
+            # The step of the variances themselves, sigma^2 <- sigma^2 (1 + step), with
+            # step the gradient of log sigma^2: the same to first order, but an
+            # outlying row, whose gradient grows like (v - b)^2 / sigma^2, then adds to
+            # sigma^2 instead of multiplying it by exp(step).
+            params[GaussianRBMLayout.log_variance] += np.log1p(
+                np.maximum(velocity[GaussianRBMLayout.log_variance], -MAX_VARIANCE_DECREASE)
+            )
+        model.refresh()
 
     def _reconstruction_error(self, view, rows):
         view = view.astype(np.float32)
@@ -563,16 +522,11 @@ class GaussianRBM(RBM):
 
     def _fitted_attributes(self, state):
         attributes = super()._fitted_attributes(state)
-        params = state.params
-        state.published_log_variance = params[GaussianRBMLayout.log_variance].copy()
-        attributes.update(
-            components_=params[GaussianRBMLayout.weights].copy(),
-            intercept_hidden_=params[GaussianRBMLayout.hidden_bias].copy(),
-            intercept_visible_=params[GaussianRBMLayout.visible_bias].copy(),
-            variance_=np.exp(params[GaussianRBMLayout.log_variance]),
-        )
+        log_variance = state.params[GaussianRBMLayout.log_variance]
+        state.published_log_variance = log_variance.copy()
         whitening = state.input_transform
         attributes.update(
+            variance_=np.exp(log_variance),
             whitening_mean_=None if whitening is None else whitening.mean,
             whitening_factor_=None if whitening is None else whitening.factor,
         )
@@ -585,132 +539,8 @@ class GaussianRBM(RBM):
             self.components_, self.intercept_visible_, self.intercept_hidden_, self.variance_
         )
 
-    # -- inference -----------------------------------------------------------------
-    def gibbs(self, v, random_state=None):
-        """One block-Gibbs step v -> h -> v from each row of ``v``.
-
-        Parameters
-        ----------
-        v : array-like of shape (n_samples, n_features)
-            Starting visible rows.
-        random_state : int, RandomState, Generator or None, default=None
-            None continues the model's own sampling stream.
-
-        Returns
-        -------
-        v_new : ndarray of shape (n_samples, n_features)
-            Real-valued visible rows after one step, in the dtype of ``v`` (with
-            ``whiten=True`` the step runs on the whitened rows and returns rows in the
-            units of ``v``).
-        """
-        check_is_fitted(self, "_training_state")
-        v = self._validate_X(v, reset=False)
-        rng = self._gibbs_generator(random_state)
-        view = self._view_as(v.dtype)
-        return self._unwhitened(view.sample_visible(view.sample_hidden(v, rng), rng))
-
-    def sample(self, n_samples=1, random_state=None, n_steps=1000):
-        """Draw visible samples by block Gibbs sampling.
-
-        Chains start from independent normal units with the training data's means and
-        the model's variances, and run ``n_steps`` steps v -> h -> v (with
-        ``whiten=True``, on whitened rows, mapped back to the data's units at the end).
-
-        Parameters
-        ----------
-        n_samples : int, default=1
-            Number of samples (independent chains).
-        random_state : int, RandomState, Generator or None, default=None
-            None uses the estimator's ``random_state`` (so an int seed gives the same
-            samples on every call).
-        n_steps : int, default=1000
-            Gibbs steps per chain.
-
-        Returns
-        -------
-        samples : ndarray of shape (n_samples, n_features)
-            Real-valued visible rows.
-        """
-        check_is_fitted(self, "_training_state")
-        n_samples = check_count(n_samples, "n_samples", 1)
-        n_steps = check_count(n_steps, "n_steps", 0)
-        rng = make_generator(self.random_state if random_state is None else random_state)
-        view = self._model_view()
-        mean = self._training_state.data_mean.astype(view.dtype)
-        V = rng.standard_normal((n_samples, view.n_visible), dtype=view.dtype)
-        V *= np.sqrt(view.variance)
-        V += mean
-        for _ in range(n_steps):
-            V = view.sample_visible(view.sample_hidden(V, rng), rng)
-        return self._unwhitened(V)
-
-    def free_energy(self, X):
-        """Free energy F(v) of each row (hidden units summed out), in float64.
-
-        ``log p(v) = -F(v) - log Z``. With ``whiten=True`` this is the free energy of
-        the whitened row z = L^-1 (x - mu), the model's own input: ``score_samples``
-        adds the whitening's log-Jacobian, -sum(log diag L).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows, in the units of the training data.
-
-        Returns
-        -------
-        free_energy : ndarray of shape (n_samples,)
-            F of each (whitened, with ``whiten=True``) row.
-        """
-        return super().free_energy(X)
-
-    def score_samples(self, X):
-        """Log density log p(x) of each row, in nats.
-
-        The model's true log density, ``-free_energy(x) - log Z``, with log Z from
-        ``z_estimator_`` (exact up to 20 hidden units), estimated once per fitted model;
-        deterministic and row-wise. A density, not a probability: values above 0 are
-        possible (a density narrower than 1 exceeds 1), and any real values are
-        scored as they are. With ``whiten=True`` it is the density of x itself: the
-        model's log density of z = L^-1 (x - mu) minus sum(log diag L).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Rows to score, scaled as the training data were.
-
-        Returns
-        -------
-        log_density : ndarray of shape (n_samples,)
-            The log density log p(x) of each row, in float64.
-        """
-        check_is_fitted(self, "_training_state")
-        log_z = self.estimate_log_partition().value
-        return -self.free_energy(X) - (log_z + self._log_abs_det_whitening())
-
-    def _visible_given_hidden(self, H, rng, sample=True):
-        """A draw from p(v | h) for each row of ``H`` (or its mean when not ``sample``)."""
-        view = self._view_as(H.dtype)
-        V = view.sample_visible(H, rng) if sample else view.visible_mean(H)
-        return self._unwhitened(V)
-
-    def reconstruct(self, X):
-        """Mean-field reconstruction E[v | h = P(h = 1 | v)] of each row.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows.
-
-        Returns
-        -------
-        X_reconstructed : ndarray of shape (n_samples, n_features)
-            The visible means b + W^T h with h the hidden probabilities of each row
-            (with ``whiten=True``, of the whitened row, mapped back: mu + L (b + W^T h)).
-        """
-        check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False)
-        view = self._view_as(X.dtype)
-        return self._unwhitened(view.visible_mean(view.hidden_probability(X)))
+    def _sampling_start(self):
+        return self._training_state.data_mean  # normal units at the data's means
 
 
 __all__ = ["GaussianRBM"]

@@ -244,6 +244,82 @@ class GaussianRBMView(ModelView):
             - H @ self.hidden_bias
         )
 
+    # -- inference: what the estimators' transform, reconstruct, gibbs and sample use --
+    def hidden_marginals(self, V):
+        """Compute P(h_j = 1 | v) for each row (:meth:`hidden_probability`).
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            The hidden units' marginals, in the view's dtype.
+        """
+        return self.hidden_probability(V)
+
+    def reconstruct(self, V):
+        """Compute the mean-field reconstruction E[v | h = P(h = 1 | v)] of each row.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        reconstruction : ndarray of shape (n_rows, n_visible)
+            The visible means b + W^T h of each row's hidden probabilities h.
+        """
+        return self.visible_mean(self.hidden_probability(V))
+
+    def visible_gibbs_step(self, V, rng):
+        """Run one block-Gibbs step v -> h -> v from each visible row.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible rows.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V_new : ndarray of shape (n_rows, n_visible)
+            Real-valued visible rows.
+        """
+        return self.sample_visible(self.sample_hidden(V, rng), rng)
+
+    def draw_samples(self, n_samples, n_steps, start, rng):
+        """Run block-Gibbs chains from independent normal units; return their visible rows.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of chains.
+        n_steps : int
+            Gibbs steps v -> h -> v per chain.
+        start : ndarray of shape (n_visible,)
+            The means of the starting units (the data's); their variances are the
+            model's.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V : ndarray of shape (n_samples, n_visible)
+            Real-valued visible rows, in the view's dtype.
+        """
+        mean = np.asarray(start).astype(self.dtype)
+        V = rng.standard_normal((n_samples, self.n_visible), dtype=self.dtype)
+        V *= np.sqrt(self.variance)
+        V += mean
+        for _ in range(n_steps):
+            V = self.visible_gibbs_step(V, rng)
+        return V
+
     # -- sampling protocol: the states are hidden vectors ---------------------------
     def log_unnormalized(self, S):
         # log p*(h) = c.h + sum_i (m_i^2 - b_i^2) / (2 sigma_i^2) + const, m = b + W^T h

@@ -5,28 +5,22 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     MONITORING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
-    BoltzmannBase,
-    as_dense,
     document_strategy_options,
     strategy_constraints,
 )
-from ._energy import bernoulli_sample, logit_of_rates, sigmoid
-from ._noise import Noise
+from ._energy import logit_of_rates, sigmoid
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
-from ._runtime import make_generator
-from ._sklearn import Interval, StrOptions, check_count
+from ._restricted import RestrictedBoltzmannBase
+from ._sklearn import Interval, StrOptions
 from ._training import (
     AVERAGE_INTERVAL,
     AveragedTrainingState,
-    IterateAverage,
     momentum_and_step,
-    momentum_step,
     shared,
 )
 
@@ -56,7 +50,7 @@ class RBMTrainingState(AveragedTrainingState):
     minibatches: object = shared(default=None, transient=True)
 
 
-class RBM(BoltzmannBase):
+class RBM(RestrictedBoltzmannBase):
     """Bernoulli restricted Boltzmann machine with a true log-likelihood.
 
     A drop-in replacement for :class:`sklearn.neural_network.BernoulliRBM` (same
@@ -219,6 +213,8 @@ class RBM(BoltzmannBase):
     """
 
     _view_class = RBMView
+    _layout = RBMLayout
+    _training_form = AugmentedRBM
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -271,9 +267,6 @@ class RBM(BoltzmannBase):
     )
 
     # -- training hooks ------------------------------------------------------------
-    def _training_product_size(self, X):
-        return self._effective_batch_size(X) * X.shape[1] * self.n_components
-
     def _training_bytes(self, X):
         # ~6 parameter-sized arrays (parameters, iterate, velocity, gradient, scratch,
         # published copy) and minibatch buffers: a chunk of stacked blocks (at most
@@ -285,13 +278,7 @@ class RBM(BoltzmannBase):
         return itemsize * (6 * n_hidden * n_visible + blocks * rows * n_visible
                            + 4 * rows * n_hidden)
 
-    def _size_description(self, X):
-        return (
-            f"An RBM with {self.n_components} hidden units on {X.shape[1]} features",
-            "Use fewer hidden units (n_components) or a smaller batch_size.",
-        )
-
-    def _new_training_state(self, X, learning, rng):
+    def _new_training_state(self, X, y, learning, rng):
         dtype = X.dtype
         # float64 sums for either dtype, so float32 and float64 fits start alike
         data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
@@ -302,25 +289,6 @@ class RBM(BoltzmannBase):
             params[RBMLayout.visible_bias] = logit_of_rates(data_rates)
         return self._fresh_state(RBMTrainingState, AugmentedRBM(params), X, learning, rng,
                                  data_rates=data_rates)
-
-    def _fresh_state(self, state_class, model, X, learning, rng, **fields):
-        """A new training state of ``state_class`` around ``model.params`` (the
-        iterate, average, velocity, strategy state and noise both RBMs start with)."""
-        params = model.params
-        averaging = self._averaging()
-        return state_class(
-            params=params,
-            iterate=params.copy() if averaging else params,
-            average=IterateAverage() if averaging else None,
-            velocity=np.zeros_like(params),
-            sampler=learning.init_state(model.view(), X, self._effective_batch_size(X), rng),
-            rng=rng,
-            noise=Noise.seeded_from(rng),
-            **fields,
-        )
-
-    def _averaging(self):
-        return self.average_window is not None
 
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
@@ -348,25 +316,15 @@ class RBM(BoltzmannBase):
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
 
-    @staticmethod
-    def _match_dtype(state, learning):
-        """Cast the training state to the parameters' dtype (partial_fit may switch it)."""
-        dtype = state.params.dtype
-        if state.velocity.dtype != dtype:
-            state.velocity = state.velocity.astype(dtype)
-            state.scratch = None
-            state.sampler = learning.cast_state(state.sampler, dtype)
-
-    def _train_epoch(self, X, state, learning):
-        self._match_dtype(state, learning)
-        AugmentedRBM(state.params)  # sets the constant units' coupling
-        iterate = state.resume(self._averaging())
-        averaging = iterate is not state.params
+    def _train_epoch(self, X, y, state, learning):
+        # The built-in samplers run the fused loop below; other strategies (exact,
+        # TAP, users' own) the base's plain loop, which computes the same update.
         if not learning._uses_fast_loop():
-            self._train_epoch_on_statistics(X, state, learning, iterate, averaging)
-        else:
-            self._train_epoch_on_samples(X, state, learning, iterate, averaging)
-            learning._release_buffers(state.sampler)
+            super()._train_epoch(X, y, state, learning)
+            return
+        iterate = self._begin_epoch(state, learning)
+        self._train_epoch_on_samples(X, state, learning, iterate, iterate is not state.params)
+        learning._release_buffers(state.sampler)
         state.end_epoch(self.average_window)
 
     def _train_epoch_on_samples(self, X, state, learning, params, averaging):
@@ -435,30 +393,6 @@ class RBM(BoltzmannBase):
         if averaging:
             state.average.n_pending = pending_average
 
-    def _train_epoch_on_statistics(self, X, state, learning, params, averaging):
-        """The plain loop: strategies without the fused hooks (exact, TAP, users' own)."""
-        velocity, rng = state.velocity, state.rng
-        model = AugmentedRBM(params)
-        momentum, step = self._momentum_and_step(state.n_iter)
-        progress = self._progress(state)
-        decay = step * self.weight_decay
-        velocity[RBMLayout.constant] = 0  # the constant units' coupling is not learnt
-        order = rng.permutation(X.shape[0])
-        for start in range(0, X.shape[0], self.batch_size):
-            batch = model.augment(as_dense(X[order[start : start + self.batch_size]]))
-            hidden = sigmoid(model.hidden_input(batch))
-            positive = model.statistics(hidden, batch) / batch.shape[0]
-            negative = learning._negative_statistics(
-                model, batch, state.sampler, rng, progress
-            )
-            positive -= negative
-            positive *= step
-            momentum_step(velocity, positive, momentum, velocity[RBMLayout.weights],
-                          params[RBMLayout.weights], decay)
-            velocity[RBMLayout.constant] = 0
-            params += velocity
-            state.count_update(self.average_window)
-
     @staticmethod
     def _reconstruction_error(view, rows):
         # Run every epoch (and every partial_fit call): float32, and few calls.
@@ -473,149 +407,10 @@ class RBM(BoltzmannBase):
         np.square(reconstruction, out=reconstruction)
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
-    def _fitted_attributes(self, state):
-        state.prepare_publication()
-        params = state.params
-        return {
-            "components_": params[RBMLayout.weights].copy(),
-            "intercept_hidden_": params[RBMLayout.hidden_bias].copy(),
-            "intercept_visible_": params[RBMLayout.visible_bias].copy(),
-            "_sampling_rng": None,  # made on first use by gibbs (a fresh stream per fit)
-        }
-
     def _model_view_of(self, state):
         if state is not None:
             return AugmentedRBM(state.params).view()
         return RBMView(self.components_, self.intercept_visible_, self.intercept_hidden_)
-
-    @property
-    def _n_features_out(self):
-        return self.components_.shape[0]
-
-    # -- inference -----------------------------------------------------------------
-    def _view_as(self, dtype):
-        return self._model_view().astype(dtype)
-
-    def transform(self, X):
-        """Hidden-unit activation probabilities P(h = 1 | v).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows.
-
-        Returns
-        -------
-        H : ndarray of shape (n_samples, n_components)
-            P(h_j = 1 | v) for each row, in the dtype of ``X``.
-        """
-        check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False)
-        return self._view_as(X.dtype).hidden_probability(X)
-
-    def free_energy(self, X):
-        """Free energy F(v) of each row (hidden units summed out), in float64.
-
-        ``log p(v) = -F(v) - log Z``; comparing the mean free energy of training and
-        held-out rows is Hinton's overfitting monitor.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows.
-
-        Returns
-        -------
-        free_energy : ndarray of shape (n_samples,)
-            F(v) of each row.
-        """
-        check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False)
-        return self._view_as(np.float64).free_energy(X.astype(np.float64))
-
-    def gibbs(self, v, random_state=None):
-        """One block-Gibbs step v -> h -> v from each row of ``v``.
-
-        Parameters
-        ----------
-        v : array-like of shape (n_samples, n_features)
-            Starting visible states.
-        random_state : int, RandomState, Generator or None, default=None
-            None continues the model's own sampling stream (like ``BernoulliRBM``).
-
-        Returns
-        -------
-        v_new : ndarray of shape (n_samples, n_features)
-            Binary visible states after one step, in the dtype of ``v``.
-        """
-        check_is_fitted(self, "_training_state")
-        v = as_dense(self._validate_X(v, reset=False))
-        return self._view_as(v.dtype).gibbs_step(v, self._gibbs_generator(random_state))
-
-    def _gibbs_generator(self, random_state):
-        """``random_state``'s generator, or the model's own sampling stream for None
-        (made on first use from the fit's sampling seed: a fresh stream per fit)."""
-        if random_state is not None:
-            return make_generator(random_state)
-        if self._sampling_rng is None:
-            self._sampling_rng = np.random.default_rng(self._training_state.sampling_seed)
-        return self._sampling_rng
-
-    def sample(self, n_samples=1, random_state=None, n_steps=1000):
-        """Draw visible samples by block Gibbs sampling.
-
-        Chains start from independent units with the training data's rates and run
-        ``n_steps`` steps.
-
-        Parameters
-        ----------
-        n_samples : int, default=1
-            Number of samples (independent chains).
-        random_state : int, RandomState, Generator or None, default=None
-            None uses the estimator's ``random_state`` (so an int seed gives the same
-            samples on every call).
-        n_steps : int, default=1000
-            Gibbs steps per chain.
-
-        Returns
-        -------
-        samples : ndarray of shape (n_samples, n_features)
-            Binary visible states.
-        """
-        check_is_fitted(self, "_training_state")
-        n_samples = check_count(n_samples, "n_samples", 1)
-        n_steps = check_count(n_steps, "n_steps", 0)
-        rng = make_generator(self.random_state if random_state is None else random_state)
-        view = self._model_view()
-        rates = self._training_state.data_rates.astype(view.dtype)
-        V = bernoulli_sample(np.broadcast_to(rates, (n_samples, view.n_visible)), rng)
-        V = V.astype(view.dtype)
-        for _ in range(n_steps):
-            V = view.gibbs_step(V, rng)
-        return V
-
-    def _visible_given_hidden(self, H, rng, sample=True):
-        """A draw from P(v | h) for each row of ``H`` (or P(v = 1 | h) when not ``sample``)."""
-        probability = self._view_as(H.dtype).visible_probability(H)
-        return bernoulli_sample(probability, rng) if sample else probability
-
-    def reconstruct(self, X):
-        """Mean-field reconstruction P(v = 1 | h = P(h = 1 | v)) of each row.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Visible rows.
-
-        Returns
-        -------
-        X_reconstructed : ndarray of shape (n_samples, n_features)
-            Probabilities P(v = 1 | h) with h the hidden probabilities of each row.
-        """
-        check_is_fitted(self, "_training_state")
-        X = self._validate_X(X, reset=False)
-        view = self._view_as(X.dtype)
-        return view.visible_probability(view.hidden_probability(X))
 
 
 class _Minibatches:

@@ -185,6 +185,112 @@ class RBMView(ModelView):
         H = bernoulli_sample(self.hidden_probability(S), rng)
         return bernoulli_sample(self.visible_probability(H), rng)
 
+    # -- inference: what the estimators' transform, reconstruct, gibbs and sample use --
+    def hidden_marginals(self, V):
+        """Compute P(h_j = 1 | v) for each row (:meth:`hidden_probability`).
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            The hidden units' marginals, in the view's dtype.
+        """
+        return self.hidden_probability(V)
+
+    def visible_mean(self, H):
+        """Compute E[v | h] = P(v = 1 | h) (:meth:`visible_probability`).
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states (or probabilities).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_rows, n_visible)
+            The visible units' conditional means.
+        """
+        return self.visible_probability(H)
+
+    def sample_visible(self, H, rng):
+        """Draw binary visible states from P(v | h) for each row of hidden states.
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V : ndarray of shape (n_rows, n_visible)
+            0/1 visible states.
+        """
+        return bernoulli_sample(self.visible_probability(H), rng)
+
+    def reconstruct(self, V):
+        """Compute the mean-field reconstruction P(v = 1 | h = P(h = 1 | v)) of each row.
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        reconstruction : ndarray of shape (n_rows, n_visible)
+            The reconstructed rows, in the view's dtype.
+        """
+        return self.visible_probability(self.hidden_probability(V))
+
+    def visible_gibbs_step(self, V, rng):
+        """Run one block-Gibbs step v -> h -> v from each visible row (:meth:`gibbs_step`).
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible states.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V_new : ndarray of shape (n_rows, n_visible)
+            Binary visible states.
+        """
+        return self.gibbs_step(V, rng)
+
+    def draw_samples(self, n_samples, n_steps, start, rng):
+        """Run block-Gibbs chains from independent units and return their visible states.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of chains.
+        n_steps : int
+            Gibbs steps v -> h -> v per chain.
+        start : ndarray of shape (n_visible,)
+            Each visible unit's probability of starting on (the data's rates).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V : ndarray of shape (n_samples, n_visible)
+            Binary visible states, in the view's dtype.
+        """
+        rates = np.asarray(start).astype(self.dtype)
+        V = bernoulli_sample(np.broadcast_to(rates, (n_samples, self.n_visible)), rng)
+        V = V.astype(self.dtype)
+        for _ in range(n_steps):
+            V = self.gibbs_step(V, rng)
+        return V
+
     def interpolate(self, beta, base_bias):
         # The joint distribution of this RBM is p_A(v, h)^(1 - beta) p(v, h)^beta up to
         # Z, with p_A the independent model with biases base_bias (all units, visible

@@ -116,6 +116,51 @@ class IterateAverage:
 AVERAGE_INTERVAL = 16
 
 
+class EarlyStopping:
+    """Stops a fit when a per-epoch score has stopped improving (a monitor object in
+    the spirit of hmmlearn's ``ConvergenceMonitor``).
+
+    Fed every epoch's record, it follows ``sign * record[key]`` (larger is better):
+    after ``patience`` epochs without an improvement of more than ``tol`` it says
+    stop, and with ``keep_best`` it puts back the parameters of the best epoch. The
+    score can be anything an estimator records: a held-out log-likelihood or
+    reconstruction error, or a classifier's held-out accuracy.
+
+    Parameters
+    ----------
+    key : str
+        The record's entry to follow.
+    sign : float
+        1.0 when larger values are better, -1.0 when smaller ones are.
+    patience : int
+        Epochs without improvement before stopping.
+    tol : float
+        The smallest improvement that counts.
+    keep_best : bool
+        Keep a copy of the best epoch's parameters and restore them at the stop.
+    """
+
+    def __init__(self, key, sign, patience, tol, keep_best):
+        self.key, self.sign, self.patience, self.tol = key, sign, patience, tol
+        self.keep_best = keep_best
+        self.best_score, self.best_params, self.epochs_no_change = -np.inf, None, 0
+
+    def update(self, record, params):
+        """Take an epoch's record (``params``: its parameters); return True to stop."""
+        score = self.sign * record[self.key]
+        if score > self.best_score + self.tol:
+            self.best_score, self.epochs_no_change = score, 0
+            if self.keep_best:
+                self.best_params = params.copy()
+        else:
+            self.epochs_no_change += 1
+        if self.epochs_no_change < self.patience:
+            return False
+        if self.best_params is not None:  # keep the best validated parameters
+            params[...] = self.best_params
+        return True
+
+
 # -- how a partial_fit treats each field of the training state -----------------------
 #
 # A policy is called as policy(value, state, learning) and returns the value the new
@@ -249,7 +294,8 @@ class TrainingState:
         back what the copy shares with this state (generator positions, the history's
         length), so a failed ``partial_fit`` leaves this state as it was.
         """
-        new_state = copy.copy(self)
+        new_state = object.__new__(type(self))  # a shallow copy, without copy's protocol
+        new_state.__dict__.update(self.__dict__)
         undos = []
         for name, policy in _policies(type(self)):
             value, undo = policy(getattr(self, name), self, learning)
@@ -263,16 +309,38 @@ class TrainingState:
 
         return new_state, undo
 
+    def resume(self, averaging):
+        """The parameters this epoch's updates move (``params``; see
+        :class:`AveragedTrainingState` for averaging)."""
+        return self.params
+
+    def count_update(self, window):
+        """After each update (a no-op without iterate averaging)."""
+
+    def end_epoch(self, window):
+        """At the end of each epoch (a no-op without iterate averaging)."""
+
     def __getstate__(self):
         # Pickles leave the transient fields (buffers) out.
         state = self.__dict__.copy()
-        for state_field in dataclasses.fields(self):
-            if state_field.metadata.get(_TRANSIENT):
-                state[state_field.name] = None
+        for name in _transient_fields(type(self)):
+            state[name] = None
         return state
 
 
 _POLICIES = {}
+_TRANSIENT_FIELDS = {}
+
+
+def _transient_fields(state_class):
+    """Names of the fields of a state class left out of pickles (computed once)."""
+    names = _TRANSIENT_FIELDS.get(state_class)
+    if names is None:
+        names = _TRANSIENT_FIELDS[state_class] = tuple(
+            item.name for item in dataclasses.fields(state_class)
+            if item.metadata.get(_TRANSIENT)
+        )
+    return names
 
 
 def _policies(state_class):

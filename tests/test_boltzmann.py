@@ -347,7 +347,7 @@ def test_many_coupled_hidden_units_use_the_estimator_per_row(monkeypatch):
     X = correlated_data(30, 3)
     bm = BoltzmannMachine(n_hidden=3, learning="exact", n_iter=3, random_state=0).fit(X)
     exact_scores, exact_hidden = bm.score_samples(X), bm.transform(X)
-    monkeypatch.setattr(boltzmann_module, "MAX_ENUMERATED_HIDDEN", 1)
+    monkeypatch.setattr(bm_energy_module, "MAX_ENUMERATED_HIDDEN", 1)
     np.testing.assert_allclose(bm.score_samples(X), exact_scores, atol=1e-10)
     # transform falls back to mean field: close, not equal, for these weak couplings
     mean_field = bm.transform(X)

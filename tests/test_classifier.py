@@ -165,9 +165,9 @@ class ThreadRecordingRBM(RBM):
         self.blas_threads_outside_training_ = _blas_threads()
         return super().fit(X, y)
 
-    def _train_epoch(self, X, state, learning):
+    def _train_epoch(self, X, y, state, learning):
         self.blas_threads_in_training_ = _blas_threads()
-        return super()._train_epoch(X, state, learning)
+        return super()._train_epoch(X, y, state, learning)
 
 
 def _blas_threads():

@@ -378,3 +378,40 @@ def test_strategies_report_their_diagnostics_in_history():
                           learning=MeanFieldGradient(free_phase="fixed_point", max_iter=1,
                                                      tol=0.0)).fit(X)
     assert bm.history_["mean_field_unconverged"] == [12, 12]  # one unconverged solve per update
+
+
+# -- the base's loop serves an estimator trained on (X, y) -----------------------------
+class LabelledRBM(RBM):
+    """An RBM that takes labels through the base's seams (a classifier's plumbing)."""
+
+    def _validate_y(self, X, y, *, reset):
+        return None if y is None else np.asarray(y)
+
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+        # each minibatch arrives with its own rows' labels (here: the rows' indices)
+        assert_allclose(batch, self.X_[labels])
+        self.n_labelled_batches_ = getattr(self, "n_labelled_batches_", 0) + 1
+        return super()._minibatch_gradient(model, batch, labels, state, learning, rule)
+
+    def _monitor_epoch(self, state, monitor):
+        record = super()._monitor_epoch(state, monitor)
+        assert_allclose(monitor.train, self.X_[monitor.train_labels])
+        if monitor.valid is not None:  # fit's held-out rows come with their labels
+            assert_allclose(monitor.valid, self.X_[monitor.valid_labels])
+            record["score_valid"] = -float(state.n_iter)  # never improves after epoch 1
+        return record
+
+    def _stopping_criterion(self, monitor):
+        return 1.0, "score_valid"
+
+
+def test_the_loop_serves_an_estimator_trained_on_labels():
+    X = _binary_data(n_rows=50)
+    model = LabelledRBM(n_components=2, learning="exact", batch_size=10, n_iter=10,
+                        validation_fraction=0.2, n_iter_no_change=2, random_state=0)
+    model.X_ = X
+    model.fit(X, np.arange(50))
+    assert model.n_labelled_batches_ == 3 * 4  # 40 training rows, 3 epochs
+    assert model.history_["score_valid"] == [-1.0, -2.0, -3.0]  # stopped by the monitor
+    model.partial_fit(X[:10], np.arange(10))
+    assert model.n_labelled_batches_ == 3 * 4 + 1

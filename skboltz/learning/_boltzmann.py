@@ -34,12 +34,6 @@ from .._sklearn import Interval, StrOptions
 from ._base import BMLearningStrategy, register
 
 
-def _hidden_uncoupled(model):
-    """True when no two hidden units are coupled, so P(h | v) factorises."""
-    n_visible = model.n_visible
-    return not np.any(model.coupling[n_visible:, n_visible:])
-
-
 def _factorised_clamped_moments(model, batch):
     """Exact clamped moments when P(h | v) factorises (or there are no hidden units)."""
     if model.n_hidden == 0:
@@ -97,7 +91,7 @@ def exact_clamped_moments(model, batch):
 
     Uses the factorised P(h | v) when the hidden units are not coupled to each other.
     """
-    if _hidden_uncoupled(model):
+    if model.hidden_uncoupled:
         return _factorised_clamped_moments(model, batch)
     H, Q = bm_hidden_code_posteriors(
         batch, model.coupling, model.bias, model.n_visible, model.temperature
@@ -194,7 +188,7 @@ class Gibbs(BMLearningStrategy):
         return moments / self.n_steps
 
     def positive_phase(self, model, batch, state, rng):
-        if _hidden_uncoupled(model) or model.n_hidden <= self.enumerate_hidden:
+        if model.hidden_uncoupled or model.n_hidden <= self.enumerate_hidden:
             return exact_clamped_moments(model, batch)
         n_visible = model.n_visible
         S = np.empty((batch.shape[0], model.n_units), dtype=model.dtype, order="F")
@@ -319,7 +313,7 @@ class MeanFieldGradient(BMLearningStrategy):
         return M
 
     def _clamped_exactly(self, model):
-        return _hidden_uncoupled(model) or model.n_hidden <= self.enumerate_hidden
+        return model.hidden_uncoupled or model.n_hidden <= self.enumerate_hidden
 
     def _clamped_means(self, model, batch, state):
         """Each row with its hidden units at their clamped means (float64)."""
