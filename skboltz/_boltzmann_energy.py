@@ -705,21 +705,8 @@ class BMView(ModelView):
         return M[:, n_visible:]
 
     def reconstruct(self, V):
-        """Compute the mean-field reconstruction of each visible row.
-
-        Each visible unit's P(v_i = 1 | the row's other visible units, the hidden
-        units at their :meth:`hidden_marginals`).
-
-        Parameters
-        ----------
-        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
-            Visible rows.
-
-        Returns
-        -------
-        reconstruction : ndarray of shape (n_rows, n_visible)
-            The reconstruction probabilities (float64 rows through a float64 view).
-        """
+        # Each visible unit's P(v_i = 1 | the row's other visible units, the hidden
+        # units at their marginals), in float64 through a float64 view.
         V = np.asarray(V.toarray() if hasattr(V, "toarray") else V, dtype=np.float64)
         S = np.hstack([V, self.hidden_marginals(V)])
         return self.unit_probability(S)[:, : self.n_visible]
@@ -756,25 +743,8 @@ class BMView(ModelView):
         return np.ascontiguousarray(S[:, :n_visible])
 
     def draw_samples(self, n_samples, n_steps, start, rng):
-        """Run sequential Gibbs chains from independent units; return their visible states.
-
-        Parameters
-        ----------
-        n_samples : int
-            Number of chains.
-        n_steps : int
-            Sequential sweeps over all units per chain, at the temperature.
-        start : ndarray of shape (n_visible,)
-            Each visible unit's probability of starting on (the data's rates); hidden
-            units start on with probability 1/2.
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        V : ndarray of shape (n_samples, n_visible)
-            Binary visible states, in the view's dtype.
-        """
+        # Visible units start on at the rates `start`, hidden units at 1/2; then
+        # sequential sweeps over all units at the temperature.
         probability = np.full((n_samples, self.n_units), 0.5)
         probability[:, : self.n_visible] = start
         S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=self.dtype)

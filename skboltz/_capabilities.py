@@ -138,7 +138,8 @@ class Requires:
     units : set of str or None, default=None
         The unit types the strategy handles, on every layer; None handles any.
     operations : set of str, default=()
-        Operations (names from :data:`OPERATIONS`) it calls, all of them.
+        Operations it calls, all of them ("restricted", "pairwise", "enumeration",
+        "annealing", "mean_field", or a new view's own).
     any_of : set of str, default=()
         Operations of which it needs at least one (e.g. either learning rule); empty
         needs none.

@@ -6,6 +6,8 @@ family has its own math module beside it (``_rbm_energy``, ``_gaussian_rbm_energ
 parameters; :class:`ModelView` is the protocol those views follow.
 """
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -428,7 +430,8 @@ class ModelView(Protocol):
             Gibbs steps per chain.
         start : ndarray of shape (n_visible,)
             Where the visible units start: the training data's rates (binary units)
-            or means (Gaussian units).
+            or means (Gaussian units); a general Boltzmann machine's hidden units
+            start on with probability 1/2.
         rng : numpy.random.Generator
             Source of randomness.
 
@@ -438,6 +441,90 @@ class ModelView(Protocol):
             The chains' visible rows after ``n_steps`` steps.
         """
         ...
+
+
+@dataclass(frozen=True, eq=False)
+class RestrictedView(ModelView):
+    """What the views of two-layer models share: weights W of shape (n_hidden,
+    n_visible) between a visible and a hidden layer, with their biases.
+
+    The sizes, ``astype`` (every field is an array), and the inference members that
+    follow from the conditionals: ``hidden_marginals`` is ``hidden_probability`` and
+    ``reconstruct`` is ``visible_mean(hidden_probability(v))``. A subclass adds its
+    fields (GaussianRBMView: the variances), ``capabilities`` and the rest of the
+    protocol.
+    """
+
+    weights: np.ndarray
+    visible_bias: np.ndarray
+    hidden_bias: np.ndarray
+
+    @property
+    def n_visible(self):
+        """Number of visible units."""
+        return self.weights.shape[1]
+
+    @property
+    def n_hidden(self):
+        """Number of hidden units."""
+        return self.weights.shape[0]
+
+    @property
+    def n_units(self):
+        """Number of units, visible and hidden."""
+        return self.n_visible + self.n_hidden
+
+    @property
+    def temperature(self):
+        """The temperature T (1)."""
+        return 1.0
+
+    @property
+    def dtype(self):
+        """Floating-point type of the parameters."""
+        return self.weights.dtype
+
+    def astype(self, dtype):
+        return type(self)(*(getattr(self, item.name).astype(dtype)
+                            for item in dataclasses.fields(self)))
+
+    def visible_mean(self, H):
+        """Compute E[v | h] for each row of hidden states.
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states (or probabilities, for a mean-field reconstruction).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_rows, n_visible)
+            The visible units' conditional means.
+        """
+        raise NotImplementedError
+
+    def sample_visible(self, H, rng):
+        """Draw visible rows from p(v | h) for each row of hidden states.
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible rows.
+        """
+        raise NotImplementedError
+
+    def hidden_marginals(self, V):
+        return self.hidden_probability(V)
+
+    def reconstruct(self, V):
+        return self.visible_mean(self.hidden_probability(V))
 
 
 def _annealing_base(view, data_rates, hidden, hidden_input):

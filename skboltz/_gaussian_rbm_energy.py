@@ -38,7 +38,7 @@ from ._capabilities import (
     Capabilities,
 )
 from ._energy import (
-    ModelView,
+    RestrictedView,
     base_bias_from_rates,
     bernoulli_sample,
     sigmoid,
@@ -54,7 +54,7 @@ def gaussian_log_normalizer(variance):
 
 
 @dataclass(frozen=True, eq=False)
-class GaussianRBMView(ModelView):
+class GaussianRBMView(RestrictedView):
     """Read-only view of a Gaussian-Bernoulli RBM: its :class:`ModelView`.
 
     The model has real-valued visible units v and binary hidden units h, with energy
@@ -91,9 +91,6 @@ class GaussianRBMView(ModelView):
     2
     """
 
-    weights: np.ndarray
-    visible_bias: np.ndarray
-    hidden_bias: np.ndarray
     variance: np.ndarray
 
     #: Real-valued visible units: the restricted learning rule's samplers, exact
@@ -102,21 +99,6 @@ class GaussianRBMView(ModelView):
         units=(("visible", GAUSSIAN), ("hidden", BINARY)),
         operations={RESTRICTED, ENUMERATION, ANNEALING},
     )
-
-    @property
-    def n_visible(self):
-        """Number of visible units."""
-        return self.weights.shape[1]
-
-    @property
-    def n_hidden(self):
-        """Number of hidden units."""
-        return self.weights.shape[0]
-
-    @property
-    def n_units(self):
-        """Number of units, visible and hidden."""
-        return self.n_visible + self.n_hidden
 
     #: What a log Z sampler's state holds (reverse annealing needs "visible").
     sampler_state = "hidden"
@@ -130,24 +112,6 @@ class GaussianRBMView(ModelView):
     def n_enumerated_units(self):
         """Units whose states exact enumeration lists: the hidden ones."""
         return self.n_hidden
-
-    @property
-    def temperature(self):
-        """The temperature T (1)."""
-        return 1.0
-
-    @property
-    def dtype(self):
-        """Floating-point type of the parameters."""
-        return self.weights.dtype
-
-    def astype(self, dtype):
-        return GaussianRBMView(
-            self.weights.astype(dtype),
-            self.visible_bias.astype(dtype),
-            self.hidden_bias.astype(dtype),
-            self.variance.astype(dtype),
-        )
 
     # -- conditionals and energies -------------------------------------------------
     def scaled_weights(self):
@@ -245,73 +209,11 @@ class GaussianRBMView(ModelView):
         )
 
     # -- inference: what the estimators' transform, reconstruct, gibbs and sample use --
-    def hidden_marginals(self, V):
-        """Compute P(h_j = 1 | v) for each row (:meth:`hidden_probability`).
-
-        Parameters
-        ----------
-        V : ndarray of shape (n_rows, n_visible)
-            Visible rows.
-
-        Returns
-        -------
-        probability : ndarray of shape (n_rows, n_hidden)
-            The hidden units' marginals, in the view's dtype.
-        """
-        return self.hidden_probability(V)
-
-    def reconstruct(self, V):
-        """Compute the mean-field reconstruction E[v | h = P(h = 1 | v)] of each row.
-
-        Parameters
-        ----------
-        V : ndarray of shape (n_rows, n_visible)
-            Visible rows.
-
-        Returns
-        -------
-        reconstruction : ndarray of shape (n_rows, n_visible)
-            The visible means b + W^T h of each row's hidden probabilities h.
-        """
-        return self.visible_mean(self.hidden_probability(V))
-
     def visible_gibbs_step(self, V, rng):
-        """Run one block-Gibbs step v -> h -> v from each visible row.
-
-        Parameters
-        ----------
-        V : ndarray of shape (n_rows, n_visible)
-            Visible rows.
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        V_new : ndarray of shape (n_rows, n_visible)
-            Real-valued visible rows.
-        """
         return self.sample_visible(self.sample_hidden(V, rng), rng)
 
     def draw_samples(self, n_samples, n_steps, start, rng):
-        """Run block-Gibbs chains from independent normal units; return their visible rows.
-
-        Parameters
-        ----------
-        n_samples : int
-            Number of chains.
-        n_steps : int
-            Gibbs steps v -> h -> v per chain.
-        start : ndarray of shape (n_visible,)
-            The means of the starting units (the data's); their variances are the
-            model's.
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        V : ndarray of shape (n_samples, n_visible)
-            Real-valued visible rows, in the view's dtype.
-        """
+        # Independent normal units at the means `start` with the model's variances.
         mean = np.asarray(start).astype(self.dtype)
         V = rng.standard_normal((n_samples, self.n_visible), dtype=self.dtype)
         V *= np.sqrt(self.variance)

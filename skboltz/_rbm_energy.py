@@ -22,7 +22,7 @@ from ._capabilities import (
     Capabilities,
 )
 from ._energy import (
-    ModelView,
+    RestrictedView,
     _annealing_base,
     base_bias_from_rates,
     bernoulli_sample,
@@ -57,7 +57,7 @@ def rbm_energy(V, H, weights, visible_bias, hidden_bias):
 
 
 @dataclass(frozen=True, eq=False)
-class RBMView(ModelView):
+class RBMView(RestrictedView):
     """Read-only view of a Bernoulli RBM's parameters: the :class:`ModelView` of an RBM.
 
     The model is p(v, h) proportional to exp(h^T W v + b^T v + c^T h) over binary
@@ -87,10 +87,6 @@ class RBMView(ModelView):
     True
     """
 
-    weights: np.ndarray
-    visible_bias: np.ndarray
-    hidden_bias: np.ndarray
-
     #: Binary units in two layers: every strategy of the restricted learning rule, and
     #: every log Z estimator.
     capabilities = Capabilities(
@@ -99,41 +95,9 @@ class RBMView(ModelView):
     )
 
     @property
-    def n_visible(self):
-        """Number of visible units."""
-        return self.weights.shape[1]
-
-    @property
-    def n_hidden(self):
-        """Number of hidden units."""
-        return self.weights.shape[0]
-
-    @property
-    def n_units(self):
-        """Number of units, visible and hidden."""
-        return self.n_visible + self.n_hidden
-
-    @property
     def n_state_units(self):
         """Units a sampler state holds: the visible ones (hidden units are summed out)."""
         return self.n_visible
-
-    @property
-    def temperature(self):
-        """The temperature T (1 for an RBM)."""
-        return 1.0
-
-    @property
-    def dtype(self):
-        """Floating-point type of the parameters."""
-        return self.weights.dtype
-
-    def astype(self, dtype):
-        return RBMView(
-            self.weights.astype(dtype),
-            self.visible_bias.astype(dtype),
-            self.hidden_bias.astype(dtype),
-        )
 
     # -- conditionals and energies -------------------------------------------------
     def hidden_probability(self, V):
@@ -186,104 +150,16 @@ class RBMView(ModelView):
         return bernoulli_sample(self.visible_probability(H), rng)
 
     # -- inference: what the estimators' transform, reconstruct, gibbs and sample use --
-    def hidden_marginals(self, V):
-        """Compute P(h_j = 1 | v) for each row (:meth:`hidden_probability`).
-
-        Parameters
-        ----------
-        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
-            Visible rows.
-
-        Returns
-        -------
-        probability : ndarray of shape (n_rows, n_hidden)
-            The hidden units' marginals, in the view's dtype.
-        """
-        return self.hidden_probability(V)
-
     def visible_mean(self, H):
-        """Compute E[v | h] = P(v = 1 | h) (:meth:`visible_probability`).
-
-        Parameters
-        ----------
-        H : ndarray of shape (n_rows, n_hidden)
-            Hidden states (or probabilities).
-
-        Returns
-        -------
-        mean : ndarray of shape (n_rows, n_visible)
-            The visible units' conditional means.
-        """
         return self.visible_probability(H)
 
     def sample_visible(self, H, rng):
-        """Draw binary visible states from P(v | h) for each row of hidden states.
-
-        Parameters
-        ----------
-        H : ndarray of shape (n_rows, n_hidden)
-            Hidden states.
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        V : ndarray of shape (n_rows, n_visible)
-            0/1 visible states.
-        """
         return bernoulli_sample(self.visible_probability(H), rng)
 
-    def reconstruct(self, V):
-        """Compute the mean-field reconstruction P(v = 1 | h = P(h = 1 | v)) of each row.
-
-        Parameters
-        ----------
-        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
-            Visible rows.
-
-        Returns
-        -------
-        reconstruction : ndarray of shape (n_rows, n_visible)
-            The reconstructed rows, in the view's dtype.
-        """
-        return self.visible_probability(self.hidden_probability(V))
-
     def visible_gibbs_step(self, V, rng):
-        """Run one block-Gibbs step v -> h -> v from each visible row (:meth:`gibbs_step`).
-
-        Parameters
-        ----------
-        V : ndarray of shape (n_rows, n_visible)
-            Visible states.
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        V_new : ndarray of shape (n_rows, n_visible)
-            Binary visible states.
-        """
         return self.gibbs_step(V, rng)
 
     def draw_samples(self, n_samples, n_steps, start, rng):
-        """Run block-Gibbs chains from independent units and return their visible states.
-
-        Parameters
-        ----------
-        n_samples : int
-            Number of chains.
-        n_steps : int
-            Gibbs steps v -> h -> v per chain.
-        start : ndarray of shape (n_visible,)
-            Each visible unit's probability of starting on (the data's rates).
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        V : ndarray of shape (n_samples, n_visible)
-            Binary visible states, in the view's dtype.
-        """
         rates = np.asarray(start).astype(self.dtype)
         V = bernoulli_sample(np.broadcast_to(rates, (n_samples, self.n_visible)), rng)
         V = V.astype(self.dtype)

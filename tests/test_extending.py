@@ -26,10 +26,12 @@ from skboltz.learning import (
 )
 from skboltz.partition import Z_ESTIMATORS, LogZ, MeanField, ZEstimator
 from skboltz.views import (
+    ANNEALING,
     BINARY,
     ENUMERATION,
     RESTRICTED,
     BMView,
+    Capabilities,
     GaussianRBMView,
     ModelView,
     RBMView,
@@ -415,3 +417,17 @@ def test_the_loop_serves_an_estimator_trained_on_labels():
     assert model.history_["score_valid"] == [-1.0, -2.0, -3.0]  # stopped by the monitor
     model.partial_fit(X[:10], np.arange(10))
     assert model.n_labelled_batches_ == 3 * 4 + 1
+
+
+def test_a_new_unit_type_gets_the_strategies_that_handle_it():
+    class SoftmaxVisibleView:  # a hypothetical view: only its declaration matters here
+        capabilities = Capabilities(units=(("visible", "softmax"), ("hidden", BINARY)),
+                                    operations={RESTRICTED, ENUMERATION, ANNEALING})
+
+    learning = {name for name, cls in LEARNING_STRATEGIES.items()
+                if supports(SoftmaxVisibleView, cls)}
+    z_estimators = {name for name, cls in Z_ESTIMATORS.items()
+                    if supports(SoftmaxVisibleView, cls)}
+    assert learning == {"cd", "pcd", "pt"}  # the samplers; not exact, tap, gibbs, ...
+    assert z_estimators == {"ais", "exact", "visited_states"}  # no mean field
+    assert not supports(SoftmaxVisibleView, BinaryUnitsOnly)

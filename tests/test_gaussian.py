@@ -476,7 +476,7 @@ def test_whitening_needs_two_rows_and_some_variance():
     model = GaussianRBM(whiten=True)
     with pytest.raises(ValueError):
         model.fit(np.ones((1, 3)))
-    assert not hasattr(model, "n_features_in_") and "_new_whitening" not in vars(model)
+    assert not hasattr(model, "n_features_in_") and not hasattr(model, "whitening_mean_")
 
 
 def test_whitened_data_scale_warnings_judge_the_whitened_rows():

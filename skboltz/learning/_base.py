@@ -47,7 +47,7 @@ class LearningStrategy(BaseEstimator):
     :class:`RBMLearningStrategy` to train the restricted models (:class:`~skboltz.RBM`,
     :class:`~skboltz.GaussianRBM`) and :class:`BMLearningStrategy` to train
     :class:`~skboltz.BoltzmannMachine`. Each class declares what it ``requires`` of a
-    model (a :class:`~skboltz._capabilities.Requires`: the unit types it handles and the
+    model (a :class:`~skboltz.views.Requires`: the unit types it handles and the
     operations it calls), and a model refuses at ``fit``, with a message naming both, a
     strategy whose requirements its view does not meet.
 
@@ -64,7 +64,7 @@ class LearningStrategy(BaseEstimator):
     #: The string name under which the strategy is registered ("" if none).
     name = ""
 
-    #: What the strategy needs of a model view (``skboltz._capabilities.Requires``).
+    #: What the strategy needs of a model view (``skboltz.views.Requires``).
     #: None here: the two kinds below declare their learning rule, and subclasses
     #: narrow it (e.g. to binary units).
     requires = None
@@ -79,8 +79,8 @@ class LearningStrategy(BaseEstimator):
         Parameters
         ----------
         model : model view
-            The model at the start of training: an :class:`~skboltz.views.RBMView` or a
-            :class:`~skboltz.views.BMView`.
+            The model at the start of training: an :class:`~skboltz.views.RBMView`,
+            :class:`~skboltz.views.GaussianRBMView` or :class:`~skboltz.views.BMView`.
         X : {ndarray, sparse matrix} of shape (n_samples, n_features)
             The training data, e.g. to start persistent chains at data rows.
         batch_size : int
@@ -281,11 +281,14 @@ class RBMLearningStrategy(LearningStrategy):
         raise NotImplementedError
 
     def _sample_negative(self, model, positive, state, noise, progress, out):
-        """Write binary augmented negative rows into ``out`` (shape (n_negative, n_visible + 1)).
+        """Write augmented negative rows into ``out`` (shape (n_negative, n_visible + 1)).
 
-        ``positive`` holds the minibatch's augmented rows; ``noise`` is the estimator's
-        buffered random stream (:class:`skboltz._noise.Noise`). A strategy may keep a
-        reference to ``out``: it stays valid until the caller's next call.
+        The rows are visible states drawn by the training form's ``draw_visible``
+        (binary for an RBM, real-valued for a Gaussian RBM), with the trailing
+        constant unit. ``positive`` holds the minibatch's augmented rows; ``noise`` is
+        the estimator's buffered random stream (:class:`skboltz._noise.Noise`). A
+        strategy may keep a reference to ``out``: it stays valid until the caller's
+        next call (:meth:`_release_buffers` then lets it own what it keeps).
         """
         raise NotImplementedError
 
