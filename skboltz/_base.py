@@ -1,4 +1,11 @@
-"""Shared plumbing of skboltz estimators.
+"""The base of skboltz's estimators: training loop, inference and scoring over hooks.
+
+:class:`BoltzmannBase` owns ``fit`` and ``partial_fit``, the epoch loop, ``transform``,
+``reconstruct``, ``free_energy``, ``gibbs``, ``sample`` and the scores; an estimator
+declares its model view and layout and implements a few hooks (its docstring, and
+"Writing a new estimator" in the user guide's extending page, list them). The
+strategies an estimator accepts follow from its view's capabilities
+(:func:`strategy_constraints`).
 
 Training is all-or-nothing: ``fit`` and ``partial_fit`` work on a private copy of the
 training state and publish it only when every epoch finished with finite parameters,

@@ -11,9 +11,10 @@ magnetisations) is opaque here: whatever its ``init_state`` returned, copied and
 the strategy itself.
 
 The update rule shared by every estimator lives here too: :func:`momentum_and_step`
-(moving-average momentum), :func:`momentum_step`, the divergence test
-:func:`diverged`, and iterate averaging (:class:`IterateAverage`, which an estimator
-opts into with :class:`AveragedTrainingState`).
+(moving-average momentum), :func:`momentum_step`, the epoch's :class:`UpdateRule`,
+the divergence test :func:`diverged`, iterate averaging (:class:`IterateAverage`,
+which an estimator opts into with :class:`AveragedTrainingState`) and the early
+stopping monitor (:class:`EarlyStopping`).
 """
 
 import copy
