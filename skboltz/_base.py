@@ -150,6 +150,11 @@ def accepted_strategies(view_class):
     )
 
 
+@functools.cache
+def _binary_visible_units(view_class):
+    return view_class.capabilities.units_of("visible") == BINARY
+
+
 def strategy_constraints(view_class):
     """The ``learning`` and ``z_estimator`` constraints of a model whose view class is
     ``view_class``: the registered names its view supports, or an object."""
@@ -375,7 +380,7 @@ class BoltzmannBase(
     # -- validation ----------------------------------------------------------------
     def _binary_visible(self):
         """Whether the visible units are binary (values in [0, 1] are their support)."""
-        return self._view_class.capabilities.units_of("visible") == BINARY
+        return _binary_visible_units(self._view_class)
 
     def _validate_X(self, X, *, reset, check_range=False):
         """The rows the model sees: validated and, after the first fit, mapped by the
@@ -450,7 +455,12 @@ class BoltzmannBase(
 
     # -- strategies ----------------------------------------------------------------
     def _resolve_learning(self):
-        return self._resolve_strategy(self.learning, "learning")
+        learning = self.learning
+        if type(learning) is str:  # every partial_fit call: the short path
+            cls = accepted_strategies(self._view_class)[0].get(learning)
+            if cls is not None:
+                return cls()
+        return self._resolve_strategy(learning, "learning")
 
     def _auto_z_estimator(self, view):
         if 2**view.n_enumerated_units <= AUTO_EXACT_MAX_STATES or "ais" not in Z_ESTIMATORS:

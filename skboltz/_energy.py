@@ -7,6 +7,7 @@ parameters; :class:`ModelView` is the protocol those views follow.
 """
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -485,8 +486,8 @@ class RestrictedView(ModelView):
         return self.weights.dtype
 
     def astype(self, dtype):
-        return type(self)(*(getattr(self, item.name).astype(dtype)
-                            for item in dataclasses.fields(self)))
+        arrays = vars(self)
+        return type(self)(*(arrays[name].astype(dtype) for name in _field_names(type(self))))
 
     def visible_mean(self, H):
         """Compute E[v | h] for each row of hidden states.
@@ -525,6 +526,12 @@ class RestrictedView(ModelView):
 
     def reconstruct(self, V):
         return self.visible_mean(self.hidden_probability(V))
+
+
+@functools.cache
+def _field_names(view_class):
+    """The names of a view dataclass's fields, in order (looked up once per class)."""
+    return tuple(item.name for item in dataclasses.fields(view_class))
 
 
 def _annealing_base(view, data_rates, hidden, hidden_input):

@@ -80,7 +80,7 @@ class RestrictedBoltzmannBase(BoltzmannBase):
     def _begin_epoch(self, state, learning):
         self._match_dtype(state, learning)
         state.params[self._layout.constant] = self._training_form.ALWAYS_ON
-        return super()._begin_epoch(state, learning)
+        return state.resume(self.average_window is not None)
 
     def _training_model(self, X, params, state):
         return self._training_form(params)

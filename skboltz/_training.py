@@ -296,11 +296,11 @@ class TrainingState:
         length), so a failed ``partial_fit`` leaves this state as it was.
         """
         new_state = object.__new__(type(self))  # a shallow copy, without copy's protocol
-        new_state.__dict__.update(self.__dict__)
+        fields = new_state.__dict__
+        fields.update(self.__dict__)  # what is shared stays shared
         undos = []
         for name, policy in _policies(type(self)):
-            value, undo = policy(getattr(self, name), self, learning)
-            setattr(new_state, name, value)
+            fields[name], undo = policy(fields[name], self, learning)
             if undo is not None:
                 undos.append(undo)
 
@@ -345,7 +345,8 @@ def _transient_fields(state_class):
 
 
 def _policies(state_class):
-    """(field name, policy) of every field of a state class (computed once per class)."""
+    """(field name, policy) of the fields of a state class that are not simply shared
+    (computed once per class)."""
     policies = _POLICIES.get(state_class)
     if policies is None:
         policies = _POLICIES[state_class] = []
@@ -356,7 +357,9 @@ def _policies(state_class):
                     "partial_fit: define it with shared(), copied(), checkpointed() or "
                     "strategy_state() from skboltz._training."
                 )
-            policies.append((state_field.name, state_field.metadata[_POLICY]))
+            policy = state_field.metadata[_POLICY]
+            if policy is not _share:
+                policies.append((state_field.name, policy))
     return policies
 
 
