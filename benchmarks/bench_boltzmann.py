@@ -122,6 +122,7 @@ def encoder(n_group, n_hidden, hidden_coupled=True):
     mask[groups[0], groups[1]] = mask[groups[1], groups[0]] = False
     if not hidden_coupled:
         mask[2 * n_group :, 2 * n_group :] = False
+    np.fill_diagonal(mask, False)
     return X, mask
 
 

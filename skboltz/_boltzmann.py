@@ -76,17 +76,49 @@ def connectivity_mask(connectivity, n_visible, n_hidden):
             mask[hidden, hidden] = False
         if connectivity == "bipartite":
             mask[:n_visible, :n_visible] = False
-    else:
-        mask = np.array(connectivity, dtype=bool)
-        if mask.shape != (n_units, n_units):
+        np.fill_diagonal(mask, False)
+        return mask
+    return _checked_mask(connectivity, n_visible, n_hidden)
+
+
+def _checked_mask(connectivity, n_visible, n_hidden):
+    """A user's connectivity mask as booleans, refusing anything but a symmetric 0/1
+    (or boolean) matrix of the right shape with a zero diagonal.
+
+    ``np.array(mask, dtype=bool)`` alone would turn 0.5, NaN or any string into True
+    (full connectivity) without a word.
+    """
+    n_units = n_visible + n_hidden
+    values = np.asarray(connectivity)
+    if values.shape != (n_units, n_units):
+        raise ValueError(
+            f"connectivity mask must have shape (n_units, n_units) = ({n_units}, "
+            f"{n_units}) with the {n_visible} visible units first, got {values.shape}."
+        )
+    if values.dtype != bool:
+        numeric = values.dtype.kind in "iuf"
+        if not numeric or not np.all((values == 0) | (values == 1)):
             raise ValueError(
-                f"connectivity mask must have shape (n_units, n_units) = ({n_units}, "
-                f"{n_units}) with the {n_visible} visible units first, got {mask.shape}."
+                "connectivity mask must hold booleans or 0/1 values (True or 1: the two "
+                f"units are coupled); got entries of dtype {values.dtype} such as "
+                f"{_first_bad_entry(values, numeric)!r}."
             )
-        if not np.array_equal(mask, mask.T):
-            raise ValueError("connectivity mask must be symmetric.")
-    np.fill_diagonal(mask, False)
+    mask = values.astype(bool)
+    if np.any(np.diagonal(mask)):
+        raise ValueError(
+            "connectivity mask must have a zero (False) diagonal: a unit is never coupled "
+            f"to itself; unit(s) {np.flatnonzero(np.diagonal(mask))[:5].tolist()} are."
+        )
+    if not np.array_equal(mask, mask.T):
+        raise ValueError("connectivity mask must be symmetric.")
     return mask
+
+
+def _first_bad_entry(values, numeric):
+    """The first entry of a would-be mask that is not 0 or 1, for the error message."""
+    if numeric:
+        return values[~((values == 0) | (values == 1))].ravel()[0].item()
+    return values.ravel()[0] if values.size else None
 
 
 def code_entropy_gradient(view, batch, usage, usage_rate):
@@ -133,7 +165,7 @@ class BoltzmannMachine(BoltzmannBase):
         Which pairs of units are coupled: all, all but hidden-hidden pairs, only
         visible-hidden pairs (a restricted Boltzmann machine), or a symmetric boolean
         mask of shape (n_features + n_hidden, n_features + n_hidden), visible units
-        first (its diagonal is ignored).
+        first, with a False diagonal (0/1 values are accepted too).
     temperature : float, default=1.0
         T in p(s) proportional to exp(-E(s) / T).
     learning : {learning_options} or BMLearningStrategy, default="gibbs"

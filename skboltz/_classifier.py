@@ -189,6 +189,13 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             )
             class_prior = self._class_prior(class_count.astype(np.float64))
             n_classes = len(classes)
+            if n_classes < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs at least 2 classes to compare their "
+                    f"densities; y has only one class ({classes[0]!r}). For a density of "
+                    "one class, fit the density model itself (e.g. RBM().fit(X)) and use "
+                    "its score_samples."
+                )
             # Every class is one task for callbacks; its model's own tasks nest inside.
             # The contexts are made here, in order, before any of them runs in a worker.
             callback_ctx = fit_callback_context(self, max_subtasks=n_classes)

@@ -28,6 +28,31 @@ from ._sklearn import _fit_context, check_count
 _ACTIVITY = {"fit": "fitting", "partial_fit": "training one epoch (partial_fit)"}
 
 
+#: Why a DBN has no score, and what to use (see ``DBN.score``).
+_NO_LIKELIHOOD = (
+    "DBN has no {name}: a stack of more than one RBM has no tractable "
+    "log-likelihood (the prior over the first hidden layer is the marginal of every "
+    "layer above it), and a bound would be mistaken for one. To grid-search a DBN, "
+    "pass a scorer (GridSearchCV(..., scoring=...)) or search a Pipeline that ends "
+    "in a classifier (scored by its accuracy); layers_[0].score(X) is the first "
+    "RBM's own log-likelihood, not the DBN's."
+)
+
+
+class _Unavailable:
+    """A method an estimator deliberately lacks: reading it raises an AttributeError
+    (so ``hasattr`` is False) whose message says why and what to use instead."""
+
+    def __init__(self, message):
+        self.message = message
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        raise AttributeError(self.message.format(name=self.name))
+
+
 class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Deep belief net trained by greedy layer-wise stacking of RBMs.
 
@@ -317,6 +342,11 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return H
 
     # -- sklearn plumbing ----------------------------------------------------------
+    #: Absent (``hasattr(dbn, "score")`` is False, so GridSearchCV asks for a scorer),
+    #: but asking for it says why and what to use.
+    score = _Unavailable(_NO_LIKELIHOOD)
+    score_samples = _Unavailable(_NO_LIKELIHOOD)
+
     @property
     def _n_features_out(self):
         return self.layers_[-1].n_components

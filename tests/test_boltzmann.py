@@ -368,11 +368,36 @@ def test_coupling_is_symmetric_and_masked(learning):
     assert np.all(bm.coupling_[mask] != 0)
 
 
+@pytest.mark.parametrize(
+    "entry, message",
+    [(0.5, "0/1 values"), (np.nan, "0/1 values"), ("yes", "0/1 values"), (2, "0/1 values")],
+    ids=["half", "nan", "string", "two"],
+)
+def test_connectivity_mask_refuses_entries_that_are_not_boolean(entry, message):
+    # np.array(mask, dtype=bool) turned each of these into True (full connectivity).
+    X = correlated_data(20, 4)
+    mask = np.zeros((5, 5), dtype=object if isinstance(entry, str) else float)
+    mask[0, 4] = mask[4, 0] = entry
+    with pytest.raises(ValueError, match=message):
+        BoltzmannMachine(n_hidden=1, connectivity=mask).fit(X)
+
+
+def test_connectivity_mask_refuses_a_coupled_diagonal_and_takes_0_1_values():
+    X = correlated_data(20, 4)
+    mask = np.ones((5, 5), dtype=bool)
+    with pytest.raises(ValueError, match="diagonal.*unit.*0, 1, 2, 3, 4"):
+        BoltzmannMachine(n_hidden=1, connectivity=mask).fit(X)
+    np.fill_diagonal(mask, False)
+    as_ints = BoltzmannMachine(n_hidden=1, connectivity=mask.astype(int), n_iter=1,
+                               random_state=0).fit(X)
+    assert np.array_equal(as_ints.connectivity_mask_, mask)
+
+
 def test_bad_connectivity_and_too_many_states():
     X = correlated_data(20, 4)
     with pytest.raises(ValueError, match="shape"):
         BoltzmannMachine(n_hidden=1, connectivity=np.ones((4, 4), bool)).fit(X)
-    asymmetric = np.triu(np.ones((5, 5), bool))
+    asymmetric = np.triu(np.ones((5, 5), bool), k=1)
     with pytest.raises(ValueError, match="symmetric"):
         BoltzmannMachine(n_hidden=1, connectivity=asymmetric).fit(X)
     with pytest.raises(TooManyStatesError, match="learning='gibbs'.*'mean_field'"):

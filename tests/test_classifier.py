@@ -208,3 +208,9 @@ def test_verbose_names_each_class_and_passes_down(tiny, capsys):
     assert len(capsys.readouterr().out.strip().splitlines()) == 4
     BoltzmannClassifier(RBM(n_components=2, n_iter=2)).fit(X, y)
     assert capsys.readouterr().out == ""
+
+
+def test_a_single_class_is_refused_with_what_to_do_instead():
+    X = np.random.default_rng(0).random((20, 4))
+    with pytest.raises(ValueError, match="at least 2 classes.*RBM\\(\\).fit"):
+        BoltzmannClassifier(RBM(n_components=2, n_iter=1)).fit(X, np.zeros(20))

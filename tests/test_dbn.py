@@ -157,3 +157,11 @@ def test_partial_fit_failing_in_an_upper_layer_keeps_every_layer(digits, monkeyp
     for layer, (components, n_iter) in zip(dbn.layers_, before):
         assert_array_equal(layer.components_, components)
         assert layer.n_iter_ == n_iter
+
+
+@pytest.mark.parametrize("method", ["score", "score_samples"])
+def test_the_missing_score_says_why_and_what_to_use(method):
+    dbn = DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=1), random_state=0)
+    assert not hasattr(dbn, method)  # so GridSearchCV asks for a scorer
+    with pytest.raises(AttributeError, match=f"DBN has no {method}: .*tractable.*scoring="):
+        getattr(dbn, method)

@@ -40,6 +40,7 @@ X = np.hstack([patterns, patterns])  # the 4 patterns on both groups
 # No V1-V2 couplings; everything else allowed.
 mask = np.ones((10, 10), dtype=bool)
 mask[:4, 4:8] = mask[4:8, :4] = False
+np.fill_diagonal(mask, False)  # no unit is coupled to itself
 
 # %%
 # Train the same machine with and without the bonus

@@ -63,8 +63,8 @@ plot_samples(samples, (8, 8), n_cols=12, tile_size=0.7,
 # How probable is a digit?
 # ------------------------
 # With 64 hidden units exact log Z would need 2**64 states, so ``score`` here would use
-# annealed importance sampling, when it is available. A 16-unit model is small enough to
-# enumerate, and its held-out log-likelihood is exact.
+# annealed importance sampling (the default for models too large to enumerate). A
+# 16-unit model is small enough to enumerate, and its held-out log-likelihood is exact.
 small = RBM(n_components=16, n_iter=30, random_state=0).fit(X[:1400])
 log_z = small.estimate_log_partition()
 print(f"log Z = {log_z.value:.2f} ({log_z.method}, {log_z.cost['n_states']} states)")
