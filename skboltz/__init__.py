@@ -10,12 +10,14 @@ from ._classifier import BoltzmannClassifier
 from ._dbn import DBN
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
+from ._rbm_classifier import RBMClassifier
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "DBN",
     "RBM",
+    "RBMClassifier",
     "BoltzmannClassifier",
     "BoltzmannMachine",
     "GaussianRBM",

@@ -401,7 +401,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
         factor = self.whitening_factor_
         return None if factor is None else Whitening(self.whitening_mean_, factor)
 
-    def _fit(self, X, y, *, partial):
+    def _fit(self, X, y, *, partial, classes=None):
         if partial and hasattr(self, "_training_state"):
             fitted_whiten = self._input_transform() is not None
             if self.whiten != fitted_whiten:
@@ -410,7 +410,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
                     f"whiten={fitted_whiten}; partial_fit keeps the whitening of the first "
                     "call. Call fit to start again with the new setting."
                 )
-        return super()._fit(X, y, partial=partial)
+        return super()._fit(X, y, partial=partial, classes=classes)
 
     def _data_hint(self, X):
         std, constant = feature_spread(as_dense(X))

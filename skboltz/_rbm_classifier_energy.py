@@ -1,0 +1,748 @@
+"""Classification RBM: the joint model of features, class and hidden units, and p(y | x).
+
+The model of Larochelle & Bengio ("Classification using discriminative restricted
+Boltzmann machines", ICML 2008): binary visible units x (the features), one softmax
+class unit y in {1, ..., K} (one-hot e_y) and binary hidden units h, with
+
+    E(y, x, h) = -h^T W x - b^T x - c^T h - d^T e_y - h^T U e_y,
+
+``weights`` W of shape (n_hidden, n_features) like ``components_`` and
+``class_weights`` U of shape (n_hidden, n_classes). Summing h out gives the class
+posterior in closed form (no sampling), with o_yj(x) = c_j + U_jy + (W x)_j,
+
+    p(y | x) = exp(d_y + sum_j softplus(o_yj(x))) / sum_k exp(d_k + sum_j softplus(o_kj(x))),
+
+and summing y and h out the free energy of the features,
+
+    F(x) = -b^T x - log sum_y exp(d_y + sum_j softplus(o_yj(x))),   log p(x) = -F(x) - log Z.
+
+For the restricted learning rule and its samplers the model is an RBM whose visible
+layer is the pair (x, y): :class:`AugmentedClassRBM`, the training form, packs the
+parameters like :class:`~skboltz._rbm_energy.AugmentedRBM` with the class units as
+extra visible columns (:class:`ClassRBMLayout`) and draws y from its softmax.
+
+Pure functions of numpy arrays and small read-only objects; no scikit-learn objects.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ._capabilities import (
+    ANNEALING,
+    BINARY,
+    ENUMERATION,
+    RESTRICTED,
+    SOFTMAX,
+    Capabilities,
+)
+from ._energy import (
+    RestrictedView,
+    base_bias_from_rates,
+    bernoulli_sample,
+    sigmoid,
+    softplus,
+    softplus_row_sums,
+)
+from ._noise import NOISE_DTYPE
+from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
+
+#: Numbers per (rows x classes x hidden units) block of the inference paths: bounds
+#: their memory (8 MB in float64) whatever the number of rows.
+INFERENCE_BLOCK = 2**20
+
+
+def softmax_rows(scores):
+    """Each row of ``scores`` turned into probabilities (a new array, float64 or the
+    scores' dtype), without overflow."""
+    probability = scores - scores.max(axis=1, keepdims=True)
+    np.exp(probability, out=probability)
+    probability /= probability.sum(axis=1, keepdims=True)
+    return probability
+
+
+def draw_categorical(probability, uniform, out):
+    """Fill ``out`` (rows of K columns) with one-hot draws from each row of
+    ``probability`` (rows that need not be normalised), by inverting the cumulative
+    sums with one uniform number per row (``uniform``, shape (n_rows, 1))."""
+    cumulative = np.cumsum(probability, axis=1)
+    threshold = uniform * cumulative[:, -1:]
+    chosen = np.minimum((cumulative < threshold).sum(axis=1), probability.shape[1] - 1)
+    out[...] = 0
+    out[np.arange(out.shape[0]), chosen] = 1
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ClassRBMView(RestrictedView):
+    """Read-only view of a classification RBM: the :class:`ModelView` of an
+    :class:`~skboltz.RBMClassifier`.
+
+    The model is p(y, x, h) proportional to exp(h^T W x + b^T x + c^T h + d^T e_y +
+    h^T U e_y) over binary features x, a softmax class unit y (one of K) and binary
+    hidden units h (Larochelle & Bengio, "Classification using discriminative
+    restricted Boltzmann machines", ICML 2008). As a density it is a model of the
+    features: sampler states are feature vectors x, with the class and the hidden units
+    summed out in closed form (:meth:`free_energy`), and exact enumeration lists the
+    states of the smaller of the feature and hidden layers, once per class.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_hidden, n_features)
+        Weights W between the hidden units and the features
+        (``RBMClassifier.components_``).
+    visible_bias : ndarray of shape (n_features,)
+        Feature biases b (``RBMClassifier.intercept_visible_``).
+    hidden_bias : ndarray of shape (n_hidden,)
+        Hidden biases c (``RBMClassifier.intercept_hidden_``).
+    class_weights : ndarray of shape (n_hidden, n_classes)
+        Weights U between the hidden units and the class units
+        (``RBMClassifier.class_weights_``).
+    class_bias : ndarray of shape (n_classes,)
+        Class biases d (``RBMClassifier.intercept_class_``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.partition import Exact
+    >>> from skboltz.views import ClassRBMView
+    >>> rng = np.random.default_rng(0)
+    >>> view = ClassRBMView(rng.normal(size=(3, 4)), np.zeros(4), np.zeros(3),
+    ...                     rng.normal(size=(3, 2)), np.zeros(2))
+    >>> X = np.array([[0, 1, 1, 0], [1, 1, 0, 0]])
+    >>> view.class_probability(X).sum(axis=1)
+    array([1., 1.])
+    >>> log_p = -view.free_energy(X) - Exact().estimate(view).value  # log p(x)
+    >>> bool(np.all(log_p < 0))
+    True
+    """
+
+    class_weights: np.ndarray
+    class_bias: np.ndarray
+
+    #: Binary features and hidden units, a softmax class unit: the samplers of the
+    #: restricted learning rule, exact enumeration and annealing (no mean field).
+    capabilities = Capabilities(
+        units=(("visible", BINARY), ("class", SOFTMAX), ("hidden", BINARY)),
+        operations={RESTRICTED, ENUMERATION, ANNEALING},
+    )
+
+    @property
+    def n_classes(self):
+        """Number of classes K."""
+        return self.class_bias.shape[0]
+
+    @property
+    def n_state_units(self):
+        """Units a sampler state holds: the features (class and hidden units summed out)."""
+        return self.n_visible
+
+    @property
+    def n_enumerated_units(self):
+        """Units whose states exact enumeration lists (per class): the smaller layer."""
+        return min(self.n_visible, self.n_hidden)
+
+    # -- the class posterior ---------------------------------------------------------
+    def _hidden_inputs_by_class(self, V):
+        """Yield ``(rows, O)`` for blocks of rows: O[n, k, j] = c_j + U_jk + (W x_n)_j,
+        the hidden inputs of row n with class k, in the view's dtype."""
+        V = V.astype(self.dtype, copy=False) if not hasattr(V, "tocsr") else V
+        block = max(1, INFERENCE_BLOCK // max(1, self.n_classes * self.n_hidden))
+        class_inputs = self.class_weights.T + self.hidden_bias  # (K, H)
+        for start in range(0, V.shape[0], block):
+            rows = slice(start, min(start + block, V.shape[0]))
+            feature_input = np.asarray(V[rows] @ self.weights.T)
+            yield rows, feature_input[:, None, :] + class_inputs
+
+    def class_log_scores(self, V):
+        """Compute each class's unnormalised log-probability given each row.
+
+        ``z_k(x) = d_k + sum_j softplus(c_j + U_jk + (W x)_j)``, so that p(y | x) is
+        the softmax of z(x) and ``-F(x) = b^T x + log sum_k exp(z_k(x))``.
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_features)
+            Feature rows.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_rows, n_classes)
+            z_k(x) of each row and class.
+        """
+        scores = np.empty((V.shape[0], self.n_classes), dtype=self.dtype)
+        for rows, inputs in self._hidden_inputs_by_class(V):
+            flat = inputs.reshape(-1, self.n_hidden)
+            scores[rows] = softplus_row_sums(flat, overwrite=True).reshape(-1, self.n_classes)
+        scores += self.class_bias
+        return scores
+
+    def class_probability(self, V):
+        """Compute the exact class posterior p(y | x) of each row (no sampling).
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_features)
+            Feature rows.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_classes)
+            p(y = k | x); each row sums to 1.
+        """
+        return softmax_rows(self.class_log_scores(V))
+
+    def hidden_probability(self, V):
+        """Compute P(h_j = 1 | x) with the class summed out.
+
+        ``sum_k p(k | x) sigmoid(c_j + U_jk + (W x)_j)``: the hidden units' marginals
+        given the features alone, exactly.
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_features)
+            Feature rows.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            The hidden units' marginals.
+        """
+        marginals = np.empty((V.shape[0], self.n_hidden), dtype=self.dtype)
+        for rows, inputs in self._hidden_inputs_by_class(V):
+            flat = inputs.reshape(-1, self.n_hidden)
+            scores = softplus_row_sums(flat).reshape(-1, self.n_classes) + self.class_bias
+            weights = softmax_rows(scores)
+            np.einsum("nk,nkj->nj", weights, sigmoid(inputs, out=inputs), out=marginals[rows])
+        return marginals
+
+    def hidden_probability_given_class(self, V, Y):
+        """Compute P(h_j = 1 | x, y) for paired rows of features and one-hot classes.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_features)
+            Feature rows.
+        Y : ndarray of shape (n_rows, n_classes)
+            One-hot class rows (or class probabilities, for a mean-field value).
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            The hidden units' conditional probabilities.
+        """
+        return sigmoid(np.asarray(V @ self.weights.T + Y @ self.class_weights.T
+                                  + self.hidden_bias))
+
+    def free_energy(self, V):
+        """Compute F(x), the free energy of each feature row with y and h summed out.
+
+        ``log p(x) = -F(x) - log Z`` (see the module docstring).
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_features)
+            Feature rows.
+
+        Returns
+        -------
+        free_energy : ndarray of shape (n_rows,)
+            F(x) of each row.
+        """
+        scores = self.class_log_scores(V)
+        return -np.asarray(V @ self.visible_bias).ravel() - logsumexp(scores, axis=1)
+
+    def energy(self, V, Y, H):
+        """Compute the joint energy E(y, x, h) of paired rows.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_features)
+            Feature rows.
+        Y : ndarray of shape (n_rows, n_classes)
+            One-hot class rows.
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden rows.
+
+        Returns
+        -------
+        energy : ndarray of shape (n_rows,)
+            E(y, x, h) of each triple.
+        """
+        return -(np.einsum("nj,nj->n", H, V @ self.weights.T + Y @ self.class_weights.T)
+                 + V @ self.visible_bias + H @ self.hidden_bias + Y @ self.class_bias)
+
+    def log_unnormalized(self, S):
+        return -self.free_energy(S)
+
+    # -- sampling --------------------------------------------------------------------
+    def sample_class_and_hidden(self, V, rng):
+        """Draw (y, h) from p(y, h | x) for each row: y from the exact posterior, then h.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_features)
+            Feature rows.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        Y : ndarray of shape (n_rows, n_classes)
+            One-hot class draws.
+        H : ndarray of shape (n_rows, n_hidden)
+            Binary hidden draws.
+        """
+        Y = np.empty((V.shape[0], self.n_classes), dtype=self.dtype)
+        draw_categorical(self.class_probability(V), rng.random((V.shape[0], 1)), Y)
+        H = bernoulli_sample(self.hidden_probability_given_class(V, Y), rng)
+        return Y, H
+
+    def visible_probability(self, H):
+        """Compute P(x_i = 1 | h) for each row of hidden states.
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states (or probabilities).
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_features)
+            The features' conditional probabilities of being on.
+        """
+        return sigmoid(H @ self.weights + self.visible_bias)
+
+    def class_probability_given_hidden(self, H):
+        """Compute p(y | h) (the softmax of d + U^T h) for each row of hidden states.
+
+        Parameters
+        ----------
+        H : ndarray of shape (n_rows, n_hidden)
+            Hidden states.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_classes)
+            Each row sums to 1.
+        """
+        return softmax_rows(H @ self.class_weights + self.class_bias)
+
+    def gibbs_step(self, S, rng):
+        # x -> (y, h) -> x: (y, h) drawn jointly given x, then x given h. Each block
+        # leaves p(y, x, h) invariant, so the feature chain leaves p(x) invariant.
+        _, H = self.sample_class_and_hidden(S, rng)
+        return bernoulli_sample(self.visible_probability(H), rng)
+
+    def visible_mean(self, H):
+        return self.visible_probability(H)
+
+    def sample_visible(self, H, rng):
+        return bernoulli_sample(self.visible_probability(H), rng)
+
+    def visible_gibbs_step(self, V, rng):
+        return self.gibbs_step(V, rng)
+
+    def draw_samples(self, n_samples, n_steps, start, rng):
+        rates = np.asarray(start).astype(self.dtype)
+        V = bernoulli_sample(np.broadcast_to(rates, (n_samples, self.n_visible)), rng)
+        V = V.astype(self.dtype)
+        for _ in range(n_steps):
+            V = self.gibbs_step(V, rng)
+        return V
+
+    # -- annealing ---------------------------------------------------------------------
+    def interpolate(self, beta, base_bias):
+        # p_A(x)^(1 - beta) p(y, x, h)^beta with p_A the independent model of the
+        # features with biases base_bias (y and h uniform under it): every parameter
+        # scaled by beta, the feature biases moved towards the base's.
+        base = np.asarray(base_bias, dtype=np.float64)[: self.n_visible]
+        return ClassRBMView(
+            beta * self.weights,
+            (1.0 - beta) * base + beta * self.visible_bias,
+            beta * self.hidden_bias,
+            beta * self.class_weights,
+            beta * self.class_bias,
+        )
+
+    def base_bias_from_rates(self, data_rates):
+        return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
+
+    def base_log_partition(self, base_bias):
+        # Independent features, and K classes times 2**n_hidden hidden states of
+        # energy 0.
+        base = np.asarray(base_bias, dtype=np.float64)[: self.n_visible]
+        return float(softplus(base).sum() + np.log(self.n_classes)
+                     + self.n_hidden * np.log(2.0))
+
+    # -- exact enumeration -------------------------------------------------------------
+    def class_rbm(self, k):
+        """Return the RBM of the features and hidden units with the class fixed at k.
+
+        Its hidden biases are c + U[:, k]; Z = sum_k exp(d_k) Z_k of these RBMs.
+
+        Parameters
+        ----------
+        k : int
+            The class index.
+
+        Returns
+        -------
+        view : RBMView
+            The class's RBM.
+        """
+        return RBMView(self.weights, self.visible_bias,
+                       self.hidden_bias + self.class_weights[:, k])
+
+    def enumerate_log_weights(self, chunk_size):
+        # Z = sum_k exp(d_k) Z_k: each class's RBM enumerated, shifted by d_k.
+        for k in range(self.n_classes):
+            shift = float(self.class_bias[k])
+            for log_weights in self.class_rbm(k).enumerate_log_weights(chunk_size):
+                yield log_weights + shift
+
+    def with_fewer_enumerated_units(self, n_units):
+        """Return the view with only the first ``n_units`` units of the enumerated layer.
+
+        An optional member of the view protocol (for
+        :class:`~skboltz.partition.Exact`'s forecast of its cost).
+
+        Parameters
+        ----------
+        n_units : int
+            Units of the smaller layer to keep.
+
+        Returns
+        -------
+        view : ClassRBMView
+            A view over slices of the same arrays.
+        """
+        if self.n_visible <= self.n_hidden:
+            return ClassRBMView(self.weights[:, :n_units], self.visible_bias[:n_units],
+                                self.hidden_bias, self.class_weights, self.class_bias)
+        return ClassRBMView(self.weights[:n_units], self.visible_bias,
+                            self.hidden_bias[:n_units], self.class_weights[:n_units],
+                            self.class_bias)
+
+    def _training_form(self):
+        """The training form of these parameters (a new :class:`AugmentedClassRBM`)."""
+        return AugmentedClassRBM.from_view(self)
+
+
+class ClassRBMLayout(RBMLayout):
+    """Named blocks of a classification RBM's packed parameters (and velocity).
+
+    The array has shape (n_hidden + 1, n_features + n_classes + 1): an RBM's layout
+    (:class:`~skboltz._rbm_energy.RBMLayout`) whose visible layer is the pair (x, y),
+    the class units after the features::
+
+        [ W  (n_hidden, n_features) | U  (n_hidden, n_classes) | c  hidden biases ]
+        [ b  feature biases         | d  class biases          | constant         ]
+
+    The class attributes are the RBM's blocks of the joint visible layer:
+    ``weights`` (W and U, where weight decay acts), ``visible_bias`` (b and d),
+    ``hidden_bias``, ``constant``. An instance, for a number of classes, names the
+    blocks of the features and of the classes apart.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of class units K.
+    """
+
+    def __init__(self, n_classes):
+        k = n_classes
+        self.n_classes = k
+        #: Blocks of the parameters.
+        self.feature_weights = np.s_[:-1, : -1 - k]
+        self.class_weights = np.s_[:-1, -1 - k : -1]
+        self.feature_bias = np.s_[-1, : -1 - k]
+        self.class_bias = np.s_[-1, -1 - k : -1]
+        #: Of rows of joint visible states: the features and the class units.
+        self.features = np.s_[..., : -1 - k]
+        self.classes = np.s_[..., -1 - k : -1]
+
+    def pack(self, weights, visible_bias, hidden_bias, class_weights, class_bias, dtype):
+        """A new packed array holding the five blocks (the constant coupling 0)."""
+        weights = np.asarray(weights)
+        n_hidden, n_features = weights.shape
+        params = np.zeros((n_hidden + 1, n_features + self.n_classes + 1), dtype=dtype)
+        params[self.feature_weights] = weights
+        params[self.class_weights] = class_weights
+        params[self.hidden_bias] = hidden_bias
+        params[self.feature_bias] = visible_bias
+        params[self.class_bias] = class_bias
+        return params
+
+
+class AugmentedClassRBM(AugmentedRBM):
+    """Training form of a classification RBM: an RBM over the joint visible layer (x, y).
+
+    The packed parameters follow :class:`ClassRBMLayout`; rows of visible states are
+    ``[x, e_y, 1]`` (features, one-hot class, the constant unit). Everything of
+    :class:`~skboltz._rbm_energy.AugmentedRBM` applies (hidden inputs, hidden draws,
+    statistics, energies: the class units enter them linearly, like features), except
+    the visible draws: the class units are one softmax unit, drawn as one of K
+    (:meth:`draw_visible`, :meth:`chains_from_rows`). So the RBM's learning strategies
+    (CD, PCD, parallel tempering) sample the joint model through it unchanged.
+
+    :meth:`class_posterior_pass` is the discriminative part of a minibatch: the exact
+    p(y | x) and the hidden units' class-conditional probabilities that the gradient
+    of log p(y | x) needs (see :meth:`labelled_coefficients`).
+
+    Parameters
+    ----------
+    params : ndarray of shape (n_hidden + 1, n_features + n_classes + 1)
+        The packed parameters (the constant coupling is set here).
+    n_classes : int
+        Number of classes K.
+    """
+
+    def __init__(self, params, n_classes):
+        super().__init__(params)
+        self.n_classes = n_classes
+        self.n_features = self.n_visible - n_classes
+        self.layout = ClassRBMLayout(n_classes)
+
+    @classmethod
+    def from_view(cls, view):
+        """The training form of a :class:`ClassRBMView`'s parameters (a new array)."""
+        layout = ClassRBMLayout(view.n_classes)
+        return cls(layout.pack(view.weights, view.visible_bias, view.hidden_bias,
+                               view.class_weights, view.class_bias, view.dtype),
+                   view.n_classes)
+
+    def view(self):
+        """The :class:`ClassRBMView` of the current parameters (no copies)."""
+        p, layout = self.params, self.layout
+        return ClassRBMView(p[layout.feature_weights], p[layout.feature_bias],
+                            p[layout.hidden_bias], p[layout.class_weights],
+                            p[layout.class_bias])
+
+    # -- visible draws: binary features, one softmax class unit ----------------------
+    def chains_from_rows(self, rows, rng):
+        """Augmented joint states drawn from rows ``[x, class probabilities]``: each
+        feature on with its value, the class one of K with the row's probabilities
+        (uniform where they are all 0)."""
+        rows = np.asarray(rows)
+        layout = self.layout
+        chains = self.augment(np.clip(rows, 0, 1).astype(self.params.dtype, copy=False))
+        features = chains[layout.features]
+        np.less(rng.random(features.shape, dtype=NOISE_DTYPE), features, out=features)
+        weights = np.clip(rows[:, self.n_features :], 0, None).astype(np.float64)
+        weights[weights.sum(axis=1) == 0] = 1.0
+        draw_categorical(weights, rng.random((rows.shape[0], 1)), chains[layout.classes])
+        return chains
+
+    def _draw_classes(self, class_input, noise, out):
+        """One-hot draws from the softmax of ``class_input`` into ``out``."""
+        probability = class_input - class_input.max(axis=1, keepdims=True)
+        np.exp(probability, out=probability)
+        draw_categorical(probability, noise.uniform((class_input.shape[0], 1)), out)
+
+    def draw_visible(self, H, noise, out, beta=None):
+        """Fill augmented joint rows ``out`` with a draw from p(x, y | h) (at ``beta``):
+        independent binary features and one class from the softmax of d + U^T h."""
+        x = np.dot(H, self.params, out=out)
+        if beta is not None:
+            x *= beta
+        classes = self.layout.classes
+        class_input = x[classes].copy()
+        np.greater(x, noise.logistic(x.shape), out=x)
+        self._draw_classes(class_input, noise, x[classes])
+        if beta is not None:
+            x[RBMLayout.constant_unit] = 1  # at beta = 0 it would be a coin flip
+        return x
+
+    def visible_probability(self, H):
+        """P(x = 1 | h) and p(y | h) for augmented rows ``H`` (constant unit 1)."""
+        return self.visible_mean(H, self.empty_visible(H.shape[0]))
+
+    def visible_mean(self, H, out):
+        """Fill augmented joint rows ``out`` with the mean of (x, y) given ``H``:
+        P(x = 1 | h) and p(y | h) (the constant unit comes out as 1)."""
+        x = np.dot(H, self.params, out=out)
+        classes = self.layout.classes
+        class_input = x[classes].copy()
+        sigmoid(x, out=x)
+        x[classes] = softmax_rows(class_input)
+        return x
+
+    def draw_visible_and_mean(self, H, noise, out, mean):
+        """Fill ``out`` with a draw from p(x, y | h) and ``mean`` with its mean: one
+        product for both (the draw compares the inputs with the noise first, as
+        :meth:`draw_visible` does, so it makes the same draws)."""
+        x = np.dot(H, self.params, out=mean)
+        classes = self.layout.classes
+        class_input = x[classes].copy()
+        np.greater(x, noise.logistic(x.shape), out=out)
+        self._draw_classes(class_input.copy(), noise, out[classes])
+        sigmoid(x, out=x)
+        x[classes] = softmax_rows(class_input)
+        return out
+
+    def reconstruction_error(self, X):
+        """Mean squared error of the mean-field reconstruction of feature rows X."""
+        view = self.view()
+        reconstruction = view.visible_probability(view.hidden_probability(X)) - X
+        return float(np.mean(np.square(reconstruction), dtype=np.float64))
+
+    # -- the discriminative pass -------------------------------------------------------
+    def class_posterior_pass(self, hidden_input, codes, buffers):
+        """The exact class posterior of a minibatch and what its gradient needs.
+
+        ``hidden_input`` holds the minibatch's hidden inputs, (n_rows, n_hidden + 1),
+        computed from rows whose class units are e_y for labelled rows (``codes`` >= 0)
+        and 0 for unlabelled ones (``codes`` == -1). With O[n, k, j] = c_j + U_jk +
+        (W x_n)_j, the pass computes in ``buffers.inverse`` the numbers u = 1 +
+        exp(-O) = 1 / sigmoid(O): since softplus(O) = O + log u and sum_j O[n, k, j] =
+        sum_j (c + W x_n)_j + sum_j U_jk, the class scores need only sum_j log u (one
+        exponential and one logarithm per number, in the minibatch's dtype), and the
+        sigmoids are 1 / u.
+
+        Parameters
+        ----------
+        hidden_input : ndarray of shape (n_rows, n_hidden + 1)
+            The rows' hidden inputs (see above).
+        codes : ndarray of int, shape (n_rows,)
+            Class index of each row, -1 for unlabelled rows.
+        buffers : ClassPassBuffers
+            Work arrays of the minibatch's size.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_classes), float64
+            p(y | x) of each row.
+        """
+        n_rows = codes.shape[0]
+        n_hidden = self.n_hidden
+        params, layout = self.params, self.layout
+        # U^T, with a row of zeros for the unlabelled rows' "no class"
+        class_rows = buffers.class_rows
+        np.copyto(class_rows[:-1], params[layout.class_weights].T)
+        # -(c + W x): the class part of the labelled rows' inputs taken back out
+        negative_input = np.take(class_rows, codes, axis=0, out=buffers.negative_input)
+        negative_input -= hidden_input[:, :n_hidden]
+        # u = 1 + exp(-O) for every class at once: (n_rows, n_classes, n_hidden)
+        inverse = buffers.inverse
+        np.subtract(negative_input[:, None, :], class_rows[None, :-1], out=inverse)
+        with np.errstate(over="ignore"):
+            np.exp(inverse, out=inverse)
+        inverse += buffers.one
+        log_inverse = np.log(inverse, out=buffers.scratch)
+        scores = log_inverse.sum(axis=2).astype(np.float64)
+        if not np.isfinite(scores).all():  # exp(-O) overflowed: O below ~ -88 (float32)
+            scores = self._stable_scores(negative_input, class_rows[:-1], scores)
+        scores += params[layout.class_bias]
+        scores += class_rows[:-1].sum(axis=1, dtype=np.float64)
+        return softmax_rows(scores)
+
+    @staticmethod
+    def _stable_scores(negative_input, class_rows, scores):
+        """sum_j log(1 + exp(-O)) again, in float64 without overflow, for the rows
+        where it overflowed."""
+        rows = np.flatnonzero(~np.isfinite(scores).all(axis=1))
+        minus_o = (negative_input[rows, None, :].astype(np.float64)
+                   - class_rows[None].astype(np.float64))
+        # log(1 + exp(t)) = max(t, 0) + log(1 + exp(-|t|))
+        scores[rows] = softplus_row_sums(
+            minus_o.reshape(-1, minus_o.shape[-1]), overwrite=True
+        ).reshape(len(rows), -1)
+        return scores
+
+    def labelled_coefficients(self, probability, codes, buffers, *, generative_weight,
+                              unlabelled_weight, scale, coefficients):
+        """The hidden-side coefficients of the minibatch's positive statistics, and the
+        corrections of the class blocks, after :meth:`class_posterior_pass`.
+
+        The gradient step of the minibatch's positive terms is ``coefficients^T @ rows``
+        (rows ``[x, pi, 1]``, with pi = e_y for labelled rows and p(y | x) for
+        unlabelled ones) plus the returned corrections of U and d. Per labelled row
+        (with s_kj = sigmoid(O[n, k, j]) and p_k = p(k | x)):
+
+        - d log p(y | x): W gets (s_y - sum_k p_k s_k) x^T, c the same vector, U[:, k]
+          (1[k = y] - p_k) s_k, d e_y - p;
+        - the generative term (weight alpha, the positive phase of log p(x, y)): W gets
+          alpha s_y x^T, c alpha s_y, U alpha s_y e_y^T, b alpha x, d alpha e_y;
+
+        and per unlabelled row, the positive phase of log p(x) (weight beta, y summed
+        out): W gets beta (sum_k p_k s_k) x^T, c the same, U[:, k] beta p_k s_k,
+        b beta x, d beta p. The model's side of the generative terms (their negative
+        phase) is the caller's.
+
+        Parameters
+        ----------
+        probability : ndarray of shape (n_rows, n_classes)
+            p(y | x) from :meth:`class_posterior_pass` (whose ``buffers.inverse`` holds
+            1 / sigmoid(O)).
+        codes : ndarray of int, shape (n_rows,)
+            Class indices, -1 for unlabelled rows.
+        buffers : ClassPassBuffers
+        generative_weight, unlabelled_weight : float
+            alpha and beta above.
+        scale : float
+            Every term's factor (the step divided by the minibatch's rows).
+        coefficients : ndarray of shape (n_rows, n_hidden + 1)
+            Filled with the coefficients (the last column: the visible biases').
+
+        Returns
+        -------
+        class_weights_correction : ndarray of shape (n_hidden, n_classes)
+            Added to the U block of ``coefficients^T @ rows``.
+        class_bias_correction : ndarray of shape (n_classes,)
+            Added to the d block.
+        pi : ndarray of shape (n_rows, n_classes)
+            The class part of the positive rows (e_y, or p(y | x) when unlabelled).
+        """
+        n_rows = codes.shape[0]
+        n_hidden = self.n_hidden
+        dtype = self.params.dtype
+        labelled = codes >= 0
+        row_codes = np.where(labelled, codes, 0)
+        # lambda * p: lambda = 1 for labelled rows, -beta for unlabelled ones, so that
+        # r' = sum_k lambda p_k s_k is the term every row's coefficient subtracts.
+        row_factor = np.where(labelled, 1.0, -unlabelled_weight)
+        weighted = (probability * row_factor[:, None]).astype(dtype)
+        inverse = buffers.inverse
+        mixed = np.divide(weighted[:, :, None], inverse, out=buffers.scratch)  # lambda p s
+        mixed_sum = mixed.sum(axis=1)  # r', (n_rows, n_hidden)
+        class_sums = mixed.sum(axis=0)  # sum_n lambda p_k s_k, (n_classes, n_hidden)
+        true_sigmoid = np.reciprocal(inverse[np.arange(n_rows), row_codes])
+        true_sigmoid *= np.where(labelled, 1.0 + generative_weight, 0.0).astype(dtype)[:, None]
+        np.subtract(true_sigmoid, mixed_sum, out=coefficients[:, :n_hidden])
+        coefficients[:, n_hidden] = np.where(labelled, generative_weight, unlabelled_weight)
+        coefficients *= dtype.type(scale)
+        pi = np.zeros((n_rows, self.n_classes), dtype=dtype)
+        pi[np.flatnonzero(labelled), codes[labelled]] = 1
+        unlabelled = ~labelled
+        pi[unlabelled] = probability[unlabelled]
+        # U: the product gives sum_n coefficient_n pi_n^T, the terms above need
+        # sum_n r'_n pi_n^T - sum_n lambda p_k s_k more; d: sum over labelled rows of
+        # (e_y - p) more.
+        class_weights_correction = mixed_sum.T @ pi
+        class_weights_correction -= class_sums.T
+        class_weights_correction *= dtype.type(scale)
+        class_bias_correction = ((pi - probability)[labelled].sum(axis=0) * scale).astype(dtype)
+        return class_weights_correction, class_bias_correction, pi
+
+
+class ClassPassBuffers:
+    """Work arrays of :meth:`AugmentedClassRBM.class_posterior_pass` for minibatches of
+    up to ``n_rows`` rows (views of the first rows serve shorter ones)."""
+
+    def __init__(self, n_rows, n_classes, n_hidden, dtype):
+        self.shape = (n_rows, n_classes, n_hidden, np.dtype(dtype))
+        self._inverse = np.empty((n_rows, n_classes, n_hidden), dtype)
+        self._scratch = np.empty((n_rows, n_classes, n_hidden), dtype)
+        self._negative_input = np.empty((n_rows, n_hidden), dtype)
+        self.class_rows = np.zeros((n_classes + 1, n_hidden), dtype)
+        self.one = np.asarray(1, dtype)
+        self.n_rows = n_rows
+
+    def rows(self, n_rows):
+        """Point the work arrays at their first ``n_rows`` rows; return self."""
+        self.inverse = self._inverse[:n_rows]
+        self.scratch = self._scratch[:n_rows]
+        self.negative_input = self._negative_input[:n_rows]
+        return self
