@@ -62,6 +62,12 @@ def softmax_rows(scores):
     return probability
 
 
+def sigmoid_of_negative(t):
+    """sigmoid(-t) = 1 / (1 + exp(t)), without overflow warnings (a new array)."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(t))
+
+
 def draw_categorical(probability, uniform, out):
     """Fill ``out`` (rows of K columns) with one-hot draws from each row of
     ``probability`` (rows that need not be normalised), by inverting the cumulative
@@ -487,9 +493,9 @@ class AugmentedClassRBM(AugmentedRBM):
     (:meth:`draw_visible`, :meth:`chains_from_rows`). So the RBM's learning strategies
     (CD, PCD, parallel tempering) sample the joint model through it unchanged.
 
-    :meth:`class_posterior_pass` is the discriminative part of a minibatch: the exact
-    p(y | x) and the hidden units' class-conditional probabilities that the gradient
-    of log p(y | x) needs (see :meth:`labelled_coefficients`).
+    :meth:`positive_pass` is the data's side of a minibatch's gradient (the exact
+    p(y | x) and the gradient of log p(y | x) among it), :meth:`gradient_step` the
+    product that gives the step with the negative phase's rows.
 
     Parameters
     ----------
@@ -588,161 +594,200 @@ class AugmentedClassRBM(AugmentedRBM):
         reconstruction = view.visible_probability(view.hidden_probability(X)) - X
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
-    # -- the discriminative pass -------------------------------------------------------
-    def class_posterior_pass(self, hidden_input, codes, buffers):
-        """The exact class posterior of a minibatch and what its gradient needs.
+    # -- the minibatch gradient --------------------------------------------------------
+    def positive_pass(self, batch, codes, work, *, generative_weight, unlabelled_weight,
+                      scale):
+        """The exact class posterior of a minibatch and its rows' side of the gradient.
 
-        ``hidden_input`` holds the minibatch's hidden inputs, (n_rows, n_hidden + 1),
-        computed from rows whose class units are e_y for labelled rows (``codes`` >= 0)
-        and 0 for unlabelled ones (``codes`` == -1). With O[n, k, j] = c_j + U_jk +
-        (W x_n)_j, the pass computes in ``buffers.inverse`` the numbers u = 1 +
-        exp(-O) = 1 / sigmoid(O): since softplus(O) = O + log u and sum_j O[n, k, j] =
-        sum_j (c + W x_n)_j + sum_j U_jk, the class scores need only sum_j log u (one
-        exponential and one logarithm per number, in the minibatch's dtype), and the
-        sigmoids are 1 / u.
-
-        Parameters
-        ----------
-        hidden_input : ndarray of shape (n_rows, n_hidden + 1)
-            The rows' hidden inputs (see above).
-        codes : ndarray of int, shape (n_rows,)
-            Class index of each row, -1 for unlabelled rows.
-        buffers : ClassPassBuffers
-            Work arrays of the minibatch's size.
-
-        Returns
-        -------
-        probability : ndarray of shape (n_rows, n_classes), float64
-            p(y | x) of each row.
-        """
-        n_rows = codes.shape[0]
-        n_hidden = self.n_hidden
-        params, layout = self.params, self.layout
-        # U^T, with a row of zeros for the unlabelled rows' "no class"
-        class_rows = buffers.class_rows
-        np.copyto(class_rows[:-1], params[layout.class_weights].T)
-        # -(c + W x): the class part of the labelled rows' inputs taken back out
-        negative_input = np.take(class_rows, codes, axis=0, out=buffers.negative_input)
-        negative_input -= hidden_input[:, :n_hidden]
-        # u = 1 + exp(-O) for every class at once: (n_rows, n_classes, n_hidden)
-        inverse = buffers.inverse
-        np.subtract(negative_input[:, None, :], class_rows[None, :-1], out=inverse)
-        with np.errstate(over="ignore"):
-            np.exp(inverse, out=inverse)
-        inverse += buffers.one
-        log_inverse = np.log(inverse, out=buffers.scratch)
-        scores = log_inverse.sum(axis=2).astype(np.float64)
-        if not np.isfinite(scores).all():  # exp(-O) overflowed: O below ~ -88 (float32)
-            scores = self._stable_scores(negative_input, class_rows[:-1], scores)
-        scores += params[layout.class_bias]
-        scores += class_rows[:-1].sum(axis=1, dtype=np.float64)
-        return softmax_rows(scores)
-
-    @staticmethod
-    def _stable_scores(negative_input, class_rows, scores):
-        """sum_j log(1 + exp(-O)) again, in float64 without overflow, for the rows
-        where it overflowed."""
-        rows = np.flatnonzero(~np.isfinite(scores).all(axis=1))
-        minus_o = (negative_input[rows, None, :].astype(np.float64)
-                   - class_rows[None].astype(np.float64))
-        # log(1 + exp(t)) = max(t, 0) + log(1 + exp(-|t|))
-        scores[rows] = softplus_row_sums(
-            minus_o.reshape(-1, minus_o.shape[-1]), overwrite=True
-        ).reshape(len(rows), -1)
-        return scores
-
-    def labelled_coefficients(self, probability, codes, buffers, *, generative_weight,
-                              unlabelled_weight, scale, coefficients):
-        """The hidden-side coefficients of the minibatch's positive statistics, and the
-        corrections of the class blocks, after :meth:`class_posterior_pass`.
-
-        The gradient step of the minibatch's positive terms is ``coefficients^T @ rows``
-        (rows ``[x, pi, 1]``, with pi = e_y for labelled rows and p(y | x) for
-        unlabelled ones) plus the returned corrections of U and d. Per labelled row
-        (with s_kj = sigmoid(O[n, k, j]) and p_k = p(k | x)):
+        Fills ``work.stacked[:n]`` with the rows ``[x, pi, 1]`` (pi = e_y for labelled
+        rows, ``codes`` >= 0, and p(y | x) for unlabelled ones, ``codes`` == -1) and
+        ``work.coefficients[:n]`` with coefficients C such that ``C^T @ rows``, plus the
+        returned corrections of the class blocks, is ``scale`` times the rows' terms:
+        per labelled row (with s_kj = sigmoid(O[k, j]), O[k, j] = c_j + U_jk + (W x)_j,
+        and p_k = p(k | x))
 
         - d log p(y | x): W gets (s_y - sum_k p_k s_k) x^T, c the same vector, U[:, k]
-          (1[k = y] - p_k) s_k, d e_y - p;
-        - the generative term (weight alpha, the positive phase of log p(x, y)): W gets
-          alpha s_y x^T, c alpha s_y, U alpha s_y e_y^T, b alpha x, d alpha e_y;
+          (1[k = y] - p_k) s_k, d e_y - p (exact);
+        - ``generative_weight`` alpha times the data side of log p(x, y): W gets
+          s_y x^T, c s_y, U s_y e_y^T, b x, d e_y;
 
-        and per unlabelled row, the positive phase of log p(x) (weight beta, y summed
-        out): W gets beta (sum_k p_k s_k) x^T, c the same, U[:, k] beta p_k s_k,
-        b beta x, d beta p. The model's side of the generative terms (their negative
-        phase) is the caller's.
+        and per unlabelled row ``unlabelled_weight`` beta times the data side of
+        log p(x), the class summed out: W gets (sum_k p_k s_k) x^T, c the same, U[:, k]
+        p_k s_k, b x, d p. The model's side of the generative terms (alpha per
+        labelled row and beta per unlabelled one of the model's expected statistics)
+        is the caller's, below the rows (see :meth:`gradient_step`).
+
+        The pass computes u = 1 + exp(-O) for every row and class at once, (n, K, H),
+        in the minibatch's dtype, as a product: exp(-O) = exp(-(c + W x)) exp(-U^T),
+        so the exponential is taken of the two small factors only. Then, since
+        softplus(O) = O + log u and sum_j O[k, j] = sum_j (c + W x)_j + sum_j U_jk, the
+        class scores need one logarithm per number (summed over j by a matrix-vector
+        product), and the sigmoids are 1 / u. Where a factor overflows (|O| beyond
+        ~88 in float32) those rows are computed again in float64.
 
         Parameters
         ----------
-        probability : ndarray of shape (n_rows, n_classes)
-            p(y | x) from :meth:`class_posterior_pass` (whose ``buffers.inverse`` holds
-            1 / sigmoid(O)).
-        codes : ndarray of int, shape (n_rows,)
-            Class indices, -1 for unlabelled rows.
-        buffers : ClassPassBuffers
+        batch : ndarray of shape (n, n_features)
+            The minibatch's feature rows.
+        codes : ndarray of int, shape (n,)
+            Class index of each row, -1 for unlabelled rows.
+        work : ClassRBMWork
+            Buffers for minibatches of at least n rows.
         generative_weight, unlabelled_weight : float
             alpha and beta above.
         scale : float
             Every term's factor (the step divided by the minibatch's rows).
-        coefficients : ndarray of shape (n_rows, n_hidden + 1)
-            Filled with the coefficients (the last column: the visible biases').
 
         Returns
         -------
-        class_weights_correction : ndarray of shape (n_hidden, n_classes)
-            Added to the U block of ``coefficients^T @ rows``.
-        class_bias_correction : ndarray of shape (n_classes,)
-            Added to the d block.
-        pi : ndarray of shape (n_rows, n_classes)
-            The class part of the positive rows (e_y, or p(y | x) when unlabelled).
+        class_weights_step : ndarray of shape (n_hidden, n_classes)
+            What the U block of ``C^T @ rows`` lacks.
+        class_bias_step : ndarray of shape (n_classes,)
+            What the d block lacks.
+        probability : ndarray of shape (n, n_classes), float64
+            p(y | x) of each row.
         """
-        n_rows = codes.shape[0]
-        n_hidden = self.n_hidden
-        dtype = self.params.dtype
+        n_rows, n_hidden, n_features = codes.shape[0], self.n_hidden, self.n_features
+        params, dtype = self.params, self.params.dtype
+        classes = np.s_[n_features : n_features + self.n_classes]
+        rows, row_index = work.stacked[:n_rows], work.row_index[:n_rows]
+        rows[:, :n_features] = batch
+        rows[:, classes] = 0
+        # c + W x of every row (the class units are 0 for now)
+        hidden_input = np.dot(rows, params.T, out=work.hidden[:n_rows])
+        with np.errstate(over="ignore", invalid="ignore"):
+            feature_factor = np.negative(hidden_input[:, :n_hidden],
+                                         out=work.feature_factor[:n_rows])
+            np.exp(feature_factor, out=feature_factor)
+            class_factor = np.negative(params[:n_hidden, classes].T, out=work.class_factor)
+            class_offset = np.dot(class_factor, work.ones)  # -sum_j U_jk
+            np.exp(class_factor, out=class_factor)
+            sigmoid = np.multiply(feature_factor[:, None, :], class_factor[None],
+                                  out=work.sigmoid[:n_rows])
+        sigmoid += work.one  # u = 1 + exp(-O)
+        log_inverse = np.log(sigmoid, out=work.scratch[:n_rows])
+        scores = np.dot(log_inverse.reshape(-1, n_hidden), work.ones).reshape(n_rows, -1)
+        scores = scores.astype(np.float64)
+        np.reciprocal(sigmoid, out=sigmoid)  # sigmoid(O) = 1 / u
+        if not np.isfinite(scores.sum()):  # a factor overflowed
+            self._stable_rows(hidden_input[:, :n_hidden], scores, sigmoid)
+        scores += params[-1, classes]
+        scores -= class_offset
+        probability = softmax_rows(scores)
+        # lambda p, with lambda = scale for labelled rows and -scale beta for unlabelled
+        # ones: r = sum_k lambda p_k s_k is what every row's coefficient subtracts.
+        weighted = probability * scale
         labelled = codes >= 0
-        row_codes = np.where(labelled, codes, 0)
-        # lambda * p: lambda = 1 for labelled rows, -beta for unlabelled ones, so that
-        # r' = sum_k lambda p_k s_k is the term every row's coefficient subtracts.
-        row_factor = np.where(labelled, 1.0, -unlabelled_weight)
-        weighted = (probability * row_factor[:, None]).astype(dtype)
-        inverse = buffers.inverse
-        mixed = np.divide(weighted[:, :, None], inverse, out=buffers.scratch)  # lambda p s
-        mixed_sum = mixed.sum(axis=1)  # r', (n_rows, n_hidden)
-        class_sums = mixed.sum(axis=0)  # sum_n lambda p_k s_k, (n_classes, n_hidden)
-        true_sigmoid = np.reciprocal(inverse[np.arange(n_rows), row_codes])
-        true_sigmoid *= np.where(labelled, 1.0 + generative_weight, 0.0).astype(dtype)[:, None]
-        np.subtract(true_sigmoid, mixed_sum, out=coefficients[:, :n_hidden])
-        coefficients[:, n_hidden] = np.where(labelled, generative_weight, unlabelled_weight)
-        coefficients *= dtype.type(scale)
-        pi = np.zeros((n_rows, self.n_classes), dtype=dtype)
-        pi[np.flatnonzero(labelled), codes[labelled]] = 1
-        unlabelled = ~labelled
-        pi[unlabelled] = probability[unlabelled]
-        # U: the product gives sum_n coefficient_n pi_n^T, the terms above need
-        # sum_n r'_n pi_n^T - sum_n lambda p_k s_k more; d: sum over labelled rows of
-        # (e_y - p) more.
-        class_weights_correction = mixed_sum.T @ pi
-        class_weights_correction -= class_sums.T
-        class_weights_correction *= dtype.type(scale)
-        class_bias_correction = ((pi - probability)[labelled].sum(axis=0) * scale).astype(dtype)
-        return class_weights_correction, class_bias_correction, pi
+        all_labelled = bool(labelled.all())
+        if not all_labelled:
+            unlabelled = ~labelled
+            weighted[unlabelled] *= -unlabelled_weight
+        weighted = weighted.astype(dtype)
+        # r (n, H) and sum_n lambda p_k s_k (K, H): two stacks of small products.
+        mixed = np.matmul(weighted[:, None, :], sigmoid)[:, 0]
+        class_sums = np.matmul(weighted.T[:, None, :], sigmoid.transpose(1, 0, 2))[:, 0]
+        coefficients = work.coefficients[:n_rows]
+        own = coefficients[:, :n_hidden]
+        pi = rows[:, classes]
+        if all_labelled:
+            np.multiply(sigmoid[row_index, codes], dtype.type(scale * (1 + generative_weight)),
+                        out=own)
+            coefficients[:, n_hidden] = scale * generative_weight
+            pi[row_index, codes] = 1
+            class_bias_step = np.bincount(codes, minlength=self.n_classes) - \
+                probability.sum(axis=0)
+        else:
+            factor = np.where(labelled, scale * (1 + generative_weight), 0.0)
+            np.multiply(sigmoid[row_index, np.maximum(codes, 0)],
+                        factor.astype(dtype)[:, None], out=own)
+            coefficients[:, n_hidden] = np.where(labelled, generative_weight,
+                                                 unlabelled_weight) * scale
+            pi[labelled, codes[labelled]] = 1
+            pi[unlabelled] = probability[unlabelled]
+            class_bias_step = (np.bincount(codes[labelled], minlength=self.n_classes)
+                               - probability[labelled].sum(axis=0))
+        own -= mixed
+        # U: C^T pi gives sum_n C_n pi_n^T; the terms need sum_n r_n pi_n^T - class_sums
+        # more. d: C^T gives alpha e_y and beta p; the labelled rows need e_y - p more.
+        class_weights_step = mixed.T @ pi
+        class_weights_step -= class_sums.T
+        class_bias_step = (class_bias_step * scale).astype(dtype)
+        return class_weights_step, class_bias_step, probability
+
+    def _stable_rows(self, hidden_input, scores, sigmoid):
+        """The scores' sums of log(1 + exp(-O)) and sigmoid(O) again, in float64
+        without overflow, for the rows where the fast pass overflowed."""
+        rows = np.flatnonzero(~np.isfinite(scores).all(axis=1))
+        class_weights = self.params[: self.n_hidden, self.n_features : -1].T
+        minus_o = -(hidden_input[rows, None, :].astype(np.float64)
+                    + class_weights[None].astype(np.float64))
+        sigmoid[rows] = sigmoid_of_negative(minus_o)
+        # log(1 + exp(t)) = max(t, 0) + log(1 + exp(-|t|))
+        scores[rows] = softplus_row_sums(
+            minus_o.reshape(-1, minus_o.shape[-1]), overwrite=True
+        ).reshape(len(rows), -1)
+
+    def gradient_step(self, work, n_rows, class_weights_step, class_bias_step,
+                      extra=None):
+        """The minibatch's gradient step from the stacked rows and their coefficients.
+
+        ``work.stacked[:n_rows]`` holds the positive rows (:meth:`positive_pass`) and
+        the negative phase's rows below them, ``work.coefficients[:n_rows]`` their
+        coefficients; one product gives every block, the class blocks get their
+        corrections, and ``extra`` (statistics in the packed layout, already scaled)
+        is added if given. U's component shared by every hidden unit moves each class
+        score n_hidden times as fast as the class bias does: its step is divided by
+        n_hidden (a fixed preconditioner, so the fixed points stay; without it a few
+        hundred hidden units made the steps oscillate on small data sets).
+
+        Returns
+        -------
+        gradient : ndarray, shaped like the parameters
+            ``work.gradient``, the step.
+        """
+        n_hidden = self.n_hidden
+        classes = np.s_[self.n_features : self.n_features + self.n_classes]
+        coefficients, rows = work.coefficients[:n_rows], work.stacked[:n_rows]
+        gradient = np.dot(coefficients.T, rows, out=work.gradient)
+        if extra is None:  # sum_j (C^T R)[j, k] = (C 1)^T R[:, k], from the small arrays
+            shared = coefficients[:, :n_hidden].sum(axis=1) @ rows[:, classes]
+        else:
+            gradient += extra
+            shared = gradient[:n_hidden, classes].sum(axis=0)
+        shared += work.ones @ class_weights_step
+        shared *= (1.0 - 1.0 / n_hidden) / n_hidden
+        class_weights_step -= shared
+        gradient[:n_hidden, classes] += class_weights_step
+        gradient[-1, classes] += class_bias_step
+        return gradient
 
 
-class ClassPassBuffers:
-    """Work arrays of :meth:`AugmentedClassRBM.class_posterior_pass` for minibatches of
-    up to ``n_rows`` rows (views of the first rows serve shorter ones)."""
+class ClassRBMWork:
+    """Buffers of a minibatch's gradient (:meth:`AugmentedClassRBM.positive_pass` and
+    :meth:`~AugmentedClassRBM.gradient_step`) for up to ``n_positive`` positive rows
+    and ``n_negative`` negative rows: the stacked rows (the positive ones first), their
+    hidden inputs and coefficients, the discriminative pass's (rows, classes, hidden)
+    arrays and the gradient step. Made once and reused while the sizes fit."""
 
-    def __init__(self, n_rows, n_classes, n_hidden, dtype):
-        self.shape = (n_rows, n_classes, n_hidden, np.dtype(dtype))
-        self._inverse = np.empty((n_rows, n_classes, n_hidden), dtype)
-        self._scratch = np.empty((n_rows, n_classes, n_hidden), dtype)
-        self._negative_input = np.empty((n_rows, n_hidden), dtype)
-        self.class_rows = np.zeros((n_classes + 1, n_hidden), dtype)
+    def __init__(self, n_positive, n_negative, n_features, n_classes, n_hidden, dtype):
+        self.key = (n_positive, n_negative, n_features, n_classes, n_hidden, np.dtype(dtype))
+        n_rows, n_visible = n_positive + n_negative, n_features + n_classes + 1
+        self.stacked = np.empty((n_rows, n_visible), dtype)
+        self.stacked[:, -1] = 1
+        self.hidden = np.empty((n_rows, n_hidden + 1), dtype)
+        self.coefficients = np.empty((n_rows, n_hidden + 1), dtype)
+        self.gradient = np.empty((n_hidden + 1, n_visible), dtype)
+        self.sigmoid = np.empty((n_positive, n_classes, n_hidden), dtype)
+        self.scratch = np.empty((n_positive, n_classes, n_hidden), dtype)
+        self.feature_factor = np.empty((n_positive, n_hidden), dtype)
+        self.class_factor = np.empty((n_classes, n_hidden), dtype)
+        self.ones = np.ones(n_hidden, dtype)
         self.one = np.asarray(1, dtype)
-        self.n_rows = n_rows
+        self.row_index = np.arange(n_positive)
 
-    def rows(self, n_rows):
-        """Point the work arrays at their first ``n_rows`` rows; return self."""
-        self.inverse = self._inverse[:n_rows]
-        self.scratch = self._scratch[:n_rows]
-        self.negative_input = self._negative_input[:n_rows]
-        return self
+    def fits(self, n_positive, n_negative, n_features, n_classes, n_hidden, dtype):
+        """Whether these buffers serve minibatches of this size."""
+        return (n_positive <= self.key[0] and n_negative <= self.key[1]
+                and (n_features, n_classes, n_hidden, np.dtype(dtype)) == self.key[2:])
+
+

@@ -9,7 +9,14 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, GaussianRBM
+from skboltz import (
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    GaussianRBM,
+    RBMClassifier,
+)
 from skboltz.exceptions import (
     DataRangeWarning,
     TooManyStatesError,
@@ -42,8 +49,13 @@ ESTIMATORS = {
         lambda: BoltzmannClassifier(RBM(n_components=2, n_iter=2, random_state=0)),
         ["predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba"],
     ),
+    "RBMClassifier": (
+        lambda: RBMClassifier(n_components=3, n_iter=2, random_state=0),
+        ["predict", "predict_proba", "predict_log_proba", "transform", "score_samples",
+         "free_energy", "gibbs", "reconstruct"],
+    ),
 }
-SUPERVISED = {"BoltzmannClassifier"}
+SUPERVISED = {"BoltzmannClassifier", "RBMClassifier"}
 
 RNG = np.random.default_rng(0)
 GOOD = (RNG.random((30, 5)) > 0.5).astype(float)
