@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.base import ClassifierMixin
+from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
@@ -363,7 +364,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            p(y | x) in the order of ``classes_``; rows sum to 1.
+            The exact p(y | x), in the order of ``classes_``; rows sum to 1.
         """
         return np.exp(self.predict_log_proba(X))
 
@@ -442,7 +443,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         Returns
         -------
         log_likelihood : ndarray of shape (n_samples,)
-            log p(x) of each row, in float64.
+            The log-probability log p(x) of each row, in float64.
         """
         return super().score_samples(X)
 
@@ -465,6 +466,8 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             )
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
+        if y.dtype.kind in "fc":
+            assert_all_finite(y, input_name="y")
         marker = self.unlabelled_marker
         labelled = np.ones(y.shape[0], dtype=bool) if marker is None else ~_equals(y, marker)
         check_classification_targets(y[labelled])

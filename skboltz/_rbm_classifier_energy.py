@@ -82,10 +82,9 @@ def draw_categorical(probability, uniform, out):
 
 @dataclass(frozen=True, eq=False)
 class ClassRBMView(RestrictedView):
-    """Read-only view of a classification RBM: the :class:`ModelView` of an
-    :class:`~skboltz.RBMClassifier`.
+    """Read-only view of a classification RBM (of :class:`~skboltz.RBMClassifier`).
 
-    The model is p(y, x, h) proportional to exp(h^T W x + b^T x + c^T h + d^T e_y +
+    The :class:`ModelView` of a classification RBM. The model is p(y, x, h) proportional to exp(h^T W x + b^T x + c^T h + d^T e_y +
     h^T U e_y) over binary features x, a softmax class unit y (one of K) and binary
     hidden units h (Larochelle & Bengio, "Classification using discriminative
     restricted Boltzmann machines", ICML 2008). As a density it is a model of the
@@ -175,7 +174,7 @@ class ClassRBMView(RestrictedView):
         Returns
         -------
         scores : ndarray of shape (n_rows, n_classes)
-            z_k(x) of each row and class.
+            The score z_k(x) of each row and class.
         """
         scores = np.empty((V.shape[0], self.n_classes), dtype=self.dtype)
         for rows, inputs in self._hidden_inputs_by_class(V):
@@ -195,7 +194,7 @@ class ClassRBMView(RestrictedView):
         Returns
         -------
         probability : ndarray of shape (n_rows, n_classes)
-            p(y = k | x); each row sums to 1.
+            The probability p(y = k | x); each row sums to 1.
         """
         return softmax_rows(self.class_log_scores(V))
 
