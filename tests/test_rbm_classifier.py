@@ -122,6 +122,30 @@ def test_gibbs_step_leaves_the_feature_distribution_invariant():
     assert total_variation(chains, log_px) < 0.03
 
 
+def test_class_and_hidden_units_are_drawn_jointly_given_the_features():
+    # Given x, (y, h) come from p(y, h | x), a mixture over classes: here the class
+    # switches both hidden units on or off together, which independent draws from
+    # their marginals would miss.
+    # given x = (1, 0), the hidden inputs are 3.5 (class 0) and -2.5 (class 1): the
+    # class bias 2 (softplus(3.5) - softplus(-2.5)) makes the two classes equally likely
+    balance = 2 * float(np.logaddexp(0, 3.5) - np.logaddexp(0, -2.5))
+    view = ClassRBMView(np.array([[0.5, -0.5], [0.5, 0.5]]), np.zeros(2), np.zeros(2),
+                        np.array([[3.0, -3.0], [3.0, -3.0]]), np.array([0.0, balance]))
+    x = np.array([[1.0, 0.0]])
+    assert_allclose(view.class_probability(x), 0.5)
+    log_w = class_rbm_joint_log_weights(*oracle_arrays(view))[state_index(x)[0]]  # (y, h)
+    exact = np.exp(log_w - logsumexp(log_w)).ravel()  # class-major, as coded below
+    rng = np.random.default_rng(0)
+    Y, H = view.sample_class_and_hidden(np.repeat(x, 20000, axis=0), rng)
+    codes = Y.argmax(axis=1) * 4 + state_index(H)
+    empirical = np.bincount(codes, minlength=8) / 20000
+    assert 0.5 * np.abs(empirical - exact).sum() < 0.02
+    # hidden units drawn independently from their marginals (about 1/2 each) would
+    # give unequal units a quarter of the time each; the model rarely does
+    assert view.hidden_probability(x) == pytest.approx(0.52, abs=0.01)
+    assert exact[[1, 2, 5, 6]].sum() < 0.15
+
+
 def test_training_form_draws_the_joint_visible_layer_from_its_conditional():
     view = random_view(n_features=2, n_classes=3, n_hidden=2, seed=5)
     model = view._training_form()
@@ -416,19 +440,17 @@ def test_unlabelled_rows_enter_only_with_the_marker():
     # without the marker, -1 is a class (scikit-learn's convention)
     plain = RBMClassifier(n_components=4, n_iter=3, random_state=0).fit(X, y_few)
     assert_array_equal(plain.classes_, [-1, 0, 1, 2])
-    # with beta = 0 the unlabelled rows change nothing but the minibatches' sizes
-    ignored = RBMClassifier(n_components=4, n_iter=3, unlabelled_marker=-1,
-                            unlabelled_weight=0.0, generative_weight=0.0,
-                            batch_size=100, random_state=0).fit(X, y_few)
-    alone = RBMClassifier(n_components=4, n_iter=3, generative_weight=0.0,
-                          batch_size=100, random_state=0)
-    alone.fit(X, y_few)  # a different model (4 classes); compare against labelled rows only
-    labelled_only = RBMClassifier(n_components=4, n_iter=3, generative_weight=0.0,
-                                  unlabelled_marker=-1, batch_size=100, random_state=0)
-    labelled_only.fit(X[:10], y_few[:10])
-    assert ignored.predict_proba(X).shape == (90, 3)
-    # one full-batch step per epoch: the unlabelled rows only dilute the mean gradient
-    del alone, labelled_only
+    # with beta = 0 (and alpha = 0) the unlabelled rows add nothing: one full-batch
+    # step per epoch is the labelled rows' mean gradient times 10 / 90, the same as a
+    # fit on the labelled rows alone with the step scaled so
+    common = dict(n_components=4, n_iter=3, generative_weight=0.0, batch_size=100,
+                  random_state=0)
+    ignored = RBMClassifier(unlabelled_marker=-1, unlabelled_weight=0.0,
+                            learning_rate=0.9, **common).fit(X, y_few)
+    alone = RBMClassifier(learning_rate=0.9 * 10 / 90, **common).fit(X[:10], y_few[:10])
+    for name in ("components_", "class_weights_", "intercept_class_"):
+        assert_allclose(getattr(ignored, name), getattr(alone, name), rtol=1e-10,
+                        atol=1e-12)
 
 
 def test_learns_from_few_labels_and_the_unlabelled_rows():
@@ -444,20 +466,20 @@ def test_learns_from_few_labels_and_the_unlabelled_rows():
     assert not np.allclose(semi.components_, ignoring.components_)
 
 
-def test_early_stopping_on_held_out_scores():
+def test_early_stopping_on_held_out_scores_keeps_the_best_epoch():
     X, y = load_digits(return_X_y=True)
     X = X / 16
     clf = RBMClassifier(n_components=32, n_iter=50, validation_fraction=0.2,
                         n_iter_no_change=2, early_stopping_score="accuracy",
                         learning_rate=3.0, random_state=0).fit(X[:600], y[:600])
     history = clf.history_
-    assert clf.n_iter_ < 50
+    assert clf.n_iter_ < 50 and len(history["accuracy_valid"]) == clf.n_iter_
     assert {"log_loss", "accuracy", "log_loss_valid", "accuracy_valid"} <= set(history)
-    assert len(history["accuracy_valid"]) == clf.n_iter_
-    # the best epoch's parameters are kept
-    best = max(history["accuracy_valid"])
-    held_out = np.sort(np.random.default_rng(0).permutation(600)[:120])
-    del held_out, best
+    # the held-out rows: the first draw of the fit's generator (see _split_validation)
+    held_out = np.sort(np.random.default_rng(
+        np.random.RandomState(0).randint(0, np.iinfo(np.int32).max)).permutation(600)[:120])
+    assert clf.score(X[held_out], y[held_out]) == max(history["accuracy_valid"])
+    assert history["accuracy_valid"][-1] < max(history["accuracy_valid"])
 
 
 def test_history_records_classification_scores():
