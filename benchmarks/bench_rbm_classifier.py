@@ -76,7 +76,8 @@ def protocol_row(name, make, X=None, y=None, n_labelled=None, semi_supervised=Tr
 
 def header(title):
     print(title)
-    line = f"{'model':46s} {'split 0':>6s} {'split 1':>6s} {'split 2':>6s}  {'mean +- s.e.':>15s} {'s/fit':>8s}"
+    line = (f"{'model':46s} {'split 0':>6s} {'split 1':>6s} {'split 2':>6s}  "
+            f"{'mean +- s.e.':>15s} {'s/fit':>8s}")
     print(line)
     print("-" * len(line))
 
@@ -87,7 +88,8 @@ def accuracy_table():
                                  lambda seed: RBMClassifier(random_state=seed))
     protocol_row("RBMClassifier(generative_weight=0) (DRBM)",
                  lambda seed: RBMClassifier(generative_weight=0.0, random_state=seed))
-    print(f"targets: defaults >= 0.972 (got {mean:.4f}), a fit < 15 s (got {seconds:.1f} s)\n")
+    print(f"targets: defaults >= 0.972 (got {mean:.4f}), a fit < 15 s "
+          f"(got {seconds:.1f} s)\n")
 
 
 def few_labels_table():
@@ -175,7 +177,8 @@ def speed_row(name, X, y, dtype, n_hidden, negative, repeats):
 def speed_table(repeats=15):
     print(f"An epoch against its bare matrix products (CPU ms of this process, median of "
           f"{repeats}, alternating; batch 20, one BLAS thread; the defaults' averaging)")
-    line = f"{'case':34s} {'dtype':8s} {'epoch (ms)':>10s} {'products (ms)':>12s} {'ratio':>9s}"
+    line = (f"{'case':34s} {'dtype':8s} {'epoch (ms)':>10s} {'products (ms)':>12s} "
+            f"{'ratio':>9s}")
     print(line)
     print("-" * len(line))
     X784, y784 = digits_784()
@@ -192,7 +195,8 @@ def speed_table(repeats=15):
             speed_row(f"digits 64 x 256, {label}", X_train, y_train, dtype, 256, negative,
                       repeats)
     worst = max(ratios.values())
-    print(f"target: an epoch within 1.5x of its products at 784 x 500 (worst: {worst:.2f}x)\n")
+    print(f"target: an epoch within 1.5x of its products at 784 x 500 "
+          f"(worst: {worst:.2f}x)\n")
 
 
 def main():

@@ -10,11 +10,13 @@ class unit y in {1, ..., K} (one-hot e_y) and binary hidden units h, with
 ``class_weights`` U of shape (n_hidden, n_classes). Summing h out gives the class
 posterior in closed form (no sampling), with o_yj(x) = c_j + U_jy + (W x)_j,
 
-    p(y | x) = exp(d_y + sum_j softplus(o_yj(x))) / sum_k exp(d_k + sum_j softplus(o_kj(x))),
+    p(y | x) = exp(d_y + sum_j softplus(o_yj(x)))
+               / sum_k exp(d_k + sum_j softplus(o_kj(x))),
 
 and summing y and h out the free energy of the features,
 
-    F(x) = -b^T x - log sum_y exp(d_y + sum_j softplus(o_yj(x))),   log p(x) = -F(x) - log Z.
+    F(x) = -b^T x - log sum_y exp(d_y + sum_j softplus(o_yj(x))),
+    log p(x) = -F(x) - log Z.
 
 For the restricted learning rule and its samplers the model is an RBM whose visible
 layer is the pair (x, y): :class:`AugmentedClassRBM`, the training form, packs the
@@ -84,12 +86,13 @@ def draw_categorical(probability, uniform, out):
 class ClassRBMView(RestrictedView):
     """Read-only view of a classification RBM (of :class:`~skboltz.RBMClassifier`).
 
-    The :class:`ModelView` of a classification RBM. The model is p(y, x, h) proportional to exp(h^T W x + b^T x + c^T h + d^T e_y +
-    h^T U e_y) over binary features x, a softmax class unit y (one of K) and binary
-    hidden units h (Larochelle & Bengio, "Classification using discriminative
-    restricted Boltzmann machines", ICML 2008). As a density it is a model of the
-    features: sampler states are feature vectors x, with the class and the hidden units
-    summed out in closed form (:meth:`free_energy`), and exact enumeration lists the
+    Its :class:`ModelView`. The model is p(y, x, h) proportional to
+    exp(h^T W x + b^T x + c^T h + d^T e_y + h^T U e_y) over binary features x, a
+    softmax class unit y (one of K) and binary hidden units h (Larochelle & Bengio,
+    "Classification using discriminative restricted Boltzmann machines", ICML 2008).
+    As a density it is a model of the features: sampler states are feature vectors x,
+    with the class and the hidden units summed out in closed form
+    (:meth:`free_energy`), and exact enumeration lists the
     states of the smaller of the feature and hidden layers, once per class.
 
     Parameters
@@ -179,7 +182,8 @@ class ClassRBMView(RestrictedView):
         scores = np.empty((V.shape[0], self.n_classes), dtype=self.dtype)
         for rows, inputs in self._hidden_inputs_by_class(V):
             flat = inputs.reshape(-1, self.n_hidden)
-            scores[rows] = softplus_row_sums(flat, overwrite=True).reshape(-1, self.n_classes)
+            sums = softplus_row_sums(flat, overwrite=True)
+            scores[rows] = sums.reshape(-1, self.n_classes)
         scores += self.class_bias
         return scores
 
@@ -219,7 +223,8 @@ class ClassRBMView(RestrictedView):
             flat = inputs.reshape(-1, self.n_hidden)
             scores = softplus_row_sums(flat).reshape(-1, self.n_classes) + self.class_bias
             weights = softmax_rows(scores)
-            np.einsum("nk,nkj->nj", weights, sigmoid(inputs, out=inputs), out=marginals[rows])
+            np.einsum("nk,nkj->nj", weights, sigmoid(inputs, out=inputs),
+                      out=marginals[rows])
         return marginals
 
     def hidden_probability_given_class(self, V, Y):
@@ -689,8 +694,8 @@ class AugmentedClassRBM(AugmentedRBM):
         own = coefficients[:, :n_hidden]
         pi = rows[:, classes]
         if all_labelled:
-            np.multiply(sigmoid[row_index, codes], dtype.type(scale * (1 + generative_weight)),
-                        out=own)
+            np.multiply(sigmoid[row_index, codes],
+                        dtype.type(scale * (1 + generative_weight)), out=own)
             coefficients[:, n_hidden] = scale * generative_weight
             pi[row_index, codes] = 1
             class_bias_step = np.bincount(codes, minlength=self.n_classes) - \
@@ -769,7 +774,8 @@ class ClassRBMWork:
     arrays and the gradient step. Made once and reused while the sizes fit."""
 
     def __init__(self, n_positive, n_negative, n_features, n_classes, n_hidden, dtype):
-        self.key = (n_positive, n_negative, n_features, n_classes, n_hidden, np.dtype(dtype))
+        self.key = (n_positive, n_negative, n_features, n_classes, n_hidden,
+                    np.dtype(dtype))
         n_rows, n_visible = n_positive + n_negative, n_features + n_classes + 1
         self.stacked = np.empty((n_rows, n_visible), dtype)
         self.stacked[:, -1] = 1

@@ -71,7 +71,8 @@ def test_class_posterior_free_energy_and_hidden_marginals_match_enumeration():
     # P(h | x, y) of one-hot rows
     Y = np.eye(view.n_classes)[np.arange(len(X)) % view.n_classes]
     p_h_given_xy = np.exp(log_w - logsumexp(log_w, axis=2, keepdims=True))
-    given = np.einsum("xh,hj->xj", p_h_given_xy[np.arange(len(X)), np.arange(len(X)) % 3], H)
+    rows = np.arange(len(X))
+    given = np.einsum("xh,hj->xj", p_h_given_xy[rows, rows % 3], H)
     assert_allclose(view.hidden_probability_given_class(X, Y), given, rtol=1e-12)
 
 
@@ -379,7 +380,8 @@ def test_labels_of_any_type_and_order():
 
 def test_partial_fit_follows_fit():
     X, y = small_data(n_rows=50)
-    fitted = RBMClassifier(n_components=3, n_iter=3, learning="pcd", random_state=0).fit(X, y)
+    fitted = RBMClassifier(n_components=3, n_iter=3, learning="pcd",
+                           random_state=0).fit(X, y)
     streamed = RBMClassifier(n_components=3, n_iter=3, learning="pcd", random_state=0)
     for _ in range(3):
         streamed.partial_fit(X, y, classes=[0, 1, 2])
@@ -545,7 +547,8 @@ def test_sparse_input_gives_the_dense_model():
 
     X, y = small_data()
     dense = RBMClassifier(n_components=3, n_iter=3, random_state=0).fit(X, y)
-    sparse = RBMClassifier(n_components=3, n_iter=3, random_state=0).fit(sp.csr_matrix(X), y)
+    sparse = RBMClassifier(n_components=3, n_iter=3, random_state=0)
+    sparse.fit(sp.csr_matrix(X), y)
     assert_allclose(sparse.components_, dense.components_)
     assert_allclose(sparse.predict_proba(sp.csr_matrix(X)), dense.predict_proba(X))
 
