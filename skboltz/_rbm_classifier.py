@@ -81,7 +81,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     variant). The features must lie in [0, 1] (binary, or grey levels as
     probabilities).
 
-    **Two scores.** As a scikit-learn classifier, :meth:`score` is the accuracy of
+    **Two scores.** As a scikit-learn classifier, ``score`` is the accuracy of
     ``predict`` (what ``GridSearchCV`` selects by with no scorer). As a joint density
     over (x, y), the model also gives the log-probability of the features alone,
     log p(x) = log sum_y p(x, y): :meth:`score_samples` returns it in nats (with log Z
@@ -436,7 +436,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         units summed out and log Z from ``z_estimator_`` (exact for small models),
         estimated once per fitted model: deterministic and row-wise. Low values flag
         inputs unlike the training data. This is the joint model's density of x, not a
-        classification score (that is :meth:`score`, the accuracy); it is trained only
+        classification score (that is ``score``, the accuracy); it is trained only
         through the generative and unsupervised terms. Values outside [0, 1] are
         clipped into it, with a :class:`~skboltz.exceptions.DataRangeWarning`.
 
