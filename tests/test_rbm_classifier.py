@@ -173,6 +173,15 @@ def test_training_form_draws_the_joint_visible_layer_from_its_conditional():
     model.draw_visible(np.repeat(H, n, axis=0), noise, out, beta=np.zeros((n, 1)))
     assert_allclose(out[layout.classes].mean(axis=0), 1 / 3, atol=0.015)
     assert_array_equal(out[:, -1], 1)
+    # one product for a draw and the mean: the same draws as draw_visible's
+    Hs = np.repeat(H, 50, axis=0)
+    drawn = model.draw_visible(Hs, Noise(np.random.default_rng(1), block_size=0),
+                               model.empty_visible(50))
+    both, mean = model.empty_visible(50), model.empty_visible(50)
+    model.draw_visible_and_mean(Hs, Noise(np.random.default_rng(1), block_size=0), both,
+                                mean)
+    assert_array_equal(both, drawn)
+    assert_allclose(mean, model.visible_probability(Hs), rtol=1e-12)
 
 
 def test_chains_start_at_the_rows_classes():
