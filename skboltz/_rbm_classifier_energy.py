@@ -47,7 +47,7 @@ from ._energy import (
     softplus,
     softplus_row_sums,
 )
-from ._noise import NOISE_DTYPE
+from ._noise import NOISE_DTYPE, Noise
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 
 #: Numbers per (rows x classes x hidden units) block of the inference paths: bounds
@@ -378,6 +378,32 @@ class ClassRBMView(RestrictedView):
 
     def base_bias_from_rates(self, data_rates):
         return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
+
+    def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
+        """Return annealed-importance-sampling chains from the base model to this one.
+
+        An optional member of the view protocol: :class:`~skboltz.partition.AIS` runs
+        these chains when present (otherwise :meth:`interpolate`,
+        :meth:`log_unnormalized` and :meth:`gibbs_step` in float64).
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_features,)
+            Biases of the independent base model of the features.
+        n_chains : int
+            Number of chains.
+        rng : numpy.random.Generator
+            Seeds the chains' random numbers.
+        dtype : float32 or float64, default=float32
+            Type of the elementwise work (log weights are accumulated in float64).
+
+        Returns
+        -------
+        chains : ClassRBMAnnealing
+            With ``start_from_base``, ``set_states``, ``add_log_ratio`` and
+            ``transition``.
+        """
+        return ClassRBMAnnealing(self, base_bias, n_chains, rng, dtype)
 
     def base_log_partition(self, base_bias):
         # Independent features, and K classes times 2**n_hidden hidden states of
@@ -796,3 +822,169 @@ class ClassRBMWork:
                 and (n_features, n_classes, n_hidden, np.dtype(dtype)) == self.key[2:])
 
 
+
+
+class ClassRBMAnnealing:
+    """The chains of annealed importance sampling (AIS) on a classification RBM.
+
+    The states are feature vectors x (the class and the hidden units summed out), on
+    the path from an independent model with biases a (beta = 0) to the model
+    (beta = 1), with O[k, j] = c_j + U_jk + (W x)_j:
+
+        log p*_beta(x) = ((1 - beta) a + beta b) . x
+                         + log sum_k exp(beta d_k + sum_j softplus(beta O[k, j])).
+
+    :meth:`add_log_ratio` adds ``log p*_beta'(x) - log p*_beta(x)`` of the states to
+    float64 log weights; :meth:`transition` draws (y, h) given x, then x given h, at a
+    beta. The increment is computed as differences, so that its rounding scales with
+    the step: with softplus(t) = max(t, 0) + log(1 + exp(-|t|)) and beta >= 0, each
+    class's sum over j changes by (beta' - beta) sum_j max(O, 0) + sum_j log((1 +
+    exp(-beta' |O|)) / (1 + exp(-beta |O|))), and the log-sum over classes by the log of
+    the beta-posterior's mean of exp(change). The exponentials never overflow, and the
+    transition at beta' reuses them. The elementwise work (rows x classes x hidden
+    units) is in ``dtype``; sums over the hidden units are matrix-vector products.
+
+    Parameters
+    ----------
+    view : ClassRBMView
+    base_bias : ndarray of shape (n_features,)
+        Biases a of the base model (entries beyond the features are ignored).
+    n_chains : int
+    rng : numpy.random.Generator
+        Seeds the chains' own stream of random numbers.
+    dtype : float32 or float64, default=float32
+    """
+
+    def __init__(self, view, base_bias, n_chains, rng, dtype=np.float32):
+        dtype = np.dtype(dtype)
+        self.dtype, self.n_chains = dtype, n_chains
+        n_hidden, n_features = view.weights.shape
+        self._weights_t = np.ascontiguousarray(np.asarray(view.weights).T, dtype=dtype)
+        self._weights = np.ascontiguousarray(view.weights, dtype=dtype)
+        self._hidden_bias = np.asarray(view.hidden_bias, dtype=dtype)
+        self._class_rows = np.ascontiguousarray(np.asarray(view.class_weights).T, dtype=dtype)
+        self._class_bias = np.asarray(view.class_bias, dtype=np.float64)
+        self._base = np.asarray(base_bias, dtype=np.float64)[:n_features]
+        self._visible_bias = np.asarray(view.visible_bias, dtype=np.float64)
+        # sum_j (c_j + U_jk): the class part of sum_j O[k, j]
+        self._class_offset = (np.asarray(view.class_weights, dtype=np.float64).sum(axis=0)
+                              + np.asarray(view.hidden_bias, dtype=np.float64).sum())
+        self._noise = Noise.seeded_from(rng)
+        shape = (n_chains, view.n_classes, n_hidden)
+        self._visible = np.empty((n_chains, n_features), dtype=dtype)
+        self._inputs = np.empty(shape, dtype=dtype)  # O, then scratch
+        self._abs = np.empty(shape, dtype=dtype)  # |O|
+        self._positive = np.empty(shape, dtype=bool)  # O >= 0
+        self._low = np.empty(shape, dtype=dtype)  # 1 + exp(-beta |O|)
+        self._high = np.empty(shape, dtype=dtype)  # 1 + exp(-beta' |O|)
+        self._ones = np.ones(n_hidden, dtype=dtype)
+        self._one = np.asarray(1, dtype=dtype)
+        self._rows = np.arange(n_chains)
+        self._ready = None  # (beta, 1 + exp(-beta |O|), class log-scores at beta)
+
+    @property
+    def states(self):
+        """The chains' feature vectors, shape (n_chains, n_features)."""
+        return self._visible
+
+    def start_from_base(self):
+        """Draw every chain's state from the base model."""
+        noise = self._noise.logistic(self._visible.shape)
+        np.greater(self._base.astype(self.dtype), noise, out=self._visible)
+        self._ready = None
+
+    def set_states(self, X):
+        """Start the chains at the feature rows ``X`` (one row per chain)."""
+        self._visible[...] = X
+        self._ready = None
+
+    def _project(self):
+        """|O| and the signs of O of the current states; returns sum_j O[n, k]
+        (float64)."""
+        feature_input = self._visible @ self._weights_t  # W x, (n_chains, n_hidden)
+        np.add(feature_input[:, None, :], self._class_rows[None], out=self._inputs)
+        self._inputs += self._hidden_bias
+        np.abs(self._inputs, out=self._abs)
+        np.greater_equal(self._inputs, 0, out=self._positive)
+        row_sums = feature_input.sum(axis=1, dtype=np.float64)
+        return row_sums[:, None] + self._class_offset
+
+    def _one_plus_exp(self, beta, out):
+        """``out = 1 + exp(-beta |O|)``."""
+        np.multiply(self._abs, self.dtype.type(-beta), out=out)
+        np.exp(out, out=out)
+        out += self._one
+        return out
+
+    def _sum_hidden(self, values):
+        """Sum over the hidden units of a (chains, classes, hidden) array, float64."""
+        flat = values.reshape(-1, values.shape[-1])
+        return np.dot(flat, self._ones).reshape(values.shape[:2]).astype(np.float64)
+
+    def add_log_ratio(self, beta, beta_next, log_w, sign=1.0, then_sample_at=None):
+        """``log_w += sign * (log p*_beta_next(x) - log p*_beta(x))`` for the states.
+
+        ``then_sample_at`` (``beta`` or ``beta_next``) names the beta of the next
+        :meth:`transition`, which then reuses this step's exponentials.
+        """
+        inputs_sum = self._project()
+        step = beta_next - beta
+        # sum_j max(O, 0) = (sum_j O + sum_j |O|) / 2
+        positive_sums = 0.5 * (inputs_sum + self._sum_hidden(self._abs))
+        low = self._one_plus_exp(beta, self._low)
+        high = self._one_plus_exp(beta_next, self._high)
+        log_low = self._sum_hidden(np.log(low, out=self._inputs))  # O is scratch now
+        scores = beta * (self._class_bias + positive_sums) + log_low
+        np.divide(high, low, out=self._inputs)
+        change = step * (self._class_bias + positive_sums) + self._sum_hidden(
+            np.log(self._inputs, out=self._inputs))
+        # log sum_k exp(scores_k + change_k) - log sum_k exp(scores_k)
+        shift = scores.max(axis=1, keepdims=True)
+        weights = np.exp(scores - shift)
+        top = change.max(axis=1, keepdims=True)
+        increment = (np.log((weights * np.exp(change - top)).sum(axis=1))
+                     - np.log(weights.sum(axis=1)) + top[:, 0])
+        increment += step * (self._visible @ (self._visible_bias - self._base))
+        if sign != 1.0:
+            increment *= sign
+        log_w += increment
+        if then_sample_at == beta_next:
+            self._ready = (beta_next, high, scores + change)
+        elif then_sample_at == beta:
+            self._ready = (beta, low, scores)
+        else:
+            self._ready = None
+
+    def transition(self, beta):
+        """One Gibbs step x -> (y, h) -> x of every chain at ``beta``."""
+        if beta == 0:  # the base model: independent features
+            self.start_from_base()
+            return
+        if self._ready is not None and self._ready[0] == beta:
+            _, one_plus, scores = self._ready
+        else:
+            inputs_sum = self._project()
+            positive_sums = 0.5 * (inputs_sum + self._sum_hidden(self._abs))
+            one_plus = self._one_plus_exp(beta, self._low)
+            scores = beta * (self._class_bias + positive_sums) + self._sum_hidden(
+                np.log(one_plus, out=self._inputs))
+        self._ready = None
+        # y from p_beta(y | x)
+        probability = scores - scores.max(axis=1, keepdims=True)
+        np.exp(probability, out=probability)
+        cumulative = np.cumsum(probability, axis=1)
+        threshold = self._noise.uniform((self.n_chains, 1)) * cumulative[:, -1:]
+        classes = np.minimum((cumulative < threshold).sum(axis=1), scores.shape[1] - 1)
+        # h from p_beta(h | x, y): sigmoid(beta O) is 1 / (1 + exp(-beta |O|)) where
+        # O >= 0 and its complement where O < 0; u (1 + exp(-beta |O|)) < 1 has the
+        # probability 1 / (1 + exp(-beta |O|)).
+        chosen = one_plus[self._rows, classes]
+        positive = self._positive[self._rows, classes]
+        chosen *= self._noise.uniform(chosen.shape)
+        hidden = np.equal(chosen < 1, positive).astype(self.dtype)
+        # x: beta (W^T h + b) + (1 - beta) a
+        visible_input = (hidden @ self._weights) * self.dtype.type(beta)
+        visible_input += (beta * self._visible_bias + (1.0 - beta) * self._base).astype(
+            self.dtype)
+        np.greater(visible_input, self._noise.logistic(self._visible.shape),
+                   out=self._visible)

@@ -108,6 +108,45 @@ def test_annealing_path_ends_at_the_model_and_starts_at_the_base():
                     rtol=1e-12)
 
 
+def test_annealing_chains_follow_the_path_and_keep_its_distributions():
+    view = random_view(n_features=4, n_hidden=3, scale=1.2, seed=7)
+    view = ClassRBMView(view.weights, view.visible_bias, view.hidden_bias,
+                        3 * view.class_weights, view.class_bias)  # the class matters
+    base = np.linspace(-1, 1, 4)
+    X = all_states(4)
+    reference = (view.interpolate(0.45, base).log_unnormalized(X)
+                 - view.interpolate(0.3, base).log_unnormalized(X))
+    for dtype, tolerance in ((np.float64, 1e-12), (np.float32, 1e-5)):
+        chains = view.annealing(base, len(X), np.random.default_rng(1), dtype=dtype)
+        chains.set_states(X)
+        log_w = np.zeros(len(X))
+        chains.add_log_ratio(0.3, 0.45, log_w)
+        assert_allclose(log_w, reference, atol=tolerance)
+    # one transition at beta keeps p_beta, whether or not it reuses a step's work
+    beta = 0.6
+
+    def log_p(b):
+        at = view.interpolate(b, base)
+        log_x = logsumexp(class_rbm_joint_log_weights(*oracle_arrays(at)), axis=(1, 2))
+        return log_x - logsumexp(log_x)
+
+    rng = np.random.default_rng(2)
+    start = X[rng.choice(len(X), size=40000, p=np.exp(log_p(beta)))]
+    assert total_variation(start, log_p(1.0)) > 0.1  # the test can tell the two apart
+    chains = view.annealing(base, 40000, np.random.default_rng(3))
+    chains.set_states(start)
+    chains.transition(beta)
+    assert total_variation(chains.states, log_p(beta)) < 0.02
+    # a transition that reuses the exponentials of the step before it (from beta, or
+    # to beta) makes the same draws from the same noise
+    for before in ((0.0, beta), (beta, 0.9)):
+        again = view.annealing(base, 40000, np.random.default_rng(3))
+        again.set_states(start)
+        again.add_log_ratio(*before, np.zeros(40000), then_sample_at=beta)
+        again.transition(beta)
+        assert np.mean(np.any(again.states != chains.states, axis=1)) < 1e-3
+
+
 def test_gibbs_step_leaves_the_feature_distribution_invariant():
     view = random_view(n_features=3, n_hidden=2, scale=1.0, seed=4)
     log_w = class_rbm_joint_log_weights(*oracle_arrays(view))
