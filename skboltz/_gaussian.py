@@ -701,7 +701,7 @@ class GaussianRBM(RBM):
             The log density log p(x) of each row, in float64.
         """
         check_is_fitted(self, "_training_state")
-        log_z = self.estimate_log_partition().value
+        log_z = self._log_z_for_scoring().value
         return -self.free_energy(X) - (log_z + self._log_abs_det_whitening())
 
     def _visible_given_hidden(self, H, rng, sample=True):
