@@ -407,8 +407,8 @@ class AIS(ZEstimator):
             Mean activation of each visible unit on the training data (base model).
         progress : callable or None
             Called as ``progress(done, cap)`` about a hundred times per batch, with
-            the Gibbs transitions done so far and the cap on them (2**27; the
-            search also stops at ``max_time``).
+            the Gibbs transitions done so far and the cap on them: None with a
+            ``max_time`` (the time is the cap), else 2**27.
 
         Returns
         -------
@@ -679,6 +679,7 @@ class _AdaptiveRun:
         groups = [names] if shared else [[name] for name in names]
         out = {name: [] for name in names}
         moments = {name: [] for name in names}
+        cap = MAX_TRANSITIONS if self.ais.max_time is None else None  # else: the time
         start = _clock()
         for group in groups:
             owners = np.repeat(group, [counts[names.index(name)] for name in group])
@@ -695,7 +696,7 @@ class _AdaptiveRun:
                     offset = self.n_transitions
 
                     def report(k, _total, offset=offset, size=size):
-                        self.progress(offset + k * size, MAX_TRANSITIONS)
+                        self.progress(offset + k * size, cap)
 
                 chains = _chains(self.model, base, size, self.rng)
                 steps = np.empty((n_betas - 1, size))
@@ -878,7 +879,7 @@ class _AdaptiveRun:
             problems.append(f"the estimate rose by {rise:.3g} nats when the betas were "
                             f"doubled from {before} to {after}, so it is probably still low")
         if problems:
-            stop = {"max_time": f"at its time budget (max_time={ais.max_time:g} s)",
+            stop = {"max_time": f"at its time budget (max_time={ais.max_time} s)",
                     "target_std_error": "at its target",
                     "n_chains": "after its one batch"}.get(stopped_by, f"at {stopped_by}")
             warnings.warn(

@@ -247,9 +247,10 @@ class ZEstimator(BaseEstimator):
             Mean activation of each visible unit on the training data, for estimators
             that build a base model from it.
         progress : callable or None
-            Long-running estimators call ``progress(done, total)`` now and then, in
-            units of their own work (states enumerated, Gibbs transitions, ...);
-            ``total`` may grow during the estimate. Quick ones ignore it.
+            Long-running estimators call ``progress(done, cap)`` now and then, in
+            units of their own work (states enumerated, Gibbs transitions, ...):
+            the work done so far, which only grows, and a fixed cap on it (None when
+            the estimator is capped by time instead). Quick ones ignore it.
         """
         raise NotImplementedError
 
