@@ -230,13 +230,17 @@ def test_wide_log_weights_double_the_betas():
 def test_progress_and_cost_forecast():
     view = random_rbm(6, 5, 1.0, np.random.default_rng(8))
     calls = []
-    ais = AIS(n_chains=20, n_betas=200, target_std_error=None)
+    ais = AIS(n_chains=20, n_betas=200, target_std_error=None, max_time=None)
     log_z = ais.estimate(view, rng=0, progress=lambda done, total: calls.append((done, total)))
     done, cap = np.array(calls).T
     # Work done only grows, against a cap that never moves (never a share that falls).
     assert np.all(np.diff(done) > 0) and np.all(done <= cap)
     assert np.all(cap == cap[0])
     assert done[-1] == log_z.cost["n_transitions"]
+    # With a time budget the cap is the time: no step count is given.
+    calls.clear()
+    AIS(n_chains=20, n_betas=50).estimate(view, rng=0, progress=lambda *c: calls.append(c))
+    assert calls and all(cap is None for _, cap in calls)
     seconds = ais.estimated_seconds(view, rng=0)
     assert np.isfinite(seconds) and seconds > 0
     assert AIS(max_time=0.5).estimated_seconds(view) <= 0.5
