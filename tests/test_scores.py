@@ -31,6 +31,7 @@ from skboltz.partition import (
     beta_schedule,
     held_out_score,
     held_out_scoring,
+    log_likelihood_bounds,
     paired_score_difference,
 )
 from skboltz.partition._ais import anneal_forward
@@ -464,3 +465,20 @@ def test_a_bm_anneals_from_each_base_one_batch_each():
     log_z = AIS(target_std_error=0.02).estimate(view, rng=1, data_rates=np.full(5, 0.4))
     assert sorted(log_z.cost["bases"]) == ["data", "model", "response"]
     assert abs(log_z.value - exact) <= 3 * log_z.std_error
+
+
+def test_a_reverse_estimate_above_the_forward_one_warns():
+    """RAISE above the forward end (here: a forward log Z 5 nats too high) is not a
+    bracket: the width is negative and a warning says RAISE is not conservative yet."""
+    rng = np.random.default_rng(12)
+    view = random_rbm(6, 4, 1.0, rng)
+    X = (rng.random((80, 6)) < 0.5).astype(float)
+    exact = Exact().estimate(view)
+    too_high = LogZ(exact.value + 5.0, lower=exact.value + 5.0, upper=exact.value + 5.0)
+    with pytest.warns(UserWarning, match="not conservative yet"):
+        bounds = log_likelihood_bounds(view, X, too_high, n_betas=200, rng=0)
+    assert bounds.width < 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the exact forward end: a proper bracket
+        bounds = log_likelihood_bounds(view, X, exact, n_betas=200, rng=0)
+    assert bounds.width >= -3 * bounds.lower_std_error
