@@ -719,19 +719,23 @@ class _AdaptiveRun:
                         self.progress(offset + k * size, cap)
 
                 chains = _chains(self.model, base, size, self.rng)
-                steps = np.empty((n_betas - 1, size))
+                steps = np.empty((n_betas - 1, size)) if measure else None
                 log_w = anneal_forward(chains, betas, report, steps)
                 self.n_transitions += size * (n_betas - 1)
                 for name in group:
                     mine = owner == name
                     out[name].append(log_w[mine] + self.model.base_log_partition(bases[name]))
-                    moments[name].append((steps[:, mine].sum(axis=1),
-                                          np.square(steps[:, mine]).sum(axis=1), mine.sum()))
+                    if measure:
+                        moments[name].append((steps[:, mine].sum(axis=1),
+                                              np.square(steps[:, mine]).sum(axis=1),
+                                              mine.sum()))
         n = sum(counts) * (n_betas - 1)
         self.seconds_per_transition = max(_clock() - start, 1e-12) / n
         for name, parts in moments.items():
+            if not parts:
+                continue
             total, squares, count = (sum(part) for part in zip(*parts))
-            if measure and count > 1:
+            if count > 1:
                 mean = total / count
                 self.step_variance[name] = (betas, (squares - count * mean**2) / (count - 1))
         return {name: np.concatenate(pieces) for name, pieces in out.items()}
