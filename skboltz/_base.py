@@ -1053,11 +1053,12 @@ class BoltzmannBase(
             else:
                 np.clip(X, 0, 1, out=X)
         log_z = self._log_z_for_scoring()
-        log_likelihood = -self.free_energy(X) - log_z.value
-        self._check_below_zero(log_likelihood, log_z)
+        log_weight = -self.free_energy(X)
+        self._check_below_zero(log_weight, log_z)
+        log_likelihood = log_weight - log_z.value
         return np.minimum(log_likelihood, 0.0, out=log_likelihood)
 
-    def _check_below_zero(self, log_likelihood, log_z):
+    def _check_below_zero(self, log_weight, log_z):
         """Refuse a log Z that the rows prove too low, beyond its error.
 
         A point of [0, 1]^n never has a positive log-probability (-F is convex in v, so
@@ -1067,7 +1068,8 @@ class BoltzmannBase(
         weight is a better bound); anything else is a broken estimate, which capping
         would hide by scoring every row 0.
         """
-        excess = float(np.max(log_likelihood, initial=-np.inf))
+        highest = float(np.max(log_weight, initial=-np.inf))  # the largest -F(x)
+        excess = highest - log_z.value
         if excess <= 0 or not self._free_energy_is_exact(self._model_view()):
             return
         allowed = 1e-9 * (1.0 + abs(log_z.value))  # rounding
@@ -1079,8 +1081,8 @@ class BoltzmannBase(
             raise ValueError(
                 f"{type(self).__name__}: log Z = {log_z.value:.6g} from "
                 f"{log_z.method or 'the z_estimator'} ({log_z.kind}) is impossible: a row "
-                f"scored has -F(x) = {log_z.value + excess:.6g}, and log Z >= -F(x) for "
-                f"every row, so log Z is at least {excess:.4g} nats higher"
+                f"scored has -F(x) = {highest:.6g}, and log Z >= -F(x) for every row, so "
+                f"log Z is at least {excess:.4g} nats higher"
                 + (f" (beyond 3 standard errors, {3 * log_z.std_error:.3g})"
                    if log_z.kind == "estimate" else "")
                 + ". The estimator is wrong or far from converged; use "
