@@ -395,8 +395,8 @@ class LabelledRBM(RBM):
         self.n_labelled_batches_ = getattr(self, "n_labelled_batches_", 0) + 1
         return super()._minibatch_gradient(model, batch, labels, state, learning, rule)
 
-    def _monitor_epoch(self, state, monitor):
-        record = super()._monitor_epoch(state, monitor)
+    def _monitor_epoch(self, state, monitor, **timing):
+        record = super()._monitor_epoch(state, monitor, **timing)
         assert_allclose(monitor.train, self.X_[monitor.train_labels])
         if monitor.valid is not None:  # fit's held-out rows come with their labels
             assert_allclose(monitor.valid, self.X_[monitor.valid_labels])
