@@ -339,6 +339,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
             start_from_pretrained(mlp, dbn, X_labelled, y_labelled, random_state=output_seed)
             with _interrupts_propagate():
                 mlp.fit(X_labelled, y_labelled)
+            mlp.set_params(warm_start=False)  # a later mlp_.fit starts afresh, as usual
             self._say(f"fine-tuning done in {time.perf_counter() - start:.2f}s "
                       f"({mlp.n_iter_} iterations)")
             publish(self, {
