@@ -7,7 +7,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -33,9 +32,9 @@ def default_pretraining_rbm():
     """
     return RBM(
         learning="pcd",
-        learning_rate=0.1,
+        learning_rate=0.05,
         batch_size=10,
-        n_iter=50,
+        n_iter=100,
         momentum=0.0,
         weight_decay=1e-4,
         average_window=100,
@@ -77,8 +76,9 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         Template of the pretraining RBMs (cloned, never fitted; its ``n_components`` is
         set to each layer's size). A Bernoulli :class:`RBM` only: its hidden
         probabilities are the network's logistic units. None means
-        ``RBM(learning="pcd", learning_rate=0.1, batch_size=10, n_iter=50,
-        momentum=0.0, weight_decay=1e-4, average_window=100, visible_bias_init="zero")``.
+        ``RBM(learning="pcd", learning_rate=0.05, batch_size=10, n_iter=100,
+        momentum=0.0, weight_decay=1e-4, average_window=100, visible_bias_init="zero")``
+        (see Notes).
     solver : {"sgd", "adam", "lbfgs"}, default="sgd"
         Optimiser of the fine-tuning (``MLPClassifier``'s ``solver``). Stochastic
         gradient descent uses Nesterov's momentum ``momentum``.
@@ -86,7 +86,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         Strength of the L2 penalty on the network's weights during fine-tuning.
     batch_size : int or "auto", default=32
         Rows per minibatch of the fine-tuning ("auto": ``min(200, n_labelled)``).
-    learning_rate_init : float, default=0.3
+    learning_rate_init : float, default=0.1
         Step size of the fine-tuning ("sgd" and "adam").
     momentum : float, default=0.9
         Momentum of the "sgd" fine-tuning, in [0, 1].
@@ -142,6 +142,20 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
+    The defaults were chosen on the digits and on 784-pixel binary digit images
+    (``benchmarks/bench_classification.py``). The pretraining RBMs take smaller steps
+    for more epochs than :class:`RBM`'s defaults (learning rate 0.05, 100 epochs): on the
+    784-pixel images that lifted the fine-tuned accuracy by 1-2 points, at no loss on
+    the digits. Fine-tuning runs stochastic gradient descent with step 0.1, Nesterov
+    momentum 0.9 and minibatches of 32, under which the same network also learns from
+    random weights; larger steps did as well from the pretrained weights but left the
+    randomly started network at chance with 100 labels.
+
+    ``float32`` data stay ``float32`` through pretraining and, with the "sgd" and
+    "adam" solvers, fine-tuning (``mlp_``'s weights and ``predict_proba``); with
+    "lbfgs" the network's weights are ``float64``, as in ``MLPClassifier`` (SciPy's
+    L-BFGS works in double precision).
+
     There is no ``partial_fit``: fine-tuning starts from a finished pretraining, and a
     stream that updated both at once would fine-tune a network whose starting point
     keeps moving. To continue fine-tuning on new labelled rows, call
@@ -215,7 +229,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         solver="sgd",
         alpha=1e-4,
         batch_size=32,
-        learning_rate_init=0.3,
+        learning_rate_init=0.1,
         momentum=0.9,
         max_iter=200,
         tol=1e-4,
@@ -462,10 +476,10 @@ def start_from_pretrained(mlp, dbn, X, y, *, random_state):
     """
     settings = mlp.get_params()
     mlp.set_params(warm_start=True, max_iter=1, verbose=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # one iteration, on purpose
-        with _interrupts_propagate():
-            mlp.fit(X, y)
+    # Its warnings are dropped: one iteration does not converge, on purpose, and the
+    # real fit, on the same rows with the same settings, warns of anything else.
+    with _interrupts_propagate(pass_on_warnings=False):
+        mlp.fit(X, y)
     mlp.set_params(max_iter=settings["max_iter"], verbose=settings["verbose"])
 
     coefs, intercepts = pretrained_weights(
@@ -485,12 +499,13 @@ def start_from_pretrained(mlp, dbn, X, y, *, random_state):
 
 
 @contextlib.contextmanager
-def _interrupts_propagate():
+def _interrupts_propagate(pass_on_warnings=True):
     """Re-raise a KeyboardInterrupt that ``MLPClassifier`` caught in its epoch loop.
 
     ``MLPClassifier.fit`` catches it, warns and returns the half-trained network as if
     training had finished; re-raising keeps an interrupted ``DBNClassifier.fit``
-    all-or-nothing (the previous model stays). Other warnings are passed on.
+    all-or-nothing (the previous model stays). The other warnings of the block are
+    passed on (through the caller's filters), or dropped.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -499,7 +514,7 @@ def _interrupts_propagate():
     for warning in caught:
         if str(warning.message) == _MLP_INTERRUPT_MESSAGE:
             interrupted = True
-        else:
+        elif pass_on_warnings:
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno
             )

@@ -235,13 +235,15 @@ def test_an_interrupted_fine_tuning_keeps_the_previous_model(digits, monkeypatch
 
 
 def test_fine_tuning_warnings_reach_the_user_once(digits):
-    # The throw-away iteration's ConvergenceWarning is silenced; the fine-tuning's is not.
+    # The throw-away iteration's warnings are dropped; the fine-tuning's are not.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        small(max_iter=2).fit(*digits)
+        small(max_iter=2, batch_size=1000).fit(*digits)
     convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert len(convergence) == 1
     assert "Maximum iterations (2)" in str(convergence[0].message)
+    clipped = [w for w in caught if "batch_size" in str(w.message)]
+    assert len(clipped) == 1
 
 
 # -- reproducibility, dtypes, sparse input, hidden_layer_sizes ---------------------------
