@@ -16,15 +16,21 @@ settings: ``clone(clf.mlp_)``), and with a logistic regression on the pixels.
 """
 
 import time
+import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.base import clone
 from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from skboltz import DBNClassifier
+
+# With few labels the networks' loss still creeps down after 200 epochs (max_iter):
+# no harm to the accuracy, and no need for a warning per fit here.
+warnings.filterwarnings("ignore", category=ConvergenceWarning)
 
 X, y = load_digits(return_X_y=True)
 X = X / 16.0
@@ -71,8 +77,11 @@ for n_labelled in label_counts:
 # %%
 # The plot
 # --------
-# The pretrained network is ahead at every count, and furthest ahead with the fewest
-# labels, where the features learned from the unlabelled rows matter most.
+# With 50 labels the pretrained network is ahead by about 4 points, by about 1.5 with
+# 100 and with all of them; on this split the two starts tie at 300 labels
+# (``benchmarks/bench_classification.py`` averages three splits: there pretraining is
+# ahead at every count). Logistic regression on the pixels, a strong baseline on these
+# small images, stays below the pretrained network throughout.
 
 fig, ax = plt.subplots(figsize=(6, 4))
 for (name, values), marker in zip(accuracy.items(), "osd"):
