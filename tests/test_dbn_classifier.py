@@ -1,4 +1,5 @@
-"""DBNClassifier: pretraining on every row, fine-tuning from the RBMs' weights on the labelled ones."""
+"""DBNClassifier: pretraining on every row, fine-tuning from the RBMs' weights on the
+labelled rows."""
 
 import warnings
 
