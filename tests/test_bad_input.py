@@ -11,7 +11,14 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, GaussianRBM
+from skboltz import (
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    DBNClassifier,
+    GaussianRBM,
+)
 from skboltz.exceptions import (
     ApproximateScoreWarning,
     DataRangeWarning,
@@ -45,8 +52,12 @@ ESTIMATORS = {
         lambda: BoltzmannClassifier(RBM(n_components=2, n_iter=2, random_state=0)),
         ["predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba"],
     ),
+    "DBNClassifier": (
+        lambda: DBNClassifier(3, rbm=RBM(n_iter=2), max_iter=5, random_state=0),
+        ["predict", "predict_proba", "predict_log_proba"],
+    ),
 }
-SUPERVISED = {"BoltzmannClassifier"}
+SUPERVISED = {"BoltzmannClassifier", "DBNClassifier"}
 
 RNG = np.random.default_rng(0)
 GOOD = (RNG.random((30, 5)) > 0.5).astype(float)
