@@ -32,9 +32,23 @@ def sigmoid(x, out=None):
         x = x.astype(np.float64)
     out = np.negative(x, out=out)
     with np.errstate(over="ignore"):
-        np.exp(out, out=out)
-    out += 1
-    return np.reciprocal(out, out=out)
+        return _sigmoid_of_negated(out)
+
+
+def sigmoid_in_place(x):
+    """:func:`sigmoid` of a float array into itself, in four ufunc calls.
+
+    For the training loops, which run under ``np.errstate(over="ignore")`` (an
+    ``errstate`` context costs about as much as the four calls on a minibatch).
+    """
+    return _sigmoid_of_negated(np.negative(x, out=x))
+
+
+def _sigmoid_of_negated(t):
+    """``1 / (1 + exp(t))`` in place: sigmoid(x) for t = -x."""
+    np.exp(t, out=t)
+    t += 1
+    return np.reciprocal(t, out=t)
 
 
 def softplus(x):
@@ -946,6 +960,21 @@ class AugmentedRBM:
             return np.greater(x, noise.logistic(x.shape), out=x)
         return self._draw_tempered(x, noise, beta)
 
+    # The two below run in training, under np.errstate(over="ignore").
+    def visible_mean(self, H, out):
+        """Fill augmented visible rows ``out`` with P(v = 1 | h), the mean of v given h
+        (the constant unit comes out as 1)."""
+        return sigmoid_in_place(np.dot(H, self.params, out=out))
+
+    def draw_visible_and_mean(self, H, noise, out, mean):
+        """Fill ``out`` with a draw from P(v | h) and ``mean`` with P(v = 1 | h): one
+        product for both (the draw compares the inputs with logistic noise first, as
+        :meth:`draw_visible` does, so it makes the same draws)."""
+        x = np.dot(H, self.params, out=mean)
+        np.greater(x, noise.logistic(x.shape), out=out)
+        sigmoid_in_place(x)
+        return out
+
     @staticmethod
     def _draw_tempered(x, noise, beta):
         x *= beta
@@ -966,6 +995,10 @@ class AugmentedRBM:
         return float(np.mean(np.square(reconstruction[:, :-1]), dtype=np.float64))
 
     @staticmethod
-    def statistics(H, V):
-        """Sum over rows of h v^T for augmented rows: W, c and b statistics together."""
+    def statistics(H, V, means=False):
+        """Sum over rows of h v^T for augmented rows: W, c and b statistics together.
+
+        ``means`` says that the rows of ``V`` are means of v given some h rather than
+        states; the statistics are linear in v, so they are the same either way.
+        """
         return H.T @ V

@@ -260,9 +260,10 @@ class RBM(BoltzmannBase):
     def _training_bytes(self, X):
         # ~6 parameter-sized arrays (parameters, iterate, velocity, gradient, scratch,
         # published copy) and minibatch buffers: a chunk of stacked blocks (at most
-        # _Minibatches.CHUNK_BYTES, or one block) and the last, shorter minibatch's.
+        # _Minibatches.CHUNK_BYTES, or one block) and the last, shorter minibatch's,
+        # each with positive, negative and (persistent chains with means) chain rows.
         itemsize = np.dtype(X.dtype).itemsize
-        rows = 2 * self._effective_batch_size(X)
+        rows = 3 * self._effective_batch_size(X)
         n_visible, n_hidden = X.shape[1] + 1, self.n_components + 1
         blocks = 1 + _Minibatches.blocks_per_chunk(rows, n_visible - 1, X.dtype, X.shape[0])
         return itemsize * (6 * n_hidden * n_visible + blocks * rows * n_visible
@@ -358,7 +359,7 @@ class RBM(BoltzmannBase):
         sampler = state.sampler
         layout = _Minibatches.layout(
             X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
-            model,
+            learning._n_chain_rows(sampler), model,
         )
         data = state.minibatches
         if data is None or data.layout != layout:
@@ -427,9 +428,10 @@ class RBM(BoltzmannBase):
         sample_negative, observe = learning._sample_negative, learning._observe
         cast = params.dtype != SIGMOID_DTYPE
         for (stacked, positive, negative, hidden, inverse, inverse_negative,
-             row_weights) in data.epoch(state.rng):
+             row_weights, inverse_weighted, weighted, weighted_rows) in data.epoch(state.rng):
             # Rows `positive` of `stacked` hold the minibatch, rows `negative` the
-            # negative phase's visible states: one product gives every hidden input x ...
+            # negative phase's visible rows (and below them the chain rows of strategies
+            # that have them): one product gives every hidden input x ...
             sample_negative(model, positive, sampler, noise, progress, negative)
             x = np.dot(stacked, params.T, out=hidden)
             # ... 1 + exp(-x) = 1 / sigmoid(x) in SIGMOID_DTYPE (float32) for either
@@ -443,14 +445,15 @@ class RBM(BoltzmannBase):
             # ... then r * sigmoid(x), with the row weight r = +step / n_positive for
             # data and -step / n_negative for negative rows, so that one more product
             # gives step * (positive - negative) for W, b and c at once (step =
-            # (1 - momentum) * learning_rate).
-            np.divide(row_weights, inverse, out=hidden)
+            # (1 - momentum) * learning_rate). Chain rows get no weight: the
+            # statistics stop above them (the `weighted` rows).
+            np.divide(row_weights, inverse_weighted, out=weighted)
             if momentum:
-                np.dot(hidden.T, stacked, out=data.gradient)
+                np.dot(weighted.T, weighted_rows, out=data.gradient)
                 velocity *= momentum_0d
                 velocity += data.gradient
             else:
-                np.dot(hidden.T, stacked, out=update)
+                np.dot(weighted.T, weighted_rows, out=update)
             # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
             # at once (two strided calls per update would cost a tenth of the update).
             pending_decay += 1
@@ -676,21 +679,22 @@ class _Minibatches:
     CHUNK_BYTES = 2**17
 
     @staticmethod
-    def layout(X, batch_size, n_negative, model):
+    def layout(X, batch_size, n_negative, n_chain, model):
         """What the buffers depend on: equal layouts can share buffers.
 
-        ``n_negative(n_positive)`` is the number of negative rows of a minibatch.
+        ``n_negative(n_positive)`` is the number of negative rows of a minibatch,
+        ``n_chain`` that of the chain rows below them (outside the statistics).
         """
         n_full, n_rest = divmod(X.shape[0], batch_size)
         return (
             batch_size, n_negative(batch_size), n_full, n_rest,
-            n_negative(n_rest) if n_rest else 0, model.n_visible, model.n_hidden,
+            n_negative(n_rest) if n_rest else 0, n_chain, model.n_visible, model.n_hidden,
             model.params.dtype,
         )
 
     def __init__(self, layout):
-        (batch_size, n_negative, self.n_full, self.n_rest, n_rest_negative, n_visible,
-         n_hidden, dtype) = self.layout = layout
+        (batch_size, n_negative, self.n_full, self.n_rest, n_rest_negative, n_chain,
+         n_visible, n_hidden, dtype) = self.layout = layout
         self.source = None
         self.batch_size = batch_size
         self.gradient = np.empty((n_hidden + 1, n_visible + 1), dtype)
@@ -698,7 +702,8 @@ class _Minibatches:
         self._row_weights, self.step = [], None
 
         def buffers(n_positive, n_negative, n_blocks):
-            n_rows = n_positive + n_negative
+            n_weighted = n_positive + n_negative  # the rows of the statistics
+            n_rows = n_weighted + n_chain
             stacked = np.empty((n_blocks, n_rows, n_visible + 1), dtype)
             stacked[..., -1] = 1
             hidden = np.empty((n_rows, n_hidden + 1), dtype)
@@ -708,19 +713,21 @@ class _Minibatches:
             # the row weights r of r * sigmoid(x) (see RBM._train_epoch_on_samples and
             # set_step), full shape: a same-shape operand is cheaper than a broadcast
             # column
-            row_weights = np.empty((n_rows, n_hidden + 1), SIGMOID_DTYPE)
+            row_weights = np.empty((n_weighted, n_hidden + 1), SIGMOID_DTYPE)
             self._row_weights.append((row_weights, n_positive))
             # the views each update needs, made once
             batches = [
                 (block, block[:n_positive], block[n_positive:], hidden, inverse,
-                 inverse[n_positive:], row_weights)
+                 inverse[n_positive:], row_weights, inverse[:n_weighted],
+                 hidden[:n_weighted], block[:n_weighted])
                 for block in stacked
             ]
             return stacked, batches
 
         self.blocks, self.block_batches = buffers(
-            batch_size, n_negative, self.blocks_per_chunk(batch_size + n_negative,
-                                                          n_visible, dtype, self.n_full)
+            batch_size, n_negative,
+            self.blocks_per_chunk(batch_size + n_negative + n_chain, n_visible, dtype,
+                                  self.n_full),
         )
         self.rest_batch = None
         if self.n_rest:
@@ -749,9 +756,11 @@ class _Minibatches:
         destination[...] = rows.reshape(destination.shape)
 
     def epoch(self, rng):
-        """Yield, per minibatch: the stacked rows, their positive and negative parts,
-        the hidden buffer, the SIGMOID_DTYPE buffer of 1 / sigmoid and its negative
-        part, and the row weights r."""
+        """Yield, per minibatch: the stacked rows, their positive and negative parts
+        (the negative part with the chain rows, if any), the hidden buffer, the
+        SIGMOID_DTYPE buffer of 1 / sigmoid and its negative part, the row weights r,
+        and the parts of the 1 / sigmoid buffer, the hidden buffer and the stacked rows
+        that the statistics use (all rows but the chain rows)."""
         b = self.batch_size
         if self.n_full + (self.n_rest > 0) == 1:
             # One minibatch (a partial_fit on one minibatch): its order is irrelevant

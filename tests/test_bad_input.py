@@ -15,7 +15,7 @@ from skboltz.exceptions import (
     TooManyStatesError,
     TrainingDivergedError,
 )
-from skboltz.learning import CD, PCD
+from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.partition import LogZ, ZEstimator
 
 # Factories of small unfitted estimators, with the methods each one offers after fit.
@@ -192,6 +192,9 @@ def test_unknown_strategy_names_are_rejected_with_choices(estimator_name):
     ({"momentum": (0.5, 1.5)}, "momentum"),
     ({"learning": PCD(n_chains=0)}, "n_chains"),
     ({"learning": CD(n_steps=0)}, "n_steps"),
+    ({"learning": CD(negative_visible="probabilities")}, "negative_visible.*'mean'"),
+    ({"learning": PCD(negative_visible=None)}, "negative_visible.*'sample'"),
+    ({"learning": ParallelTempering(negative_visible="means")}, "negative_visible"),
     ({"validation_fraction": 1.0}, "validation_fraction"),
 ])
 def test_invalid_parameters_are_named(params, message):

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from _oracles import (
     all_states,
     random_rbm,
+    rbm_hidden_log_probabilities,
     rbm_joint_log_weights,
     rbm_log_partition,
     rbm_visible_log_probabilities,
@@ -89,14 +90,39 @@ def model_expectation(weights, visible_bias, hidden_bias):
     return (H1 * p[:, None]).T @ V1
 
 
-STRATEGIES = [CD(), CD(n_steps=3), PCD(), ParallelTempering(n_temperatures=4)]
+def mean_field_expectation(weights, visible_bias, hidden_bias):
+    """Exact expectation of the ``negative_visible="mean"`` statistics at equilibrium.
+
+    The chains' hidden states h follow the model's marginal p(h); each gives the
+    visible mean m = P(v = 1 | h) and the hidden probabilities P(h = 1 | m):
+    sum over h of p(h) [P(h | m); 1] [m; 1]^T, in the augmented layout.
+    """
+    H = all_states(weights.shape[0])
+    p = np.exp(rbm_hidden_log_probabilities(weights, visible_bias, hidden_bias))
+    M = 1 / (1 + np.exp(-(H @ weights + visible_bias)))
+    H_of_M = 1 / (1 + np.exp(-(M @ weights.T + hidden_bias)))
+    M1 = np.hstack([M, np.ones((len(H), 1))])
+    H1 = np.hstack([H_of_M, np.ones((len(H), 1))])
+    return (H1 * p[:, None]).T @ M1
+
+
+STRATEGIES = [
+    strategy(**settings, negative_visible=negative_visible)
+    for negative_visible in ("sample", "mean")
+    for strategy, settings in [(CD, {}), (CD, {"n_steps": 3}), (PCD, {}),
+                               (ParallelTempering, {"n_temperatures": 4})]
+]
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
 def test_negative_phase_matches_exact_expectation(strategy):
-    """Each sampler, fed (or burnt in to) the model distribution, gives its statistics."""
-    params = random_rbm(4, 3, 1.5, seed=7)
-    exact = model_expectation(*params)
+    """Each sampler, fed (or burnt in to) the model distribution, gives its statistics:
+    the model's expectations with visible samples, their mean-field counterpart (also
+    by enumeration) with visible means. The two differ by 4 times the tolerance."""
+    params = random_rbm(4, 3, 2.0, seed=2)
+    exact = (model_expectation if strategy.negative_visible == "sample"
+             else mean_field_expectation)(*params)
+    assert np.abs(model_expectation(*params) - mean_field_expectation(*params)).max() > 0.08
     log_p = rbm_visible_log_probabilities(*params)
     data = exact_samples(log_p, 4, 6000, seed=1)
     model = AugmentedRBM(
@@ -111,10 +137,18 @@ def test_negative_phase_matches_exact_expectation(strategy):
     assert_allclose(estimate, exact, atol=0.02)
 
 
-@pytest.mark.parametrize("strategy", [PCD(n_steps=2), ParallelTempering(n_temperatures=5)],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "strategy",
+    [PCD(n_steps=2, negative_visible="sample"), PCD(negative_visible="mean"),
+     PCD(n_steps=2, negative_visible="mean"),
+     ParallelTempering(n_temperatures=5, negative_visible="sample"),
+     ParallelTempering(n_temperatures=5, negative_visible="mean")],
+    ids=repr,
+)
 def test_persistent_chains_reach_exact_distribution(strategy):
-    """Total variation between the persistent (beta = 1) chains and p(v) is small."""
+    """Total variation between the persistent (beta = 1) chains and p(v) is small: with
+    visible means in the statistics too, the chains keep sampling the model. (PCD-1
+    chains that drew their hidden states from the means instead came out at 0.11.)"""
     params = random_rbm(4, 3, 2.0, seed=8)  # strongly coupled: far from independent units
     log_p = rbm_visible_log_probabilities(*params)
     model = AugmentedRBM(
@@ -130,6 +164,29 @@ def test_persistent_chains_reach_exact_distribution(strategy):
     # the bound is tight enough to catch a sampler that ignores the couplings
     independent = (rng.random((5000, 4)) < np.exp(log_p) @ all_states(4)).astype(float)
     assert total_variation(independent, log_p) > 0.12
+
+
+@pytest.mark.parametrize("strategy", [PCD, ParallelTempering])
+def test_visible_means_leave_the_chains_draws_unchanged(strategy):
+    """The means enter the statistics only: given the same parameters and random
+    stream, the chains make exactly the draws they make with visible samples."""
+    params = random_rbm(5, 4, 1.5, seed=3)
+    model = AugmentedRBM(
+        np.block([[params[0], params[2][:, None]], [params[1][None, :], np.zeros((1, 1))]])
+    )
+    data = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
+    runs = {}
+    for negative_visible in ("sample", "mean"):
+        learning = strategy(negative_visible=negative_visible)
+        rng = np.random.default_rng(1)
+        state = learning.init_state(model.view(), data, 20, rng)
+        statistics = [learning._negative_statistics(model, model.augment(data), state, rng,
+                                                    1.0) for _ in range(5)]
+        runs[negative_visible] = state, statistics
+    (sampled, sample_statistics), (meaned, mean_statistics) = runs["sample"], runs["mean"]
+    assert_array_equal(meaned["chains"], sampled["chains"])
+    assert set(np.unique(meaned["chains"])) == {0.0, 1.0}
+    assert not np.allclose(mean_statistics[-1], sample_statistics[-1])
 
 
 def test_sample_matches_exact_distribution():
@@ -189,7 +246,8 @@ def test_float32_is_kept(digits):
     assert rbm64.components_.dtype == np.float64
 
 
-@pytest.mark.parametrize("learning", ["pcd", "cd", "pt"])
+@pytest.mark.parametrize("learning", ["pcd", "cd", "pt", PCD(negative_visible="sample"),
+                                      CD(negative_visible="sample")], ids=repr)
 def test_float32_and_float64_fits_agree_to_float32_precision(digits, learning):
     # Same rows, same random_state: both dtypes draw the same float32 random numbers,
     # so their sampled states agree and the fits differ by float32 rounding only
@@ -204,7 +262,7 @@ def test_float32_and_float64_fits_agree_to_float32_precision(digits, learning):
     assert_allclose(rbm32.intercept_hidden_, rbm64.intercept_hidden_, rtol=1e-5, atol=1e-7)
     assert_allclose(rbm32.intercept_visible_, rbm64.intercept_visible_, rtol=1e-5, atol=1e-7)
     assert_allclose(rbm32.components_, rbm64.components_, rtol=1e-3, atol=1e-6)
-    if learning != "cd":  # the persistent chains made the same draws
+    if rbm64.learning_.name != "cd":  # the persistent chains made the same draws
         assert_array_equal(rbm32._training_state.sampler["chains"],
                            rbm64._training_state.sampler["chains"])
 
@@ -243,7 +301,7 @@ def test_user_strategy_object_is_cloned_not_mutated(digits):
     rbm = RBM(n_components=4, learning=strategy, n_iter=1, random_state=0).fit(digits[:50])
     assert rbm.learning_ is not strategy
     assert rbm.learning_.get_params() == strategy.get_params()
-    assert strategy.get_params() == {"n_steps": 1, "n_chains": 5}
+    assert strategy.get_params() == {"n_steps": 1, "n_chains": 5, "negative_visible": "mean"}
 
 
 def test_steps_schedule_grows_from_start_to_stop():
@@ -465,22 +523,29 @@ def test_averaging_gives_a_better_steadier_model():
 
 
 class _RecordingPCD(PCD):
-    """PCD that records, per update, the parameters, minibatch and negative rows."""
+    """PCD that records, per update, the parameters, minibatch, negative rows and the
+    chains' hidden states they came from."""
 
     records = []
 
     def _sample_negative(self, model, positive, state, noise, progress, out):
+        chains_hidden = state["hidden"][:, :-1].copy()
         super()._sample_negative(model, positive, state, noise, progress, out)
-        self.records.append((model.params.copy(), positive[:, :-1].copy(), out[:, :-1].copy()))
+        negative = out[: self._n_negative(state, positive.shape[0]), :-1].copy()
+        self.records.append((model.params.copy(), positive[:, :-1].copy(), negative,
+                             chains_hidden))
 
 
 @pytest.mark.parametrize(
-    "momentum, weight_decay, average_window",
-    [(0.0, 0.0, None), (0.5, 0.0, None), ((0.2, 0.7), 0.0, None), (0.5, 0.01, None),
-     (0.0, 0.01, 20), ((0.2, 0.7), 0.01, 20)],
+    "momentum, weight_decay, average_window, negative_visible",
+    [(0.0, 0.0, None, "sample"), (0.5, 0.0, None, "sample"),
+     ((0.2, 0.7), 0.0, None, "sample"), (0.5, 0.01, None, "sample"),
+     (0.0, 0.01, 20, "sample"), ((0.2, 0.7), 0.01, 20, "sample"),
+     (0.0, 0.0, None, "mean"), ((0.2, 0.7), 0.01, 20, "mean")],
 )
 def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_decay,
-                                                            average_window):
+                                                            average_window,
+                                                            negative_visible):
     # The stacked-row loop folds learning_rate, momentum, the row counts and both phases
     # into one product; check each update against the textbook formula written out
     # here: step = <h v^T>_data - <h v^T>_negative for W, likewise b and c, with
@@ -494,13 +559,16 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
     # (n_averaged counting the start as one). The loop computes the hidden probabilities'
     # elementwise part in float32 for float64 models too (SIGMOID_DTYPE): a relative
     # rounding of ~6e-8 per probability, hence the tolerances (a wrong term of the
-    # formula, e.g. the decay's sign, is off by orders of magnitude more).
+    # formula, e.g. the decay's sign, is off by orders of magnitude more). With
+    # negative_visible="mean" the negative rows are P(v = 1 | h) of the chains' hidden
+    # states h, and the formula is the same with them in place of visible states.
     tolerance = dict(rtol=1e-6, atol=1e-7)
     _RecordingPCD.records = []
     rng = np.random.default_rng(3)
     X = rng.random((13, 5))  # 2 minibatches of 5 and one of 3 per epoch
     lr, n_iter, per_epoch = 0.4, 11, 3  # 33 updates: weight decay at 16 and 32
-    rbm = RBM(n_components=4, learning=_RecordingPCD(n_chains=6), batch_size=5,
+    rbm = RBM(n_components=4, batch_size=5,
+              learning=_RecordingPCD(n_chains=6, negative_visible=negative_visible),
               n_iter=n_iter, learning_rate=lr, momentum=momentum,
               weight_decay=weight_decay, average_window=average_window,
               random_state=0).fit(X)
@@ -518,10 +586,15 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
             average[...] += weight * (iterate - average)
             since_average = 0
 
-    for t, (params, positive, negative) in enumerate(records):
+    for t, (params, positive, negative, chains_hidden) in enumerate(records):
         m = initial if t // per_epoch < 5 else final
-        W, c = params[:-1, :-1], params[:-1, -1]
-        assert negative.shape == (6, 5) and set(np.unique(negative)) <= {0.0, 1.0}
+        W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
+        assert negative.shape == (6, 5)
+        if negative_visible == "sample":
+            assert set(np.unique(negative)) <= {0.0, 1.0}
+        else:
+            assert_allclose(negative, 1 / (1 + np.exp(-(chains_hidden @ W + b))),
+                            rtol=1e-12)
 
         def hidden(v):
             return 1 / (1 + np.exp(-(v @ W.T + c)))
