@@ -953,6 +953,12 @@ class AugmentedRBM:
             return np.greater(x, noise.logistic(x.shape), out=x)
         return self._draw_tempered(x, noise, beta)
 
+    @staticmethod
+    def draw_hidden_from_input(x, noise, out):
+        """Fill augmented hidden rows ``out`` with a draw from P(h | v) given the hidden
+        inputs ``x`` of v (as :meth:`draw_hidden` draws from the inputs it computes)."""
+        return np.greater(x, noise.logistic(x.shape), out=out)
+
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from P(v | h) (at ``beta``)."""
         x = np.dot(H, self.params, out=out)

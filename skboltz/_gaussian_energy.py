@@ -459,6 +459,8 @@ class AugmentedGaussianRBM:
             return np.greater(x, noise.logistic(x.shape), out=x)
         return AugmentedRBM._draw_tempered(x, noise, beta)
 
+    draw_hidden_from_input = staticmethod(AugmentedRBM.draw_hidden_from_input)
+
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from p(v | h) (at ``beta``)."""
         x = np.dot(H, self.params[1:], out=out)  # b + W^T h (and junk in the last column)

@@ -324,7 +324,8 @@ def test_models_too_large_for_memory_fail_at_once(monkeypatch, make, message):
 
 
 def test_batches_and_chains_never_exceed_the_rows():
-    rbm = RBM(n_components=3, batch_size=10**7, n_iter=2, random_state=0).fit(GOOD)
+    rbm = RBM(n_components=3, batch_size=10**7, learning="pcd", n_iter=2,
+              random_state=0).fit(GOOD)
     assert rbm._training_state.sampler["chains"].shape[0] == GOOD.shape[0]
     bm = BoltzmannMachine(n_hidden=2, batch_size=10**7, n_iter=1, random_state=0).fit(GOOD)
     assert bm._training_state.sampler["chains"].shape[0] == 100  # Gibbs' minimum

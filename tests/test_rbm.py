@@ -505,14 +505,17 @@ def test_averaging_continues_from_hand_edited_parameters(digits):
 def test_averaging_gives_a_better_steadier_model():
     """Held-out exact log-likelihood over epochs 15-20 on the binarized digits.
 
-    Plain PCD iterates swing by 1-2 nats from epoch to epoch (seed 0: mean -21.1, drops
-    summing to 2.3 nats); their average improves steadily (mean -19.7, drops 0.03).
+    Plain PCD iterates (visible samples, BernoulliRBM's algorithm) swing by 1-2 nats
+    from epoch to epoch (seed 0: mean -21.1, drops summing to 2.3 nats); their average
+    improves steadily (mean -19.7, drops 0.03). (The default CD-1 with visible means
+    makes steadier updates: averaging gained 0.1-0.2 nats there.)
     """
     X = (load_digits().data / 16 > 0.5).astype(float)
     train, test = X[:1200], X[1200:]
     curves = {}
     for window in (None, 100):
-        rbm = RBM(n_components=12, n_iter=15, average_window=window, random_state=0)
+        rbm = RBM(n_components=12, n_iter=15, average_window=window, weight_decay=1e-4,
+                  learning=PCD(negative_visible="sample"), random_state=0)
         curve = [rbm.fit(train).score(test)]
         for _ in range(5):
             curve.append(rbm.partial_fit(train).score(test))
@@ -522,30 +525,46 @@ def test_averaging_gives_a_better_steadier_model():
     assert drops[100] < drops[None] / 4
 
 
-class _RecordingPCD(PCD):
-    """PCD that records, per update, the parameters, minibatch, negative rows and the
-    chains' hidden states they came from."""
+class _Recording:
+    """Records, per update of the fused loop, the parameters, minibatch and negative
+    rows, and what the negative rows came from: the persistent chains' hidden states
+    (PCD), or the minibatch's hidden inputs (CD, which draws its hidden states from
+    them)."""
 
     records = []
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
-        chains_hidden = state["hidden"][:, :-1].copy()
-        super()._sample_negative(model, positive, state, noise, progress, out)
+    def _sample_negative(self, model, positive, state, noise, progress, out,
+                         positive_input=None):
+        if positive_input is not None:
+            source = positive_input[:, :-1].copy()
+            super()._sample_negative(model, positive, state, noise, progress, out,
+                                     positive_input)
+        else:
+            source = state["hidden"][:, :-1].copy()
+            super()._sample_negative(model, positive, state, noise, progress, out)
         negative = out[: self._n_negative(state, positive.shape[0]), :-1].copy()
         self.records.append((model.params.copy(), positive[:, :-1].copy(), negative,
-                             chains_hidden))
+                             source))
+
+
+class _RecordingPCD(_Recording, PCD):
+    pass
+
+
+class _RecordingCD(_Recording, CD):
+    pass
 
 
 @pytest.mark.parametrize(
-    "momentum, weight_decay, average_window, negative_visible",
+    "momentum, weight_decay, average_window, learning",
     [(0.0, 0.0, None, "sample"), (0.5, 0.0, None, "sample"),
      ((0.2, 0.7), 0.0, None, "sample"), (0.5, 0.01, None, "sample"),
      (0.0, 0.01, 20, "sample"), ((0.2, 0.7), 0.01, 20, "sample"),
-     (0.0, 0.0, None, "mean"), ((0.2, 0.7), 0.01, 20, "mean")],
+     (0.0, 0.0, None, "mean"), ((0.2, 0.7), 0.01, 20, "mean"),
+     (0.0, 0.0, None, "cd sample"), ((0.2, 0.7), 0.01, 20, "cd mean")],
 )
-def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_decay,
-                                                            average_window,
-                                                            negative_visible):
+def test_sampling_updates_are_the_textbook_formula_with_momentum(momentum, weight_decay,
+                                                            average_window, learning):
     # The stacked-row loop folds learning_rate, momentum, the row counts and both phases
     # into one product; check each update against the textbook formula written out
     # here: step = <h v^T>_data - <h v^T>_negative for W, likewise b and c, with
@@ -561,18 +580,25 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
     # rounding of ~6e-8 per probability, hence the tolerances (a wrong term of the
     # formula, e.g. the decay's sign, is off by orders of magnitude more). With
     # negative_visible="mean" the negative rows are P(v = 1 | h) of the chains' hidden
-    # states h, and the formula is the same with them in place of visible states.
+    # states h, and the formula is the same with them in place of visible states. CD
+    # (chains of 5 rows, the minibatches') draws its first hidden states from the
+    # minibatch's hidden inputs, which the loop computes first for it.
     tolerance = dict(rtol=1e-6, atol=1e-7)
-    _RecordingPCD.records = []
+    _Recording.records = []
+    negative_visible = learning.rpartition(" ")[2]
+    if learning.startswith("cd"):
+        strategy, n_negative = _RecordingCD(negative_visible=negative_visible), (5, 5, 3)
+    else:
+        strategy, n_negative = _RecordingPCD(n_chains=6,
+                                             negative_visible=negative_visible), (6, 6, 6)
     rng = np.random.default_rng(3)
     X = rng.random((13, 5))  # 2 minibatches of 5 and one of 3 per epoch
     lr, n_iter, per_epoch = 0.4, 11, 3  # 33 updates: weight decay at 16 and 32
-    rbm = RBM(n_components=4, batch_size=5,
-              learning=_RecordingPCD(n_chains=6, negative_visible=negative_visible),
+    rbm = RBM(n_components=4, batch_size=5, learning=strategy,
               n_iter=n_iter, learning_rate=lr, momentum=momentum,
               weight_decay=weight_decay, average_window=average_window,
               random_state=0).fit(X)
-    records = _RecordingPCD.records
+    records = _Recording.records
     assert len(records) == n_iter * per_epoch
     initial, final = momentum if isinstance(momentum, tuple) else (momentum, momentum)
     velocity = np.zeros_like(records[0][0])
@@ -586,15 +612,18 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
             average[...] += weight * (iterate - average)
             since_average = 0
 
-    for t, (params, positive, negative, chains_hidden) in enumerate(records):
+    for t, (params, positive, negative, source) in enumerate(records):
         m = initial if t // per_epoch < 5 else final
         W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
-        assert negative.shape == (6, 5)
+        assert negative.shape == (n_negative[t % per_epoch], 5)
         if negative_visible == "sample":
             assert set(np.unique(negative)) <= {0.0, 1.0}
+        elif learning.startswith("cd"):
+            assert np.all((negative > 0) & (negative < 1))
         else:
-            assert_allclose(negative, 1 / (1 + np.exp(-(chains_hidden @ W + b))),
-                            rtol=1e-12)
+            assert_allclose(negative, 1 / (1 + np.exp(-(source @ W + b))), rtol=1e-12)
+        if learning.startswith("cd"):  # the minibatch's hidden inputs
+            assert_allclose(source, positive @ W.T + c, rtol=1e-12)
 
         def hidden(v):
             return 1 / (1 + np.exp(-(v @ W.T + c)))

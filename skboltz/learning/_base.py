@@ -179,7 +179,13 @@ class RBMLearningStrategy(LearningStrategy):
         """Whether the negative rows are means of p(v | h) rather than visible states."""
         return False
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
+    #: Whether the chains start at the minibatch: :meth:`_sample_negative` then also
+    #: receives the hidden inputs of the minibatch's rows (``positive_input``), which
+    #: the update computes anyway, to draw the chains' first hidden states from.
+    _starts_at_data = False
+
+    def _sample_negative(self, model, positive, state, noise, progress, out,
+                         positive_input=None):
         """Write augmented negative rows into ``out`` (shape (n_negative + n_chain_rows,
         n_visible + 1)): visible states, or their means given the hidden states when
         :meth:`_negative_rows_are_means`, then the chain rows if any.
@@ -187,6 +193,8 @@ class RBMLearningStrategy(LearningStrategy):
         ``positive`` holds the minibatch's augmented rows; ``noise`` is the estimator's
         buffered random stream (:class:`skboltz._noise.Noise`). A strategy may keep a
         reference to ``out``: it stays valid until the caller's next call.
+        ``positive_input`` (strategies that :attr:`_starts_at_data`) holds the hidden
+        inputs of the minibatch's rows under the current parameters.
         """
         raise NotImplementedError
 
@@ -216,7 +224,11 @@ class RBMLearningStrategy(LearningStrategy):
             n_negative = self._n_negative(state, positive.shape[0])
             out = model.empty_visible(n_negative + self._n_chain_rows(state))
             with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
-                self._sample_negative(model, positive, state, noise, progress, out)
+                if self._starts_at_data:
+                    self._sample_negative(model, positive, state, noise, progress, out,
+                                          model.hidden_input(positive))
+                else:
+                    self._sample_negative(model, positive, state, noise, progress, out)
                 x = model.hidden_input(out)
                 np.negative(x, out=x)
                 np.exp(x, out=x)

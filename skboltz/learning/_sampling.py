@@ -85,12 +85,18 @@ class CD(_GibbsNegativePhase):
     def _n_negative(self, state, n_positive):
         return n_positive
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
+    _starts_at_data = True
+
+    def _sample_negative(self, model, positive, state, noise, progress, out,
+                         positive_input=None):
         H = model.empty_hidden(positive.shape[0])
         V = positive
         n_steps = steps_at(self.n_steps, progress)
         for step in range(1, n_steps + 1):
-            model.draw_hidden(V, noise, H)
+            if step == 1 and positive_input is not None:
+                model.draw_hidden_from_input(positive_input, noise, H)
+            else:
+                model.draw_hidden(V, noise, H)
             if step == n_steps and self.negative_visible == "mean":
                 model.visible_mean(H, out)
             else:
