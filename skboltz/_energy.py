@@ -879,6 +879,11 @@ class AugmentedRBM:
     parallel tempering (p_beta(v, h) proportional to exp(-beta E(v, h))).
     """
 
+    #: What ``negative_visible="auto"`` of the sampling strategies means here: the
+    #: visible units' probabilities in the negative statistics, which make far better
+    #: features of grey-level data (see the RBM user guide).
+    auto_negative_visible = "mean"
+
     #: Coupling of the two constant units: far beyond any input the other weights give
     #: (sigmoid is 1 in float64 above ~40), yet well below where training is declared
     #: diverged (1e6).

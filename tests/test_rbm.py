@@ -189,6 +189,24 @@ def test_visible_means_leave_the_chains_draws_unchanged(strategy):
     assert not np.allclose(mean_statistics[-1], sample_statistics[-1])
 
 
+@pytest.mark.parametrize("strategy", [CD, PCD, ParallelTempering])
+def test_auto_negative_visible_is_the_means_for_binary_units(strategy):
+    params = random_rbm(5, 4, 1.5, seed=4)
+    model = AugmentedRBM(
+        np.block([[params[0], params[2][:, None]], [params[1][None, :], np.zeros((1, 1))]])
+    )
+    data = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
+    statistics = {}
+    for negative_visible in ("auto", "mean", "sample"):
+        learning = strategy(negative_visible=negative_visible)
+        rng = np.random.default_rng(1)
+        state = learning.init_state(model.view(), data, 20, rng)
+        statistics[negative_visible] = learning._negative_statistics(
+            model, model.augment(data), state, rng, 1.0)
+    assert_array_equal(statistics["auto"], statistics["mean"])
+    assert not np.allclose(statistics["auto"], statistics["sample"])
+
+
 def test_sample_matches_exact_distribution():
     params = random_rbm(4, 3, 1.5, seed=5)
     rbm = rbm_with_parameters(*params)
@@ -301,7 +319,7 @@ def test_user_strategy_object_is_cloned_not_mutated(digits):
     rbm = RBM(n_components=4, learning=strategy, n_iter=1, random_state=0).fit(digits[:50])
     assert rbm.learning_ is not strategy
     assert rbm.learning_.get_params() == strategy.get_params()
-    assert strategy.get_params() == {"n_steps": 1, "n_chains": 5, "negative_visible": "mean"}
+    assert strategy.get_params() == {"n_steps": 1, "n_chains": 5, "negative_visible": "auto"}
 
 
 def test_steps_schedule_grows_from_start_to_stop():

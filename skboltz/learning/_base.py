@@ -146,7 +146,7 @@ class RBMLearningStrategy(LearningStrategy):
             # The built-in samplers' rows, through their fused-loop hooks.
             model = model._training_form()
             n_negative = self._n_negative(state, batch.shape[0])
-            out = model.empty_visible(n_negative + self._n_chain_rows(state))
+            out = model.empty_visible(n_negative + self._n_chain_rows(model, state))
             noise = Noise(rng, block_size=0)
             with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
                 self._sample_negative(model, model.augment(batch), state, noise, progress,
@@ -170,12 +170,12 @@ class RBMLearningStrategy(LearningStrategy):
         """Number of negative rows :meth:`_sample_negative` writes for ``n_positive`` rows."""
         raise NotImplementedError
 
-    def _n_chain_rows(self, state):
+    def _n_chain_rows(self, model, state):
         """Rows :meth:`_sample_negative` writes after the negative rows whose hidden
         inputs it needs (:meth:`_observe`) but which stay out of the statistics."""
         return 0
 
-    def _negative_rows_are_means(self):
+    def _negative_rows_are_means(self, model):
         """Whether the negative rows are means of p(v | h) rather than visible states."""
         return False
 
@@ -222,7 +222,7 @@ class RBMLearningStrategy(LearningStrategy):
             if noise is None:
                 noise = Noise(rng, block_size=0)
             n_negative = self._n_negative(state, positive.shape[0])
-            out = model.empty_visible(n_negative + self._n_chain_rows(state))
+            out = model.empty_visible(n_negative + self._n_chain_rows(model, state))
             with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
                 if self._starts_at_data:
                     self._sample_negative(model, positive, state, noise, progress, out,
@@ -236,7 +236,7 @@ class RBMLearningStrategy(LearningStrategy):
             self._observe(state, x, noise)
             np.reciprocal(x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
             statistics = model.statistics(x[:n_negative], out[:n_negative],
-                                          means=self._negative_rows_are_means())
+                                          means=self._negative_rows_are_means(model))
             return statistics / n_negative
         rows = self.negative_phase(model.view(), positive[:, :-1], state, rng, progress)
         rows = np.asarray(rows, dtype=model.params.dtype)

@@ -12,7 +12,7 @@ _N_STEPS_DOC = """n_steps : int or (int, int), default=1
         Gibbs steps k per update. A pair ``(start, stop)`` makes k grow linearly from
         ``start`` in the first epoch to ``stop`` in the last one."""
 
-_NEGATIVE_VISIBLE_DOC = """negative_visible : {"mean", "sample"}, default="mean"
+_NEGATIVE_VISIBLE_DOC = """negative_visible : {"auto", "mean", "sample"}, default="auto"
         The visible rows of the negative statistics. ``"sample"``: the visible state
         the Gibbs chain draws from p(v | h), with its hidden probabilities P(h = 1 | v)
         (at equilibrium an unbiased estimate of the model's expectations).
@@ -23,16 +23,24 @@ _NEGATIVE_VISIBLE_DOC = """negative_visible : {"mean", "sample"}, default="mean"
         as a likelihood gradient, but much less noisy, and on grey-level data it makes
         far better features (see the RBM user guide). The mean enters only the
         statistics: the chains still draw binary (or Gaussian) visible states, so
-        persistent chains remain samplers of the model."""
+        persistent chains remain samplers of the model. ``"auto"``: the means for
+        binary visible units (:class:`~skboltz.RBM`), the draws for Gaussian ones
+        (:class:`~skboltz.GaussianRBM`, where the means gave lower held-out
+        densities)."""
 
-_NEGATIVE_VISIBLE_CONSTRAINT = {"negative_visible": [StrOptions({"mean", "sample"})]}
+_NEGATIVE_VISIBLE_CONSTRAINT = {
+    "negative_visible": [StrOptions({"auto", "mean", "sample"})],
+}
 
 
 class _GibbsNegativePhase(RBMLearningStrategy):
     """What the block-Gibbs strategies share: the ``negative_visible`` setting."""
 
-    def _negative_rows_are_means(self):
-        return self.negative_visible == "mean"
+    def _negative_rows_are_means(self, model):
+        choice = self.negative_visible
+        if choice == "auto":  # the training form says what suits its visible units
+            choice = model.auto_negative_visible
+        return choice == "mean"
 
 
 def _initial_chains(model, data, n_chains, rng):
@@ -52,8 +60,8 @@ class CD(_GibbsNegativePhase):
 
     Each update starts k steps of block Gibbs sampling at the minibatch itself. Cheap
     and good for features; biased as a likelihood gradient for small k. With
-    ``negative_visible="mean"`` the last step's visible units give their means, the
-    k - 1 steps before it draw states.
+    visible means (``negative_visible``, below) the last step's visible units give
+    their means, the k - 1 steps before it draw states.
 
     Parameters
     ----------
@@ -74,7 +82,7 @@ class CD(_GibbsNegativePhase):
         **_NEGATIVE_VISIBLE_CONSTRAINT,
     }
 
-    def __init__(self, n_steps=1, negative_visible="mean"):
+    def __init__(self, n_steps=1, negative_visible="auto"):
         self.n_steps = n_steps
         self.negative_visible = negative_visible
 
@@ -92,12 +100,13 @@ class CD(_GibbsNegativePhase):
         H = model.empty_hidden(positive.shape[0])
         V = positive
         n_steps = steps_at(self.n_steps, progress)
+        means = self._negative_rows_are_means(model)
         for step in range(1, n_steps + 1):
             if step == 1 and positive_input is not None:
                 model.draw_hidden_from_input(positive_input, noise, H)
             else:
                 model.draw_hidden(V, noise, H)
-            if step == n_steps and self.negative_visible == "mean":
+            if step == n_steps and means:
                 model.visible_mean(H, out)
             else:
                 V = model.draw_visible(H, noise, out)
@@ -109,9 +118,9 @@ class PCD(_GibbsNegativePhase):
 
     Negative statistics come from Markov chains that persist across updates (and
     across ``partial_fit`` calls), so they follow the model instead of restarting at the
-    data: a much better likelihood gradient than CD at the same cost. With
-    ``negative_visible="mean"`` each update costs one more matrix product (the hidden
-    inputs of the means, beside those of the chains' visible states).
+    data: a much better likelihood gradient than CD at the same cost. With visible
+    means (``negative_visible``, below) each update costs one more matrix product (the
+    hidden inputs of the means, beside those of the chains' visible states).
 
     Parameters
     ----------
@@ -135,7 +144,7 @@ class PCD(_GibbsNegativePhase):
         **_NEGATIVE_VISIBLE_CONSTRAINT,
     }
 
-    def __init__(self, n_steps=1, n_chains=None, negative_visible="mean"):
+    def __init__(self, n_steps=1, n_chains=None, negative_visible="auto"):
         self.n_steps = n_steps
         self.n_chains = n_chains
         self.negative_visible = negative_visible
@@ -154,17 +163,17 @@ class PCD(_GibbsNegativePhase):
     def _n_negative(self, state, n_positive):
         return state["hidden"].shape[0]
 
-    def _n_chain_rows(self, state):
+    def _n_chain_rows(self, model, state):
         # With means, the chains' visible states follow the means in ``out``: their
         # hidden inputs give the chains' next hidden states, not statistics.
-        return state["hidden"].shape[0] if self.negative_visible == "mean" else 0
+        return state["hidden"].shape[0] if self._negative_rows_are_means(model) else 0
 
     def _sample_negative(self, model, positive, state, noise, progress, out):
         H = state["hidden"]
         n_chains = H.shape[0]
         for _ in range(steps_at(self.n_steps, progress) - 1):
             model.draw_hidden(model.draw_visible(H, noise, out[:n_chains]), noise, H)
-        if self.negative_visible == "mean":
+        if self._negative_rows_are_means(model):
             state["chains"] = model.draw_visible_and_mean(H, noise, out[n_chains:],
                                                           out[:n_chains])
         else:
@@ -196,8 +205,8 @@ class ParallelTempering(_GibbsNegativePhase):
     min_beta : float, default=0.0
         The hottest inverse temperature (0 is the uniform distribution).
     {_NEGATIVE_VISIBLE_DOC}
-        With ``"mean"``, the means are those given the beta = 1 chains' hidden states,
-        one more matrix product per update.
+        With means, they are those given the beta = 1 chains' hidden states, one more
+        matrix product per update.
 
     Examples
     --------
@@ -217,7 +226,7 @@ class ParallelTempering(_GibbsNegativePhase):
     }
 
     def __init__(self, n_temperatures=10, n_steps=1, n_chains=None, min_beta=0.0,
-                 negative_visible="mean"):
+                 negative_visible="auto"):
         self.n_temperatures = n_temperatures
         self.n_steps = n_steps
         self.n_chains = n_chains
@@ -246,7 +255,7 @@ class ParallelTempering(_GibbsNegativePhase):
             model.draw_visible(H, noise, V, row_betas)
         model.draw_hidden(V, noise, H, row_betas)
         self._swap(model, V, H, state, noise.rng)
-        if self.negative_visible == "mean":
+        if self._negative_rows_are_means(model):
             model.visible_mean(H[:n_chains], out)
         else:
             out[...] = V[:n_chains]
