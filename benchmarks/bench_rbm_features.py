@@ -165,8 +165,7 @@ def scale_part(n_betas, epochs=(10, 30)):
           f"{len(X_test)} held-out rows; float32; log Z by AIS, 32 chains x {n_betas} "
           "betas from a uniform and a response base (the larger used)")
     models = {"defaults": {}, "previous defaults": PREVIOUS}
-    print("
-How far to trust AIS here: RBM(20), 10 epochs, AIS against exact log Z "
+    print("\nHow far to trust AIS here: RBM(20), 10 epochs, AIS against exact log Z "
           "(2**20 hidden states)")
     for name, parameters in models.items():
         rbm = RBM(20, **{**parameters, "n_iter": 10}, random_state=0).fit(X_train)

@@ -336,23 +336,6 @@ def test_negative_phase_matches_exact_expectation(strategy):
     assert_allclose(estimate, exact, atol=0.03)
 
 
-@pytest.mark.parametrize("strategy", [CD, PCD, ParallelTempering])
-def test_auto_negative_visible_is_the_draws_for_gaussian_units(strategy):
-    """GaussianRBM keeps visible draws by default: the means gave lower densities."""
-    params = random_grbm(3, 3, 1.2, seed=6)
-    model = training_form(*params)
-    data, _ = grbm_exact_samples(*params, n_samples=20, seed=1)
-    statistics = {}
-    for negative_visible in ("auto", "mean", "sample"):
-        learning = strategy(negative_visible=negative_visible)
-        rng = np.random.default_rng(1)
-        state = learning.init_state(model.view(), data, 20, rng)
-        statistics[negative_visible] = learning._negative_statistics(
-            model, model.augment(data), state, rng, 1.0)
-    assert_array_equal(statistics["auto"], statistics["sample"])
-    assert not np.allclose(statistics["auto"], statistics["mean"])
-
-
 @pytest.mark.parametrize("strategy", [PCD(n_steps=2), ParallelTempering(n_temperatures=5)],
                          ids=repr)
 def test_persistent_chains_reach_the_exact_distribution(strategy):

@@ -7,6 +7,8 @@ import pytest
 import scipy.sparse as sp
 from _oracles import (
     all_states,
+    grbm_exact_samples,
+    random_grbm,
     random_rbm,
     rbm_hidden_log_probabilities,
     rbm_joint_log_weights,
@@ -24,6 +26,7 @@ from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBM
 from skboltz._energy import RATE_CLIP, AugmentedRBM
+from skboltz._gaussian_energy import AugmentedGaussianRBM
 from skboltz.exceptions import (
     DataRangeWarning,
     TooManyStatesError,
@@ -31,6 +34,7 @@ from skboltz.exceptions import (
 )
 from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.learning._base import steps_at
+from skboltz.views import GaussianRBMView
 
 
 def rbm_with_parameters(weights, visible_bias, hidden_bias, **params):
@@ -166,45 +170,55 @@ def test_persistent_chains_reach_exact_distribution(strategy):
     assert total_variation(independent, log_p) > 0.12
 
 
+def run_negative_phases(strategy, model, data, n_updates):
+    """Negative statistics of ``n_updates`` updates of ``strategy`` on a fixed model,
+    from a fixed random stream, and the strategy's state after them."""
+    rng = np.random.default_rng(1)
+    state = strategy.init_state(model.view(), data, len(data), rng)
+    statistics = [strategy._negative_statistics(model, model.augment(data), state, rng, 1.0)
+                  for _ in range(n_updates)]
+    return state, statistics
+
+
+def binary_training_form():
+    params = random_rbm(5, 4, 1.5, seed=3)
+    data = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
+    return AugmentedRBM(np.block([[params[0], params[2][:, None]],
+                                  [params[1][None, :], np.zeros((1, 1))]])), data
+
+
+def gaussian_training_form():
+    params = random_grbm(3, 3, 1.2, seed=6)
+    data, _ = grbm_exact_samples(*params, n_samples=20, seed=1)
+    return AugmentedGaussianRBM.from_view(GaussianRBMView(*params)), data
+
+
 @pytest.mark.parametrize("strategy", [PCD, ParallelTempering])
 def test_visible_means_leave_the_chains_draws_unchanged(strategy):
     """The means enter the statistics only: given the same parameters and random
     stream, the chains make exactly the draws they make with visible samples."""
-    params = random_rbm(5, 4, 1.5, seed=3)
-    model = AugmentedRBM(
-        np.block([[params[0], params[2][:, None]], [params[1][None, :], np.zeros((1, 1))]])
-    )
-    data = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
-    runs = {}
-    for negative_visible in ("sample", "mean"):
-        learning = strategy(negative_visible=negative_visible)
-        rng = np.random.default_rng(1)
-        state = learning.init_state(model.view(), data, 20, rng)
-        statistics = [learning._negative_statistics(model, model.augment(data), state, rng,
-                                                    1.0) for _ in range(5)]
-        runs[negative_visible] = state, statistics
-    (sampled, sample_statistics), (meaned, mean_statistics) = runs["sample"], runs["mean"]
+    model, data = binary_training_form()
+    sampled, sample_statistics = run_negative_phases(
+        strategy(negative_visible="sample"), model, data, 5)
+    meaned, mean_statistics = run_negative_phases(
+        strategy(negative_visible="mean"), model, data, 5)
     assert_array_equal(meaned["chains"], sampled["chains"])
     assert set(np.unique(meaned["chains"])) == {0.0, 1.0}
     assert not np.allclose(mean_statistics[-1], sample_statistics[-1])
 
 
 @pytest.mark.parametrize("strategy", [CD, PCD, ParallelTempering])
-def test_auto_negative_visible_is_the_means_for_binary_units(strategy):
-    params = random_rbm(5, 4, 1.5, seed=4)
-    model = AugmentedRBM(
-        np.block([[params[0], params[2][:, None]], [params[1][None, :], np.zeros((1, 1))]])
-    )
-    data = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
-    statistics = {}
-    for negative_visible in ("auto", "mean", "sample"):
-        learning = strategy(negative_visible=negative_visible)
-        rng = np.random.default_rng(1)
-        state = learning.init_state(model.view(), data, 20, rng)
-        statistics[negative_visible] = learning._negative_statistics(
-            model, model.augment(data), state, rng, 1.0)
-    assert_array_equal(statistics["auto"], statistics["mean"])
-    assert not np.allclose(statistics["auto"], statistics["sample"])
+@pytest.mark.parametrize("units, auto_is", [("binary", "mean"), ("gaussian", "sample")])
+def test_auto_negative_visible_follows_the_units(strategy, units, auto_is):
+    """"auto": the means for binary visible units (better features), the draws for
+    Gaussian ones (the means gave lower held-out densities)."""
+    model, data = (binary_training_form if units == "binary" else gaussian_training_form)()
+    statistics = {option: run_negative_phases(strategy(negative_visible=option), model,
+                                              data, 1)[1][0]
+                  for option in ("auto", "mean", "sample")}
+    other = "sample" if auto_is == "mean" else "mean"
+    assert_array_equal(statistics["auto"], statistics[auto_is])
+    assert not np.allclose(statistics["auto"], statistics[other])
 
 
 def test_sample_matches_exact_distribution():
