@@ -635,8 +635,10 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     def _work_arrays(self, state, model, learning, n_rows):
         """The minibatch buffers for minibatches of up to ``n_rows`` rows (kept in the
         state and reused while the sizes fit)."""
-        n_negative = (learning._n_negative(state.sampler, n_rows)
-                      if self._samples() and learning._uses_fast_loop() else 0)
+        n_negative = 0
+        if self._samples() and learning._uses_fast_loop():
+            n_negative = (learning._n_negative(state.sampler, n_rows)
+                          + learning._n_chain_rows(model, state.sampler))
         sizes = (n_rows, n_negative, model.n_features, model.n_classes, model.n_hidden,
                  model.params.dtype)
         if state.work is None or not state.work.fits(*sizes):
@@ -680,21 +682,27 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
 
     @staticmethod
     def _negative_rows(model, work, n_rows, state, learning, rule, row_weight):
-        """Draw the negative phase's rows below the ``n_rows`` positive ones, and their
-        coefficients (``row_weight`` split over them, times P(h = 1 | v)); returns
-        their number."""
-        n_negative = learning._n_negative(state.sampler, n_rows)
-        rows = slice(n_rows, n_rows + n_negative)
-        negative = work.stacked[rows]
-        learning._sample_negative(model, work.stacked[:n_rows], state.sampler, state.noise,
-                                  rule.progress, negative)
+        """Draw the negative phase's rows below the ``n_rows`` positive ones (and the
+        strategy's chain rows below those, outside the statistics), and their
+        coefficients (``row_weight`` split over them, times P(h = 1 | v)); returns the
+        number of rows of the statistics."""
+        sampler = state.sampler
+        n_negative = learning._n_negative(sampler, n_rows)
+        rows = slice(n_rows, n_rows + n_negative + learning._n_chain_rows(model, sampler))
+        negative, positive = work.stacked[rows], work.stacked[:n_rows]
+        if learning._starts_at_data:  # CD draws its first hidden states from these
+            learning._sample_negative(model, positive, sampler, state.noise, rule.progress,
+                                      negative, model.positive_hidden_input(work, n_rows))
+        else:
+            learning._sample_negative(model, positive, sampler, state.noise, rule.progress,
+                                      negative)
         inverse = np.dot(negative, model.params.T, out=work.hidden[rows])
         np.negative(inverse, out=inverse)
         np.exp(inverse, out=inverse)
         inverse += 1  # 1 / P(h = 1 | v)
-        learning._observe(state.sampler, inverse, state.noise)
-        np.divide(inverse.dtype.type(row_weight / n_negative), inverse,
-                  out=work.coefficients[rows])
+        learning._observe(sampler, inverse, state.noise)
+        np.divide(inverse.dtype.type(row_weight / n_negative), inverse[:n_negative],
+                  out=work.coefficients[n_rows : n_rows + n_negative])
         return n_negative
 
     def _take_step(self, model, params, gradient, state, rule):
@@ -744,7 +752,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         accuracy = float(np.mean(np.argmax(scores, axis=1) == codes))
         return log_loss, accuracy
 
-    def _monitor_epoch(self, state, monitor):
+    def _monitor_epoch(self, state, monitor, *, epoch_seconds=0.0):
         # In the training dtype (float32 rounding is far below what the records
         # resolve, and the float64 pass cost a tenth of a 784-pixel epoch).
         view = self._model_view_of(state)

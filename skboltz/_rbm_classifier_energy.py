@@ -744,6 +744,15 @@ class AugmentedClassRBM(AugmentedRBM):
         class_bias_step = (class_bias_step * scale).astype(dtype)
         return class_weights_step, class_bias_step, probability
 
+    def positive_hidden_input(self, work, n_rows):
+        """The hidden inputs of the positive rows ``[x, pi, 1]`` after
+        :meth:`positive_pass`: its c + W x plus the class part U pi (a small product),
+        in place in ``work.hidden``."""
+        classes = np.s_[self.n_features : self.n_features + self.n_classes]
+        hidden_input = work.hidden[:n_rows]
+        hidden_input += work.stacked[:n_rows, classes] @ self.params[:, classes].T
+        return hidden_input
+
     def _stable_rows(self, hidden_input, scores, sigmoid):
         """The scores' sums of log(1 + exp(-O)) and sigmoid(O) again, in float64
         without overflow, for the rows where the fast pass overflowed."""

@@ -12,6 +12,7 @@ from skboltz import (
     RBM,
     BoltzmannClassifier,
     BoltzmannMachine,
+    DBNClassifier,
     GaussianRBM,
     RBMClassifier,
 )
@@ -33,6 +34,7 @@ ESTIMATORS = [
     BoltzmannMachine(),
     DBN(),
     BoltzmannClassifier(),
+    DBNClassifier(),
     RBMClassifier(),
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
@@ -89,6 +91,12 @@ ESTIMATORS = [
     BoltzmannClassifier(RBM(n_components=3, n_iter=5, random_state=0)),
     BoltzmannClassifier(GaussianRBM(n_components=3, n_iter=5, random_state=0)),
     BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
+    # Pretrained networks: each fine-tuning solver, two layers, a marker.
+    DBNClassifier(4, rbm=RBM(n_iter=2), max_iter=20, random_state=0),
+    DBNClassifier((4, 3), rbm=RBM(learning="cd", n_iter=2), solver="adam",
+                  learning_rate_init=0.01, max_iter=50, random_state=0),
+    DBNClassifier((4,), rbm=RBM(n_iter=2), solver="lbfgs", max_iter=30,
+                  unlabelled_marker="unlabelled", random_state=0),
     # Classification RBMs: discriminative, hybrid with each sampler, semi-supervised,
     # early stopping, averaging and momentum, each log Z estimator it accepts.
     RBMClassifier(n_components=3, generative_weight=0.0, n_iter=3, random_state=0),
@@ -134,8 +142,9 @@ def test_registered_defaults_satisfy_their_constraints(strategy_class):
 @pytest.mark.parametrize(
     "estimator, y",
     [(DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=1)), None),
-     (BoltzmannClassifier(RBM(n_components=2, n_iter=1)), [0, 1] * 10)],
-    ids=["DBN", "BoltzmannClassifier"],
+     (BoltzmannClassifier(RBM(n_components=2, n_iter=1)), [0, 1] * 10),
+     (DBNClassifier(3, rbm=RBM(n_iter=1), max_iter=2), [0, 1] * 10)],
+    ids=["DBN", "BoltzmannClassifier", "DBNClassifier"],
 )
 def test_skip_parameter_validation_is_honoured(estimator, y, monkeypatch):
     validated = []

@@ -11,7 +11,15 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
 import skboltz._base as base
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, RBMClassifier
+from skboltz import (
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    DBNClassifier,
+    RBMClassifier,
+)
+from skboltz._dbn_classifier import start_from_pretrained
 
 OLD = (np.random.default_rng(0).random((40, 5)) < 0.5).astype(float)
 NEW = (np.random.default_rng(1).random((30, 4)) < 0.3).astype(float)
@@ -152,6 +160,7 @@ def test_an_interrupted_classifier_keeps_its_old_classes_or_takes_the_new():
     assert line > 20
     assert outcomes == {"old", "new"}
 
+
 META = {
     "DBN": (
         DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=1), random_state=0),
@@ -165,6 +174,13 @@ META = {
         {inspect.unwrap(BoltzmannClassifier.fit).__code__},
         lambda model: (model.n_features_in_, list(model.classes_),
                        [est.components_.copy() for est in model.estimators_]),
+        lambda model, X, y: model.fit(X, y),
+    ),
+    "DBNClassifier": (
+        DBNClassifier(3, rbm=RBM(n_iter=1), max_iter=3, random_state=0),
+        {inspect.unwrap(DBNClassifier.fit).__code__, _code(start_from_pretrained)},
+        lambda model: (model.n_features_in_, list(model.classes_),
+                       [coef.copy() for coef in model.mlp_.coefs_]),
         lambda model, X, y: model.fit(X, y),
     ),
 }

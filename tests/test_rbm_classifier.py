@@ -1,5 +1,6 @@
 """RBMClassifier: the classification RBM, checked against enumeration of its joint model."""
 
+import copy
 import pickle
 
 import numpy as np
@@ -336,7 +337,8 @@ def test_sampling_strategies_estimate_the_generative_gradient():
     X, y = small_data(n_rows=8, n_features=4, n_classes=3, seed=1)
     params = None
     exact = None
-    for learning in (PCD(n_steps=5, n_chains=200), ParallelTempering(n_chains=200)):
+    for learning in (PCD(n_steps=5, n_chains=200, negative_visible="sample"),
+                     ParallelTempering(n_chains=200, negative_visible="sample")):
         classifier = RBMClassifier(n_components=3, generative_weight=1.0,
                                    learning=learning, batch_size=8, n_iter=1,
                                    random_state=0).fit(X, y)
@@ -349,6 +351,37 @@ def test_sampling_strategies_estimate_the_generative_gradient():
         runs = [gradient_of(classifier, X, y, params, 3) for _ in range(300)]
         estimate = np.mean(runs[50:], axis=0)
         assert_allclose(estimate, exact, atol=0.15 * np.abs(exact).max())
+
+
+@pytest.mark.parametrize("learning", [
+    CD(), CD(negative_visible="sample"), PCD(n_chains=6), PCD(n_chains=6, n_steps=2,
+    negative_visible="sample"), ParallelTempering(n_temperatures=3, n_chains=5),
+], ids=["cd-means", "cd-samples", "pcd-means", "pcd-samples", "pt-means"])
+def test_fused_negative_phase_matches_the_strategys_own_statistics(learning):
+    # The classifier draws the strategy's rows below the minibatch (persistent chains'
+    # rows below those, with means) and folds their statistics into one product; the
+    # strategy's reference computation from the same state and noise must agree.
+    X, y = small_data(n_rows=8, n_features=4, n_classes=3, seed=1)
+    clf = RBMClassifier(n_components=3, generative_weight=1.0, learning=learning,
+                        batch_size=8, n_iter=1, random_state=0).fit(X, y)
+    fused_state = copy.deepcopy(clf._training_state)
+    reference_state = copy.deepcopy(clf._training_state)
+    params = fused_state.params.copy()
+    rule = UpdateRule(0.0, 8.0, 0.0, 0.0)  # scale 1
+    fused = clf._minibatch_gradient(AugmentedClassRBM(params.copy(), 3), X, y,
+                                    fused_state, clf.learning_, rule).copy()
+    model = AugmentedClassRBM(params.copy(), 3)
+    work = ClassRBMWork(8, 0, 4, 3, 3, params.dtype)
+    class_weights, class_bias, _ = model.positive_pass(
+        X, y, work, generative_weight=1.0, unlabelled_weight=0.0, scale=1.0)
+    with np.errstate(over="ignore"):
+        negative = clf.learning_._negative_statistics(
+            model, work.stacked[:8], reference_state.sampler, reference_state.rng, 0.0,
+            noise=reference_state.noise)
+    expected = model.gradient_step(work, 8, class_weights, class_bias,
+                                   extra=-8.0 * negative)
+    fused[-1, -1] = expected[-1, -1] = 0
+    assert_allclose(fused, expected, rtol=1e-9, atol=1e-12)
 
 
 def test_float32_fast_pass_matches_float64():
@@ -520,16 +553,20 @@ def test_early_stopping_on_held_out_scores_keeps_the_best_epoch():
     X, y = load_digits(return_X_y=True)
     X = X / 16
     clf = RBMClassifier(n_components=32, n_iter=50, validation_fraction=0.2,
-                        n_iter_no_change=2, early_stopping_score="accuracy",
-                        learning_rate=3.0, random_state=0).fit(X[:600], y[:600])
+                        n_iter_no_change=2, tol=0.0, learning_rate=3.0,
+                        random_state=0).fit(X[:600], y[:600])
     history = clf.history_
-    assert clf.n_iter_ < 50 and len(history["accuracy_valid"]) == clf.n_iter_
+    assert clf.n_iter_ < 50 and len(history["log_loss_valid"]) == clf.n_iter_
     assert {"log_loss", "accuracy", "log_loss_valid", "accuracy_valid"} <= set(history)
     # the held-out rows: the first draw of the fit's generator (see _split_validation)
-    held_out = np.sort(np.random.default_rng(
-        np.random.RandomState(0).randint(0, np.iinfo(np.int32).max)).permutation(600)[:120])
-    assert clf.score(X[held_out], y[held_out]) == max(history["accuracy_valid"])
-    assert history["accuracy_valid"][-1] < max(history["accuracy_valid"])
+    seed = np.random.RandomState(0).randint(0, np.iinfo(np.int32).max)
+    held_out = np.sort(np.random.default_rng(seed).permutation(600)[:120])
+    log_proba = clf.predict_log_proba(X[held_out])
+    log_loss = -np.mean(log_proba[np.arange(120), y[held_out]])
+    best = min(history["log_loss_valid"])
+    assert log_loss == pytest.approx(best, rel=1e-9)  # the best epoch's parameters
+    assert history["log_loss_valid"][-1] > best  # not the last epoch's
+    assert np.argmin(history["log_loss_valid"]) == clf.n_iter_ - 3  # 2 epochs later
 
 
 def test_history_records_classification_scores():
