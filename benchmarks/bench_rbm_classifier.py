@@ -117,31 +117,38 @@ def pixels_784_table():
 
 # -- speed ------------------------------------------------------------------------------
 def epoch_products(n_rows, n_features, n_classes, n_hidden, batch_size, dtype, negative):
-    """A function running the bare matrix products of one epoch: per minibatch, the
-    hidden inputs of the rows and the gradient product (its coefficients times the
-    stacked rows), and for a negative phase (``"cd"``/``"pcd"``) the products of its
-    Gibbs step and of its rows' hidden inputs (CD's hidden draw from the minibatch
-    too), on arrays of the shapes the classifier uses."""
+    """A function running the bare matrix products of one epoch, on arrays of the
+    shapes the classifier uses: per minibatch, the hidden inputs of the rows and the
+    gradient product (the coefficients times the stacked rows), and for a negative
+    phase (``"cd"``/``"pcd"``, visible means: the strategies' default on binary units)
+    the visible inputs of its Gibbs step and the hidden inputs of its rows. CD's first
+    hidden draw reuses the minibatch's hidden inputs (no product); PCD's chains draw
+    their next hidden states from the inputs of their visible states, rows below the
+    means that enter no statistic (one product of twice the rows)."""
     n_visible = n_features + n_classes + 1
     rng = np.random.default_rng(0)
     params = rng.random((n_hidden + 1, n_visible)).astype(dtype)
-    n_negative = batch_size if negative else 0
-    stacked = rng.random((batch_size + n_negative, n_visible)).astype(dtype)
-    coefficients = rng.random((batch_size + n_negative, n_hidden + 1)).astype(dtype)
-    hidden = np.empty((batch_size + n_negative, n_hidden + 1), dtype)
+    n_negative = batch_size if negative else 0  # rows of the statistics
+    n_chain_rows = batch_size if negative == "pcd" else 0
+    n_stacked = batch_size + n_negative + n_chain_rows
+    stacked = rng.random((n_stacked, n_visible)).astype(dtype)
+    coefficients = rng.random((n_stacked, n_hidden + 1)).astype(dtype)
+    hidden = np.empty((n_stacked, n_hidden + 1), dtype)
     gradient = np.empty((n_hidden + 1, n_visible), dtype)
-    positive, negative_rows = stacked[:batch_size], stacked[batch_size:]
+    positive = stacked[:batch_size]
+    means = stacked[batch_size : batch_size + n_negative]
+    negative_rows = stacked[batch_size:]
+    statistics = slice(0, batch_size + n_negative)
     n_batches = -(-n_rows // batch_size)
 
     def run():
         for _ in range(n_batches):
             np.dot(positive, params.T, out=hidden[:batch_size])
-            if negative == "cd":
-                np.dot(positive, params.T, out=hidden[batch_size:])
             if negative:
-                np.dot(coefficients[batch_size:], params, out=negative_rows)
+                np.dot(coefficients[batch_size : batch_size + n_negative], params,
+                       out=means)
                 np.dot(negative_rows, params.T, out=hidden[batch_size:])
-            np.dot(coefficients.T, stacked, out=gradient)
+            np.dot(coefficients[statistics].T, stacked[statistics], out=gradient)
 
     return run
 

@@ -19,6 +19,12 @@ from ._base import (
     document_strategy_options,
     strategy_constraints,
 )
+from ._labels import (
+    UNLABELLED_MARKER_CONSTRAINT,
+    checked_classes,
+    is_marker,
+    labelled_rows,
+)
 from ._rbm import DECAY_INTERVAL
 from ._rbm_classifier_energy import (
     AugmentedClassRBM,
@@ -81,6 +87,12 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     variant). The features must lie in [0, 1] (binary, or grey levels as
     probabilities).
 
+    **Unlabelled rows.** With ``unlabelled_marker=-1`` (the convention of
+    :mod:`sklearn.semi_supervised`), rows whose label is -1 enter the unsupervised term
+    only. The marker is a parameter, off by default, because -1 is also an ordinary
+    class label (scikit-learn's own checks use the classes -1 and 1); it is the same
+    convention as :class:`~skboltz.DBNClassifier`'s.
+
     **Two scores.** As a scikit-learn classifier, ``score`` is the accuracy of
     ``predict`` (what ``GridSearchCV`` selects by with no scorer). As a joint density
     over (x, y), the model also gives the log-probability of the features alone,
@@ -94,7 +106,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     ----------
     n_components : int, default=256
         Number of hidden units.
-    generative_weight : float, default=0.1
+    generative_weight : float, default=0.3
         Weight alpha of the generative term: training ascends log p(y | x) + alpha
         log p(x, y) on the labelled rows (Larochelle & Bengio's hybrid objective). 0
         trains the discriminative RBM alone (no sampling: the fastest fit); the
@@ -105,8 +117,9 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         ignores the unlabelled rows.
     unlabelled_marker : int, str or None, default=None
         The label that marks a row as unlabelled, e.g. -1 as in
-        :mod:`sklearn.semi_supervised`. None (the default) makes every value of y a
-        class label, as scikit-learn's classifiers do (-1 is an ordinary class there).
+        :mod:`sklearn.semi_supervised`: such rows enter the unsupervised term only
+        (``unlabelled_weight``). None (the default) makes every value of y a class
+        label, as in scikit-learn's classifiers (where -1 is an ordinary class).
     learning : {learning_options} or RBMLearningStrategy, default="cd"
         How the model's side of the generative and unsupervised terms is estimated:
         contrastive divergence (:class:`~skboltz.learning.CD`), persistent CD
@@ -129,7 +142,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         each; a step's change of the hidden units' inputs grows with the rows' norm.
     batch_size : int, default=20
         Rows per minibatch; the minibatches are reshuffled every epoch.
-    n_iter : int, default=30
+    n_iter : int, default=60
         Number of epochs (passes over the data) for ``fit``.
     momentum : float or (float, float), default=0.0
         Momentum of the updates, in moving-average form as for :class:`~skboltz.RBM`
@@ -138,7 +151,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     weight_decay : float, default=0.0
         L2 penalty on the weights W and U (not the biases), applied every 16 updates,
         16 updates' worth at a time.
-    average_window : int or None, default=None
+    average_window : int or None, default=300
         Iterate averaging, as for :class:`~skboltz.RBM`: publish an exponential moving
         average of the parameters over about this many updates. None publishes the
         last update's parameters.
@@ -256,7 +269,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "generative_weight": [Interval(Real, 0, None, closed="left")],
         "unlabelled_weight": [Interval(Real, 0, None, closed="left")],
-        "unlabelled_marker": [None, Integral, str],
+        **UNLABELLED_MARKER_CONSTRAINT,
         **strategy_constraints(ClassRBMView),
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
         **TRAINING_CONSTRAINTS,
@@ -474,18 +487,22 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         if y.dtype.kind in "fc":
             assert_all_finite(y, input_name="y")
         marker = self.unlabelled_marker
-        labelled = (np.ones(y.shape[0], dtype=bool) if marker is None
-                    else ~_equals(y, marker))
-        check_classification_targets(y[labelled])
-        if reset:
-            self.classes_ = self._new_classes(y[labelled], classes)
-        elif classes is not None and not np.array_equal(self._checked_classes(classes),
-                                                        self.classes_):
-            raise ValueError(
-                f"classes={np.asarray(classes).tolist()!r} is not the same as on the "
-                f"first call to partial_fit ({self.classes_.tolist()!r}); call fit to "
-                "start again."
-            )
+        if reset and classes is None:  # fit: the labelled rows name the classes
+            labelled = labelled_rows(y, marker)
+            self.classes_ = np.unique(y[labelled])
+        else:  # partial_fit: a minibatch need not show every class, or any label
+            labelled = ~is_marker(y, marker)
+            if labelled.any():
+                check_classification_targets(y[labelled])
+            if reset:
+                self.classes_ = checked_classes(classes, marker)
+            elif classes is not None and not np.array_equal(
+                    checked_classes(classes, marker), self.classes_):
+                raise ValueError(
+                    f"classes={np.asarray(classes).tolist()!r} is not the same as on the "
+                    f"first call to partial_fit ({self.classes_.tolist()!r}); call fit "
+                    "to start again."
+                )
         codes = np.full(y.shape[0], -1, dtype=np.intp)
         if labelled.any():
             known = self.classes_
@@ -500,40 +517,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                 )
             codes[labelled] = found
         return codes
-
-    def _new_classes(self, labels, classes):
-        """``classes_`` of a fresh fit: ``classes`` (partial_fit) or the labels seen."""
-        if classes is not None:
-            return self._checked_classes(classes)
-        if labels.size == 0:
-            raise ValueError(
-                f"Every row of y is marked unlabelled ({self.unlabelled_marker!r}): the "
-                "classifier needs labelled rows of at least 2 classes."
-            )
-        known = np.unique(labels)
-        if known.size < 2:
-            raise ValueError(
-                f"y holds one class only ({known.tolist()[0]!r}); a classifier needs "
-                "at least 2 classes."
-            )
-        return known
-
-    def _checked_classes(self, classes):
-        classes = column_or_1d(classes)
-        check_classification_targets(classes)
-        known = np.unique(classes)
-        if known.size < 2:
-            raise ValueError(
-                f"classes={classes.tolist()!r} names fewer than 2 classes; a classifier "
-                "needs at least 2."
-            )
-        marker = self.unlabelled_marker
-        if marker is not None and _equals(known, marker).any():
-            raise ValueError(
-                f"classes={classes.tolist()!r} holds the unlabelled marker "
-                f"{self.unlabelled_marker!r}, which is not a class."
-            )
-        return known
 
     def _fit(self, X, y, *, partial, classes=None):
         if partial and classes is None and not hasattr(self, "_training_state"):
@@ -805,16 +788,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                 "sklearn.preprocessing.MinMaxScaler."
             )
         return None
-
-
-def _equals(values, marker):
-    """Elementwise ``values == marker`` (False where the types cannot be compared)."""
-    values = np.asarray(values)
-    if values.dtype.kind in "iufb" and isinstance(marker, str):
-        return np.zeros(values.shape, dtype=bool)
-    if values.dtype.kind in "US" and not isinstance(marker, str):
-        return np.zeros(values.shape, dtype=bool)
-    return np.asarray(values == marker, dtype=bool)
 
 
 __all__ = ["RBMClassifier"]

@@ -134,7 +134,6 @@ def test_an_interrupted_classifier_keeps_its_old_classes_or_takes_the_new():
     template = RBMClassifier(n_components=3, n_iter=2, random_state=0)
     traced = _publishing_code(template) | {
         _code(RBMClassifier._fit), _code(RBMClassifier._validate_y),
-        _code(RBMClassifier._new_classes),
     }
 
     def snapshot(model):
