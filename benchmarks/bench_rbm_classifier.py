@@ -1,13 +1,16 @@
 """skboltz.RBMClassifier: accuracy on the classification protocol and the speed of an epoch.
 
 Part 1, accuracy (--accuracy): the protocol of ``_data.py`` (the digits scaled to [0, 1],
-75/25 stratified splits with seeds 0, 1, 2): ``RBMClassifier()`` at its defaults and
-discriminative only (``generative_weight=0``), accuracy per split, mean +- standard
-error over the splits, and seconds per fit. Targets: defaults >= 0.972, a fit < 15 s.
+75/25 stratified splits with seeds 0, 1, 2): ``RBMClassifier()`` at its defaults,
+discriminative only (``generative_weight=0``), and with the negative phase's visible
+rows drawn (``CD(negative_visible="sample")``) instead of their means; accuracy per
+split, mean +- standard error over the splits, and seconds per fit. Targets: defaults
+>= 0.972, a fit < 15 s.
 
 Part 2, few labels (--few-labels): 300 and 100 labelled training rows (stratified, the
 rest marked -1): the defaults with ``unlabelled_marker=-1`` (the unlabelled rows in the
-unsupervised term) against the same classifier fitted on the labelled rows alone.
+unsupervised term), the same with sampled negative rows, and the defaults fitted on the
+labelled rows alone.
 
 Part 3, 784-pixel data (--784): the same protocol on ``digits_784()`` (the digits
 upsampled to 28 x 28 and binarized): ``RBMClassifier(500)``, all labels, 300 and 100
@@ -19,8 +22,8 @@ same epoch performs (numpy matmul on arrays of the same shapes, as many as the e
 minibatches need), timed alternately in this process as CPU time (with one BLAS thread
 this is robust to other processes on the machine, which wall time is not), medians; at
 784 x 500 (the MNIST-size case of the speed issue) and at the digits defaults, float32
-and float64, discriminative and hybrid (CD-1 and PCD-1). Target: an epoch within 1.5x
-of its products at MNIST size.
+and float64, discriminative and hybrid (CD-1 and PCD-1), at the default batch of 20
+and (784 x 500) at 100. Target: an epoch within 1.5x of its products at MNIST size.
 
 Run from the repository root:  python benchmarks/bench_rbm_classifier.py  (all parts)
 or pick parts: --accuracy, --few-labels, --784, --speed.
@@ -43,6 +46,11 @@ from _data import digits_784, digits_splits, labelled_subset
 from _machine import print_machine
 
 from skboltz import RBMClassifier
+from skboltz.learning import CD
+
+#: The defaults' negative phase with visible states drawn instead of their means (the
+#: strategies' negative_visible="auto" gives the means on binary units).
+SAMPLED_CD = CD(negative_visible="sample")
 
 
 def mean_and_error(values):
@@ -88,6 +96,8 @@ def accuracy_table():
                                  lambda seed: RBMClassifier(random_state=seed))
     protocol_row("RBMClassifier(generative_weight=0) (DRBM)",
                  lambda seed: RBMClassifier(generative_weight=0.0, random_state=seed))
+    protocol_row("defaults, CD's negative rows sampled",
+                 lambda seed: RBMClassifier(learning=SAMPLED_CD, random_state=seed))
     print(f"targets: defaults >= 0.972 (got {mean:.4f}), a fit < 15 s "
           f"(got {seconds:.1f} s)\n")
 
@@ -97,6 +107,9 @@ def few_labels_table():
     for n_labelled in (300, 100):
         protocol_row(f"{n_labelled} labels, unlabelled rows used (defaults)",
                      lambda seed: RBMClassifier(random_state=seed), n_labelled=n_labelled)
+        protocol_row(f"{n_labelled} labels, unlabelled rows used, CD sampled",
+                     lambda seed: RBMClassifier(learning=SAMPLED_CD, random_state=seed),
+                     n_labelled=n_labelled)
         protocol_row(f"{n_labelled} labels, labelled rows only",
                      lambda seed: RBMClassifier(random_state=seed), n_labelled=n_labelled,
                      semi_supervised=False)
@@ -153,9 +166,9 @@ def epoch_products(n_rows, n_features, n_classes, n_hidden, batch_size, dtype, n
     return run
 
 
-def speed_row(name, X, y, dtype, n_hidden, negative, repeats):
+def speed_row(name, X, y, dtype, n_hidden, negative, repeats, batch_size=20):
     X = X.astype(dtype)
-    settings = dict(n_components=n_hidden, n_iter=1)
+    settings = dict(n_components=n_hidden, n_iter=1, batch_size=batch_size)
     if negative:
         settings["learning"] = negative
     else:
@@ -176,34 +189,40 @@ def speed_row(name, X, y, dtype, n_hidden, negative, repeats):
         products()
         floors.append(time.process_time() - start)
     epoch, floor = np.median(epochs), np.median(floors)
-    print(f"{name:34s} {np.dtype(dtype).name:8s} {epoch * 1e3:10.1f} {floor * 1e3:12.1f} "
-          f"{epoch / floor:8.2f}x", flush=True)
+    print(f"{name:34s} {np.dtype(dtype).name:8s} {batch_size:5d} {epoch * 1e3:10.1f} "
+          f"{floor * 1e3:12.1f} {epoch / floor:8.2f}x", flush=True)
     return epoch / floor
 
 
 def speed_table(repeats=15):
     print(f"An epoch against its bare matrix products (CPU ms of this process, median of "
-          f"{repeats}, alternating; batch 20, one BLAS thread; the defaults' averaging)")
-    line = (f"{'case':34s} {'dtype':8s} {'epoch (ms)':>10s} {'products (ms)':>12s} "
-            f"{'ratio':>9s}")
+          f"{repeats}, alternating; one BLAS thread; the defaults' averaging)")
+    line = (f"{'case':34s} {'dtype':8s} {'batch':>5s} {'epoch (ms)':>10s} "
+            f"{'products (ms)':>12s} {'ratio':>9s}")
     print(line)
     print("-" * len(line))
     X784, y784 = digits_784()
     X784, y784 = X784[:1347], y784[:1347]  # a training split's size
     ratios = {}
     for dtype in (np.float32, np.float64):
-        for negative, label in ((None, "discriminative"), ("cd", "hybrid, CD-1"),
+        for negative, label in ((None, "discriminative"), ("cd", "hybrid, CD-1 (defaults)"),
                                 ("pcd", "hybrid, PCD-1")):
             ratios[(dtype, negative)] = speed_row(f"784 x 500, {label}", X784, y784, dtype,
                                                   500, negative, repeats)
+    # the same at batch 100 (the speed issue's RBM case): per-minibatch costs amortised
+    for dtype in (np.float32, np.float64):
+        for negative, label in ((None, "discriminative"), ("cd", "hybrid, CD-1")):
+            speed_row(f"784 x 500, {label}", X784, y784, dtype, 500, negative, repeats,
+                      batch_size=100)
     _, X_train, _, y_train, _ = next(digits_splits())
     for dtype in (np.float32,):
         for negative, label in ((None, "discriminative"), ("cd", "hybrid, CD-1")):
             speed_row(f"digits 64 x 256, {label}", X_train, y_train, dtype, 256, negative,
                       repeats)
+    defaults = max(ratios[dtype, "cd"] for dtype in (np.float32, np.float64))
     worst = max(ratios.values())
-    print(f"target: an epoch within 1.5x of its products at 784 x 500 "
-          f"(worst: {worst:.2f}x)\n")
+    print(f"target: an epoch within 1.5x of its products at 784 x 500, batch 20 "
+          f"(the defaults: {defaults:.2f}x at worst; every case: {worst:.2f}x)\n")
 
 
 def main():

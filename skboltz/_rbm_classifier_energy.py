@@ -698,7 +698,8 @@ class AugmentedClassRBM(AugmentedRBM):
         log_inverse = np.log(sigmoid, out=work.scratch[:n_rows])
         scores = np.dot(log_inverse.reshape(-1, n_hidden), work.ones).reshape(n_rows, -1)
         scores = scores.astype(np.float64)
-        np.reciprocal(sigmoid, out=sigmoid)  # sigmoid(O) = 1 / u
+        # sigmoid(O) = 1 / u, as a division (np.reciprocal took twice as long)
+        np.divide(work.one, sigmoid, out=sigmoid)
         if not np.isfinite(scores.sum()):  # a factor overflowed
             self._stable_rows(hidden_input[:, :n_hidden], scores, sigmoid)
         scores += params[-1, classes]
