@@ -225,8 +225,8 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
 
     The defaults were chosen by measurement (``benchmarks/bench_rbm_classifier.py``):
     on the digits scaled to [0, 1] (75/25 stratified splits, three seeds) they reach
-    an accuracy of 0.98 in a few seconds per fit (0.97 without the generative term),
-    and ``RBMClassifier(500)`` 0.975 on their 784-pixel binarized version. The start
+    an accuracy of 0.987 in a few seconds per fit (0.97 without the generative term),
+    and ``RBMClassifier(500)`` 0.97 on their 784-pixel binarized version. The start
     (weights uniform in +- max(n_components, n_features)**-0.5, biases 0) and the large
     steps follow a prototype in which a N(0, 0.01) start, or a step twenty times
     smaller, stalled near 0.72; with steps this large the last update is noisy, hence
