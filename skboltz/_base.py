@@ -13,6 +13,7 @@ so an exception (divergence, interrupt, bad input) never leaves a half-updated m
 """
 
 import contextlib
+import contextvars
 import copy
 import functools
 import hashlib
@@ -44,6 +45,7 @@ from ._runtime import (
     check_memory,
     fit_callback_context,
     make_generator,
+    warn_user,
 )
 from ._sklearn import Interval, StrOptions, _fit_context, check_count
 from ._training import (
@@ -138,17 +140,103 @@ def all_or_nothing(estimator):
         raise
 
 
-def warn_if_outside_unit_interval(X):
-    """Bernoulli units model values in [0, 1]; say how to fix other inputs."""
-    values = X.data if sp.issparse(X) else X
-    if values.size and (values.min() < 0 or values.max() > 1):
-        warnings.warn(
-            "Input values lie outside [0, 1], but Bernoulli units model probabilities. "
-            "Scale the features first, e.g. sklearn.preprocessing.MinMaxScaler() in a "
-            "Pipeline, or binarize them.",
-            DataRangeWarning,
-            stacklevel=3,
-        )
+#: The update journal of the innermost ``held_updates`` block of this thread, if any.
+_HELD_UPDATES = contextvars.ContextVar("skboltz_held_updates", default=None)
+
+
+class _UpdateJournal:
+    """What ``held_updates`` needs to put its estimators back: their attributes when
+    the block began, and the undo of every update made in it (see
+    :meth:`~skboltz._training.TrainingState.begin_update`)."""
+
+    def __init__(self, estimators):
+        self.held = {id(estimator) for estimator in estimators}
+        self.saved = [(estimator, dict(estimator.__dict__)) for estimator in estimators]
+        self.undos = []
+
+    def holds(self, estimator):
+        return id(estimator) in self.held
+
+    def roll_back(self):
+        for undo in reversed(self.undos):  # the latest update first
+            undo()
+        for estimator, attributes in self.saved:
+            estimator.__dict__ = attributes
+
+
+@contextlib.contextmanager
+def held_updates(estimators):
+    """Make every ``fit`` and ``partial_fit`` of ``estimators`` in the block one update
+    that happens entirely or not at all.
+
+    Each call publishes as usual, but what its training shares with the state it
+    replaced (random generators' positions, the history) stays undoable until the block
+    ends: if the block raises, every estimator is put back exactly as it was when the
+    block began (attributes, random streams, history), as one failed call of its own
+    would leave it; if the block finishes, the updates stand. A meta-estimator whose
+    one call trains several models (a DBN's ``partial_fit``, one epoch of each layer)
+    holds them across all of them. A block inside another joins it (the outer block
+    decides). Only the thread that opened the block is held.
+    """
+    outer = _HELD_UPDATES.get()
+    if outer is not None:
+        outer.held.update(id(estimator) for estimator in estimators)
+        outer.saved.extend((estimator, dict(estimator.__dict__)) for estimator in estimators
+                           if not any(estimator is kept for kept, _ in outer.saved))
+        yield
+        return
+    journal = _UpdateJournal(estimators)
+    token = _HELD_UPDATES.set(journal)
+    try:
+        yield
+    except BaseException:
+        journal.roll_back()
+        raise
+    finally:
+        _HELD_UPDATES.reset(token)
+
+
+def _hold_undo(estimator, undo):
+    """Keep ``undo`` of a finished update while a ``held_updates`` block holds the
+    estimator (it is dropped otherwise: the update stands)."""
+    journal = _HELD_UPDATES.get()
+    if journal is not None and journal.holds(estimator):
+        journal.undos.append(undo)
+
+
+def clipped_into_unit_interval(X):
+    """``X`` with its values clipped into [0, 1], warning when any lies outside.
+
+    Binary units have no probability outside [0, 1]: every method that takes visible
+    rows (``fit``, ``partial_fit``, ``transform``, ``score_samples``, ...) takes them at
+    their clipped values, so that a model is trained and scored on the same rows. A
+    copy when anything is clipped; ``X`` itself otherwise.
+    """
+    outside = rows_outside_unit_interval(X)
+    if not outside.any():
+        return X
+    warn_user(
+        f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], the "
+        "range of binary units: they are used at their values clipped into [0, 1] (by "
+        "fit, partial_fit, transform and the scores alike). Scale the features first, "
+        "e.g. with sklearn.preprocessing.MinMaxScaler() in a Pipeline, or binarize them.",
+        DataRangeWarning,
+    )
+    X = X.copy()
+    np.clip(X.data if sp.issparse(X) else X, 0, 1, out=X.data if sp.issparse(X) else X)
+    return X
+
+
+def rows_outside_unit_interval(X):
+    """Mask of the rows of ``X`` (dense or sparse) with a value outside [0, 1]."""
+    if sp.issparse(X):
+        X = X.tocsr()
+        outside_value = (X.data < 0) | (X.data > 1)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[outside_value]
+        mask = np.zeros(X.shape[0], dtype=bool)
+        mask[rows] = True
+        return mask
+    return np.any((X < 0) | (X > 1), axis=1)
 
 
 @functools.cache
@@ -280,7 +368,9 @@ class BoltzmannBase(
         refused at ``fit``, with a message naming both. ``_layout``: the named blocks
         of its packed parameters (at least ``weights``, the block weight decay acts
         on). ``_inference_dtype``: the dtype ``transform`` and ``reconstruct`` compute
-        in (None: the input's).
+        in (None: the input's). ``_structural_parameters``: the parameters a
+        ``partial_fit`` cannot change (``n_components``, a connectivity, ...; changing
+        one between calls raises an error that says to call ``fit``).
 
     Hooks every estimator implements
         ``_new_training_state(X, y, learning, rng)``: the
@@ -333,6 +423,9 @@ class BoltzmannBase(
     _layout = None
     #: The dtype transform and reconstruct compute in (None: the input's).
     _inference_dtype = None
+    #: Parameters that fix the model's structure at the first call (sizes, masks, input
+    #: maps): ``partial_fit`` refuses to continue a model after one of them changed.
+    _structural_parameters = ()
 
     # -- hooks every model implements -----------------------------------------------
     @abstractmethod
@@ -397,28 +490,28 @@ class BoltzmannBase(
         """Whether the visible units are binary (values in [0, 1] are their support)."""
         return _binary_visible_units(self._view_class)
 
-    def _validate_X(self, X, *, reset, check_range=False):
-        """The rows the model sees: validated and, after the first fit, mapped by the
-        fitted input transform (if any; see :meth:`_new_input_transform`)."""
-        X = self._check_rows(X, reset=reset, check_range=check_range)
+    def _validate_X(self, X, *, reset):
+        """The rows the model sees: validated (for binary visible units, clipped into
+        [0, 1] with a warning) and, after the first fit, mapped by the fitted input
+        transform (if any; see :meth:`_new_input_transform`)."""
+        X = self._check_rows(X, reset=reset)
         if not reset:
             transform = self._input_transform()
             if transform is not None:
                 X = transform.transform(X)
         return X
 
-    def _check_rows(self, X, *, reset, check_range):
-        """``X`` validated (``validate_data``), warning about values outside [0, 1]
-        when ``check_range`` and the visible units are binary."""
-        check_range = check_range and self._binary_visible()
-        if not reset and self._is_valid_fitted_input(X, check_range):
+    def _check_rows(self, X, *, reset):
+        """``X`` validated (``validate_data``); for binary visible units, values
+        outside [0, 1] are clipped into it with a warning
+        (:func:`clipped_into_unit_interval`)."""
+        binary = self._binary_visible()
+        if not reset and self._is_valid_fitted_input(X, binary):
             return X
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
-        if check_range:
-            warn_if_outside_unit_interval(X)
-        return X
+        return clipped_into_unit_interval(X) if binary else X
 
     def _is_valid_fitted_input(self, X, in_unit_interval):
         """Whether ``X`` is an input that ``validate_data(reset=False)`` would return
@@ -575,7 +668,9 @@ class BoltzmannBase(
         if isinstance(self.z_estimator, ZEstimator):
             self._resolve_z_estimator(self.z_estimator, None)
         first_call = not (partial and hasattr(self, "_training_state"))
-        X = self._validate_X(X, reset=first_call, check_range=True)
+        if not first_call:
+            self._check_structure_unchanged()
+        X = self._validate_X(X, reset=first_call)
         y = self._validate_y(X, y, reset=first_call)
         validation = None
         if first_call:
@@ -592,17 +687,29 @@ class BoltzmannBase(
             state.history = self._new_history()
             state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
             state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
+            state.structure = self._structure()
+            undo = None
         else:
             # Work on a copy of what training changes in place, and check-point the
-            # rest (all-or-nothing; see TrainingState.begin_update).
-            state, undo = self._training_state.begin_update(learning)
-            state.params = self._training_params(X.dtype)
-            state.input_transform = self._input_transform()
-        monitor = self._monitoring_rows(X, y, validation)
-        n_epochs = 1 if partial else self.n_iter
-        # Callbacks see one task per call with one subtask per epoch (_train).
-        callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
+            # rest (all-or-nothing; see TrainingState.begin_update). The strategy that
+            # made the state copies its own part.
+            state, undo = self._training_state.begin_update(self.learning_)
         try:
+            if not first_call:
+                state.params = self._training_params(X.dtype)
+                state.input_transform = self._input_transform()
+                self._check_continued_rows(X, state)
+                if not same_strategy(learning, self.learning_):
+                    # Another learning strategy (or other settings of it): its own
+                    # state, started from the current parameters and this call's rows.
+                    state.sampler = learning.init_state(
+                        self._model_view_of(state), X, self._effective_batch_size(X),
+                        state.rng,
+                    )
+            monitor = self._monitoring_rows(X, y, validation)
+            n_epochs = 1 if partial else self.n_iter
+            # Callbacks see one task per call with one subtask per epoch (_train).
+            callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
             callback_ctx.call_on_fit_task_begin(estimator=self, X=X, y=y)
             with blas_threads_for(self._training_product_size(X)):
                 self._train(
@@ -617,7 +724,7 @@ class BoltzmannBase(
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
             attributes = self._fitted_attributes(state)
         except BaseException:
-            if not first_call:
+            if undo is not None:
                 undo()  # put back what the copy shares with the kept state
             raise
         # Publish only now, all at once: every epoch finished and the model is sound.
@@ -627,10 +734,30 @@ class BoltzmannBase(
             _sampling_rng=None,  # made on first use by gibbs (a fresh stream per fit)
         )
         publish(self, attributes)
+        if undo is not None:
+            _hold_undo(self, undo)  # a meta-estimator may still undo the whole call
         callback_ctx.call_on_fit_task_end(
             estimator=self, X=X, y=y, reconstruction_attributes={}
         )
         return self
+
+    # -- what partial_fit continues ------------------------------------------------
+    def _structure(self):
+        """The values of the structural parameters, as the first call found them."""
+        return {name: copy.deepcopy(getattr(self, name))
+                for name in self._structural_parameters}
+
+    def _check_structure_unchanged(self):
+        """Refuse to continue a model whose structure the parameters no longer describe
+        (``set_params(n_components=32)`` between ``partial_fit`` calls would otherwise
+        be ignored while ``get_params`` says 32)."""
+        fitted = getattr(self._training_state, "structure", None) or {}
+        for name, value in fitted.items():
+            check_setting_unchanged(self, name, getattr(self, name), value)
+
+    def _check_continued_rows(self, X, state):
+        """Checks of the rows of a ``partial_fit`` call after the first (which the
+        fresh training state checks): cheap, every call is one."""
 
     def _training_product_size(self, X):
         """Multiply-adds of one typical training matrix product (sets BLAS threads)."""
@@ -793,14 +920,10 @@ class BoltzmannBase(
         )
 
     def _data_hint(self, X):
-        """What in the data could make training diverge, and the fix (None: nothing)."""
-        values = X.data if sp.issparse(X) else X
-        largest = float(np.max(np.abs(values), initial=0.0))
-        if largest > 1e3:
-            return (
-                f"The inputs are far outside [0, 1] (largest magnitude {largest:.3g}); "
-                "scale them first, e.g. with sklearn.preprocessing.MinMaxScaler."
-            )
+        """What in the data could make training diverge, and the fix (None: nothing).
+
+        Binary visible units see their rows clipped into [0, 1] (with a warning), so
+        their data never does; real-valued units name the scale they find."""
         return None
 
     def _check_likelihood(self, state, learning, rows, previous_view=None):
@@ -826,8 +949,6 @@ class BoltzmannBase(
             previous_view = previous_view.astype(np.float32)
         step = max(1, rows.shape[0] // LIKELIHOOD_CHECK_ROWS)
         rows = rows[::step]
-        if rows.min() < 0 or rows.max() > 1:
-            return  # outside the model's support: fit already warned
         chains = learning.persistent_chains(state.sampler)
         upper = self._likelihood_upper_bound(view, rows, chains)
         uniform = -rows.shape[1] * np.log(2.0)
@@ -1211,13 +1332,12 @@ class BoltzmannBase(
             flag = ("warned", log_z.method, parameter_fingerprint(self._model_view()))
             if flag not in self._log_z_cache:
                 self._log_z_cache[flag] = True
-                warnings.warn(
+                warn_user(
                     f"{type(self).__name__}: the scores use {log_z.describe()} Models "
                     "compared on such scores can be ranked wrongly; "
                     "z_estimator='auto' (exact, or an AIS estimate with an error bar) "
                     "measures every model the same way.",
                     ApproximateScoreWarning,
-                    stacklevel=3,
                 )
         return log_z
 
@@ -1264,21 +1384,6 @@ class BoltzmannBase(
             X = self._validate_X(X, reset=False)
             return -self._free_energy_of(self._model_view(), X) - normalizer
         X = self._validate_X(X, reset=False)
-        outside = self._rows_outside_support(X)
-        if outside.any():
-            warnings.warn(
-                f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], "
-                "where binary units have no probability: they are scored at their "
-                "values clipped into [0, 1]. Scale the features as for fit, e.g. with "
-                "sklearn.preprocessing.MinMaxScaler in a Pipeline.",
-                DataRangeWarning,
-                stacklevel=2,
-            )
-            X = X.copy()
-            if sp.issparse(X):
-                np.clip(X.data, 0, 1, out=X.data)
-            else:
-                np.clip(X, 0, 1, out=X)
         log_z = self._log_z_for_scoring()
         log_weight = -self._free_energy_of(self._model_view(), X)
         self._check_below_zero(log_weight, log_z)
@@ -1315,18 +1420,6 @@ class BoltzmannBase(
                 + ". The estimator is wrong or far from converged; use "
                 "z_estimator='auto' (exact when feasible, else AIS with an error bar)."
             )
-
-    @staticmethod
-    def _rows_outside_support(X):
-        """Mask of the rows of ``X`` (dense or sparse) with a value outside [0, 1]."""
-        if sp.issparse(X):
-            X = X.tocsr()
-            outside_value = (X.data < 0) | (X.data > 1)
-            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[outside_value]
-            mask = np.zeros(X.shape[0], dtype=bool)
-            mask[rows] = True
-            return mask
-        return np.any((X < 0) | (X > 1), axis=1)
 
     def score(self, X, y=None):
         """Mean log-likelihood of the rows of ``X`` (higher is better).
@@ -1422,6 +1515,50 @@ class BoltzmannBase(
         return self._model_view_of(None)
 
 
+def same_setting(a, b):
+    """Whether two parameter values are the same setting (numbers, strings, tuples,
+    lists and arrays compared by value)."""
+    if a is b:
+        return True
+    if isinstance(a, str) or isinstance(b, str):
+        return type(a) is type(b) and a == b
+    if isinstance(a, Real) or isinstance(b, Real):
+        return isinstance(a, Real) and isinstance(b, Real) and a == b
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except (TypeError, ValueError):
+        return False
+
+
+def same_strategy(a, b):
+    """Whether two strategy objects are the same class with the same settings (a
+    strategy holds settings only, so its instance attributes are its settings)."""
+    if type(a) is not type(b):
+        return False
+    settings, others = vars(a), vars(b)
+    return settings.keys() == others.keys() and all(
+        same_setting(value, others[name]) for name, value in settings.items()
+    )
+
+
+def check_setting_unchanged(estimator, name, current, fitted):
+    """Raise the error of a structural parameter changed between ``partial_fit`` calls."""
+    if not same_setting(current, fitted):
+        raise ValueError(
+            f"{type(estimator).__name__}: {name}={_short_repr(current)}, but the model "
+            f"was fitted with {name}={_short_repr(fitted)}, and partial_fit continues "
+            f"the fitted model, whose {name} cannot change. Call fit to start again "
+            f"with the new setting, or set {name} back."
+        )
+
+
+def _short_repr(value):
+    """A parameter value for a message (arrays by their shape)."""
+    if isinstance(value, np.ndarray) or (isinstance(value, list) and len(value) > 8):
+        return f"<array of shape {np.shape(value)}>"
+    return repr(value)
+
+
 def parameter_fingerprint(view):
     """A digest of every parameter array of a model view."""
     digest = hashlib.blake2b(digest_size=16)
@@ -1437,4 +1574,4 @@ def as_dense(X):
     return X.toarray() if sp.issparse(X) else X
 
 
-__all__ = ["BoltzmannBase", "all_or_nothing", "publish"]
+__all__ = ["BoltzmannBase", "all_or_nothing", "held_updates", "publish"]

@@ -1,6 +1,5 @@
 """Gaussian-Bernoulli restricted Boltzmann machine: real-valued visible units."""
 
-import warnings
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -24,6 +23,7 @@ from ._gaussian_rbm_energy import (
     GaussianRBMView,
 )
 from ._restricted import RestrictedBoltzmannBase
+from ._runtime import warn_user
 from ._sklearn import Interval
 from ._training import AveragedTrainingState, shared
 from .exceptions import DataScaleWarning, TrainingDivergedError
@@ -118,7 +118,7 @@ def warn_if_unscaled(X):
             "sklearn.feature_selection.VarianceThreshold(), before StandardScaler()."
         )
     if problems:
-        warnings.warn(" ".join(problems), DataScaleWarning, stacklevel=7)
+        warn_user(" ".join(problems), DataScaleWarning)
 
 
 def estimate_whitening(X):
@@ -328,6 +328,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
     _view_class = GaussianRBMView
     _layout = GaussianRBMLayout
     _training_form = AugmentedGaussianRBM
+    _structural_parameters = ("n_components", "whiten")
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -383,7 +384,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
     )
 
     # -- validation and whitening ----------------------------------------------------
-    def _check_rows(self, X, *, reset, check_range):
+    def _check_rows(self, X, *, reset):
         # Any real values; sparse input is accepted and densified (standardised, or
         # centred, data are dense).
         return as_dense(validate_data(
@@ -400,17 +401,6 @@ class GaussianRBM(RestrictedBoltzmannBase):
         # From the public attributes, so that edits take effect.
         factor = self.whitening_factor_
         return None if factor is None else Whitening(self.whitening_mean_, factor)
-
-    def _fit(self, X, y, *, partial):
-        if partial and hasattr(self, "_training_state"):
-            fitted_whiten = self._input_transform() is not None
-            if self.whiten != fitted_whiten:
-                raise ValueError(
-                    f"whiten={self.whiten} but the model was fitted with "
-                    f"whiten={fitted_whiten}; partial_fit keeps the whitening of the first "
-                    "call. Call fit to start again with the new setting."
-                )
-        return super()._fit(X, y, partial=partial)
 
     def _data_hint(self, X):
         std, constant = feature_spread(as_dense(X))

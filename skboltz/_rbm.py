@@ -215,6 +215,7 @@ class RBM(RestrictedBoltzmannBase):
     _view_class = RBMView
     _layout = RBMLayout
     _training_form = AugmentedRBM
+    _structural_parameters = ("n_components",)
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],

@@ -1,7 +1,5 @@
 """Divergence judged by what the model does, not only by the size of its numbers."""
 
-import warnings
-
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
@@ -10,7 +8,7 @@ from scipy.special import logsumexp
 from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
 from skboltz._base import BoltzmannBase
 from skboltz._energy import binary_states
-from skboltz.exceptions import DataRangeWarning, TrainingDivergedError
+from skboltz.exceptions import TrainingDivergedError
 from skboltz.views import BMView, RBMView
 
 
@@ -97,10 +95,6 @@ def test_models_built_from_diverging_layers_raise(digits):
 
 
 def test_divergence_messages_name_the_likely_cause(digits):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataRangeWarning)
-        with pytest.raises(TrainingDivergedError, match="inputs are far outside"):
-            RBM(n_components=4, n_iter=2, random_state=0).fit(digits * 1e300)
     X = (digits[:, :8] > 0.5).astype(float)
     with pytest.raises(TrainingDivergedError, match="temperature=1e-300"):
         BoltzmannMachine(n_hidden=2, temperature=1e-300, n_iter=2, random_state=0).fit(X)
