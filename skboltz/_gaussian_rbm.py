@@ -53,8 +53,9 @@ MIN_SCALE_VALUES = 50
 MIN_WHITENING_ROWS = 3
 
 #: d x d float64 matrices the whitening of d features holds at once (the empirical and
-#: the shrunk covariance, the Cholesky factor, its copy in the data's dtype).
-WHITENING_MATRICES = 4
+#: the shrunk covariance, then the shrunk covariance and its Cholesky factor), and one
+#: for the factor in float32 data's dtype.
+WHITENING_MATRICES = 3
 
 
 def value_bound(dtype):
@@ -208,17 +209,20 @@ def estimate_whitening(X, verbose=0):
     # No precision matrix: sklearn's would be a pseudo-inverse, an eigendecomposition
     # that took 14 s of the 14.5 s for 3,000 features.
     estimate = LedoitWolf(store_precision=False).fit(X.astype(np.float64))
+    location, covariance = estimate.location_, estimate.covariance_
+    del estimate
     try:
-        factor = np.linalg.cholesky(estimate.covariance_)
+        factor = np.linalg.cholesky(covariance)
     except np.linalg.LinAlgError:
         raise ValueError(
             "GaussianRBM(whiten=True) could not whiten the data: the estimated covariance "
             "is singular (are all features constant?)."
         ) from None
+    del covariance
     if verbose:
         print(f"[GaussianRBM] whitening: done in {time.perf_counter() - start:.2f}s",
               flush=True)
-    return estimate.location_, factor
+    return location, factor
 
 
 class GaussianRBM(RestrictedBoltzmannBase):
@@ -470,7 +474,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
         if not self.whiten:
             return None
         mean, factor = estimate_whitening(X, verbose=self.verbose)
-        return Whitening(mean.astype(X.dtype), factor.astype(X.dtype))
+        return Whitening(mean.astype(X.dtype), factor.astype(X.dtype, copy=False))
 
     def _input_transform(self):
         # From the public attributes, so that edits take effect.

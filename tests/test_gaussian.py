@@ -507,7 +507,7 @@ def test_a_class_with_too_few_rows_to_whiten_is_named():
 def test_whitening_wide_data_checks_memory_first_and_reports_progress(monkeypatch,
                                                                      capsys):
     X = np.random.default_rng(0).normal(size=(5, 300))
-    # 4 d x d float64 matrices: 2.9 MB for 300 features; say only 1 MB is free
+    # 3 d x d float64 matrices: 2.2 MB for 300 features; say only 1 MB is free
     monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
     with pytest.raises(MemoryError, match="Whitening 300 features .* whiten=False"):
         GaussianRBM(n_components=2, n_iter=1, whiten=True).fit(X)
