@@ -1296,7 +1296,7 @@ class BoltzmannBase(
         return self._sampling_rng
 
     @reads_one_publication
-    def sample(self, n_samples=1, random_state=None, n_steps=1000):
+    def sample(self, n_samples=1, random_state=None, n_steps=1000, return_means=False):
         """Draw visible samples by Gibbs sampling.
 
         Chains start from independent units at the training data's rates (binary
@@ -1311,19 +1311,46 @@ class BoltzmannBase(
             samples on every call).
         n_steps : int, default=1000
             Gibbs steps per chain.
+        return_means : bool, default=False
+            Return the last step's conditional means of the visible units instead of
+            the states drawn from them: P(v = 1 | h) for binary units, the grey images
+            papers display as an RBM's samples (Hinton, "A Practical Guide to Training
+            Restricted Boltzmann Machines", 2010, shows probabilities, not binary
+            states), E[v | h] for Gaussian units, and for a
+            :class:`~skboltz.BoltzmannMachine` each visible unit's P(v_i = 1 | the
+            other units) in the chain's last state. With the same ``random_state`` the
+            chains are the same: the states would be drawn from these means. They are
+            smoother than states, and not themselves samples of the model.
 
         Returns
         -------
         samples : ndarray of shape (n_samples, n_features)
-            Visible rows.
+            Visible rows (their means with ``return_means=True``).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_digits
+        >>> from skboltz import RBM
+        >>> X = load_digits().data / 16
+        >>> rbm = RBM(n_components=16, n_iter=5, random_state=0).fit(X)
+        >>> states = rbm.sample(4, n_steps=100)
+        >>> sorted(set(states.ravel().tolist()))  # binary states
+        [0.0, 1.0]
+        >>> means = rbm.sample(4, n_steps=100, return_means=True)  # P(v = 1 | h)
+        >>> bool(((means > 0) & (means < 1)).any())
+        True
         """
         check_is_fitted(self, "_training_state")
         n_samples = check_count(n_samples, "n_samples", 1)
         n_steps = check_count(n_steps, "n_steps", 0)
+        if not isinstance(return_means, (bool, np.bool_)):
+            raise TypeError(f"return_means must be True or False, got {return_means!r}.")
         rng = make_generator(self.random_state if random_state is None else random_state)
         view = self._model_view()
+        # The option is only passed when asked for: a user's view may lack it.
+        means = {"means": True} if return_means else {}
         return self._visible_out(
-            view.draw_samples(n_samples, n_steps, self._sampling_start(), rng)
+            view.draw_samples(n_samples, n_steps, self._sampling_start(), rng, **means)
         )
 
     # -- partition function and scoring --------------------------------------------
