@@ -183,7 +183,12 @@ class RBM(RestrictedBoltzmannBase):
     largest cost of a float64 update beyond its matrix products. The rounding (a
     relative 6e-8 on each probability) is far below the sampling noise of a minibatch
     gradient, and a float32 and a float64 fit with the same ``random_state`` agree to
-    float32 precision. The matrix products, the parameters, the velocity and the
+    float32 precision until one sampled unit comes out differently: their parameters
+    drift apart by rounding (1e-5 after 13 PCD epochs on the digits), and once a
+    random number falls between the two runs' probabilities of a unit (on the digits
+    after 13 to 17 epochs) the persistent chains, and from then on the fits, differ:
+    two fits of the same quality (0.1 nat apart in log-likelihood after 20 epochs),
+    no longer the same fit. The matrix products, the parameters, the velocity and the
     average stay in the data's dtype, and ``transform``, ``score_samples``,
     ``free_energy`` and the monitoring compute in it (or in float64) as before.
 
