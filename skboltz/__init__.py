@@ -8,6 +8,7 @@ from . import datasets, exceptions, learning, partition, views
 from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
 from ._dbn import DBN
+from ._dbn_classifier import DBNClassifier
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 
@@ -15,6 +16,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "DBN",
+    "DBNClassifier",
     "RBM",
     "BoltzmannClassifier",
     "BoltzmannMachine",

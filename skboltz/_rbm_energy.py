@@ -28,6 +28,7 @@ from ._energy import (
     bernoulli_sample,
     binary_states,
     sigmoid,
+    sigmoid_in_place,
     softplus,
     softplus_row_sums,
     sum_log,
@@ -596,6 +597,11 @@ class AugmentedRBM:
     parallel tempering (p_beta(v, h) proportional to exp(-beta E(v, h))).
     """
 
+    #: What ``negative_visible="auto"`` of the sampling strategies means here: the
+    #: visible units' probabilities in the negative statistics, which make far better
+    #: features of grey-level data (see the RBM user guide).
+    auto_negative_visible = "mean"
+
     #: Coupling of the two constant units: far beyond any input the other weights give
     #: (sigmoid is 1 in float64 above ~40), yet well below where training is declared
     #: diverged (1e6).
@@ -668,12 +674,33 @@ class AugmentedRBM:
             return np.greater(x, noise.logistic(x.shape), out=x)
         return self._draw_tempered(x, noise, beta)
 
+    @staticmethod
+    def draw_hidden_from_input(x, noise, out):
+        """Fill augmented hidden rows ``out`` with a draw from P(h | v) given the hidden
+        inputs ``x`` of v (as :meth:`draw_hidden` draws from the inputs it computes)."""
+        return np.greater(x, noise.logistic(x.shape), out=out)
+
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from P(v | h) (at ``beta``)."""
         x = np.dot(H, self.params, out=out)
         if beta is None:
             return np.greater(x, noise.logistic(x.shape), out=x)
         return self._draw_tempered(x, noise, beta)
+
+    # The two below run in training, under np.errstate(over="ignore").
+    def visible_mean(self, H, out):
+        """Fill augmented visible rows ``out`` with P(v = 1 | h), the mean of v given h
+        (the constant unit comes out as 1)."""
+        return sigmoid_in_place(np.dot(H, self.params, out=out))
+
+    def draw_visible_and_mean(self, H, noise, out, mean):
+        """Fill ``out`` with a draw from P(v | h) and ``mean`` with P(v = 1 | h): one
+        product for both (the draw compares the inputs with logistic noise first, as
+        :meth:`draw_visible` does, so it makes the same draws)."""
+        x = np.dot(H, self.params, out=mean)
+        np.greater(x, noise.logistic(x.shape), out=out)
+        sigmoid_in_place(x)
+        return out
 
     @staticmethod
     def _draw_tempered(x, noise, beta):
@@ -696,6 +723,10 @@ class AugmentedRBM:
         return float(np.mean(np.square(reconstruction[RBMLayout.units]), dtype=np.float64))
 
     @staticmethod
-    def statistics(H, V):
-        """Sum over rows of h v^T for augmented rows: W, c and b statistics together."""
+    def statistics(H, V, means=False):
+        """Sum over rows of h v^T for augmented rows: W, c and b statistics together.
+
+        ``means`` says that the rows of ``V`` are means of v given some h rather than
+        states; the statistics are linear in v, so they are the same either way.
+        """
         return H.T @ V

@@ -11,14 +11,21 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, GaussianRBM
+from skboltz import (
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    DBNClassifier,
+    GaussianRBM,
+)
 from skboltz.exceptions import (
     ApproximateScoreWarning,
     DataRangeWarning,
     TooManyStatesError,
     TrainingDivergedError,
 )
-from skboltz.learning import CD, PCD
+from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.partition import LogZ, ZEstimator
 
 # Factories of small unfitted estimators, with the methods each one offers after fit.
@@ -45,8 +52,12 @@ ESTIMATORS = {
         lambda: BoltzmannClassifier(RBM(n_components=2, n_iter=2, random_state=0)),
         ["predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba"],
     ),
+    "DBNClassifier": (
+        lambda: DBNClassifier(3, rbm=RBM(n_iter=2), max_iter=5, random_state=0),
+        ["predict", "predict_proba", "predict_log_proba"],
+    ),
 }
-SUPERVISED = {"BoltzmannClassifier"}
+SUPERVISED = {"BoltzmannClassifier", "DBNClassifier"}
 
 RNG = np.random.default_rng(0)
 GOOD = (RNG.random((30, 5)) > 0.5).astype(float)
@@ -195,6 +206,9 @@ def test_unknown_strategy_names_are_rejected_with_choices(estimator_name):
     ({"momentum": (0.5, 1.5)}, "momentum"),
     ({"learning": PCD(n_chains=0)}, "n_chains"),
     ({"learning": CD(n_steps=0)}, "n_steps"),
+    ({"learning": CD(negative_visible="probabilities")}, "negative_visible.*'mean'"),
+    ({"learning": PCD(negative_visible=None)}, "negative_visible.*'sample'"),
+    ({"learning": ParallelTempering(negative_visible="means")}, "negative_visible"),
     ({"validation_fraction": 1.0}, "validation_fraction"),
 ])
 def test_invalid_parameters_are_named(params, message):
@@ -368,7 +382,8 @@ def test_models_too_large_for_memory_fail_at_once(monkeypatch, make, message):
 
 
 def test_batches_and_chains_never_exceed_the_rows():
-    rbm = RBM(n_components=3, batch_size=10**7, n_iter=2, random_state=0).fit(GOOD)
+    rbm = RBM(n_components=3, batch_size=10**7, learning="pcd", n_iter=2,
+              random_state=0).fit(GOOD)
     assert rbm._training_state.sampler["chains"].shape[0] == GOOD.shape[0]
     bm = BoltzmannMachine(n_hidden=2, batch_size=10**7, n_iter=1, random_state=0).fit(GOOD)
     assert bm._training_state.sampler["chains"].shape[0] == 100  # Gibbs' minimum
