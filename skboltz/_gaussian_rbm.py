@@ -322,9 +322,11 @@ class GaussianRBM(RestrictedBoltzmannBase):
         model of z. Costs a d x d covariance and an O(d^3) factorisation once per
         ``fit`` (d features), and a triangular solve per call. ``partial_fit``
         estimates the whitening on its first call and keeps it fixed afterwards, so
-        make that call a representative batch (at least 2 rows; with few rows the
-        shrinkage pulls the estimate towards a multiple of the identity, and
-        whitening then does little).
+        make that call a representative batch (at least 3 rows: the covariance of 2
+        rows has rank 1, which no shrinkage makes a useful whitening; with few rows
+        the shrinkage pulls the estimate towards a multiple of the identity, and
+        whitening then does little). The memory of the d x d matrices is checked
+        before they are made, and ``verbose`` reports the estimate's progress.
     {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
