@@ -84,8 +84,9 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     whose model term is estimated by a learning strategy as an RBM's negative phase
     (the hybrid RBM, HDRBM), plus, with ``unlabelled_marker``, ``unlabelled_weight``
     times the gradient of log p(x) for the unlabelled rows (the semi-supervised
-    variant). The features must lie in [0, 1] (binary, or grey levels as
-    probabilities).
+    variant). The features lie in [0, 1] (binary, or grey levels as probabilities);
+    values outside it are clipped into it, with a
+    :class:`~skboltz.exceptions.DataRangeWarning`, in every method.
 
     **Unlabelled rows.** With ``unlabelled_marker=-1`` (the convention of
     :mod:`sklearn.semi_supervised`), rows whose label is -1 enter the unsupervised term
@@ -264,6 +265,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     _training_form = AugmentedClassRBM
     _inference_dtype = np.float64
     _input_attributes = (*_INPUT_ATTRIBUTES, "classes_")
+    _structural_parameters = ("n_components",)
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -331,7 +333,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training rows, values in [0, 1].
+            Training rows, values in [0, 1] (others are clipped into it).
         y : array-like of shape (n_samples,)
             Class labels; with ``unlabelled_marker``, rows carrying the marker are
             unlabelled (they enter the unsupervised term only).
@@ -354,7 +356,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training rows, values in [0, 1].
+            Training rows, values in [0, 1] (others are clipped into it).
         y : array-like of shape (n_samples,)
             Class labels (or the unlabelled marker), each one of ``classes``.
         classes : array-like of shape (n_classes,) or None, default=None
@@ -475,6 +477,17 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         learning strategy's diagnostics, if any (e.g. ``swap_acceptance``).
         """
         return super().history_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # scikit-learn's yardstick, 0.83 accuracy on standardised blobs, is measured
+        # outside the features' range: clipped into [0, 1], the blobs overlap (a
+        # 5-nearest-neighbour classifier of the clipped rows reaches 0.88, the defaults
+        # 0.85 to 0.86 by seed, the small settings of tests/test_common.py less than
+        # 0.83). On the same blobs scaled into [0, 1] the defaults reach 0.90 to 0.93
+        # (tests/test_rbm_classifier.py checks it), as DBNClassifier's tags say too.
+        tags.classifier_tags.poor_score = True
+        return tags
 
     # -- labels ------------------------------------------------------------------------
     def _validate_y(self, X, y, *, reset, classes=None):
@@ -755,13 +768,12 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         sign = -1.0 if self.early_stopping_score == "log_loss" else 1.0
         return sign, self.early_stopping_score + suffix
 
-    def _check_divergence(self, state, learning, monitor, previous_view=None):
+    def _check_divergence(self, state, learning, monitor, previous_view=None, *,
+                          n_updates):
         # A classifier's objective is p(y | x), not p(x): the check is on the log-loss
         # of its own labelled training rows, far above that of guessing (log K).
         step = -(-monitor.train.shape[0] // RECONSTRUCTION_ROWS)
         rows, codes = monitor.train[::step], monitor.train_labels[::step]
-        if rows.min() < 0 or rows.max() > 1:
-            return  # outside the binary units' range (fit warned): no yardstick
         view = self._model_view_of(state).astype(np.float64)
         log_loss, _ = self._classification_scores(view, rows, codes)
         limit = DIVERGED_LOG_LOSS_FACTOR * np.log(state.n_classes)
@@ -779,15 +791,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             f"of guessing among {state.n_classes} classes. {self._divergence_hint(rows)} "
             "The estimator was left as it was before this call."
         )
-
-    def _data_hint(self, X):
-        values = X.data if sp.issparse(X) else X
-        if values.size and (values.min() < 0 or values.max() > 1):
-            return (
-                "The inputs lie outside [0, 1]; scale them first, e.g. with "
-                "sklearn.preprocessing.MinMaxScaler."
-            )
-        return None
 
 
 __all__ = ["RBMClassifier"]
