@@ -412,7 +412,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         # and the blobs overlap (a 5-nearest-neighbour classifier of the clipped rows
         # reaches 0.88, a logistic MLPClassifier 0.84, the defaults 0.79 to 0.86 by
         # seed). On the same blobs scaled into [0, 1] the defaults reach 0.91
-        # (tests/test_dbn_classifier.py checks it).
+        # (tests/test_classifiers.py checks it).
         tags.classifier_tags.poor_score = True
         return tags
 

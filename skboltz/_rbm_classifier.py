@@ -485,7 +485,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         # 5-nearest-neighbour classifier of the clipped rows reaches 0.88, the defaults
         # 0.85 to 0.86 by seed, the small settings of tests/test_common.py less than
         # 0.83). On the same blobs scaled into [0, 1] the defaults reach 0.90 to 0.93
-        # (tests/test_rbm_classifier.py checks it), as DBNClassifier's tags say too.
+        # (tests/test_classifiers.py checks it), as for DBNClassifier.
         tags.classifier_tags.poor_score = True
         return tags
 

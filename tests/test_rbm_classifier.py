@@ -472,20 +472,6 @@ def test_partial_fit_follows_fit():
     assert streamed.n_iter_ == 3
 
 
-def test_the_defaults_classify_scikit_learns_blobs_scaled_into_the_unit_interval():
-    # What check_classifiers_train measures (0.83 accuracy on the training rows; the
-    # poor_score tag skips it there, where the blobs are standardised, outside [0, 1]).
-    from sklearn.datasets import make_blobs
-    from sklearn.utils import shuffle
-
-    X, y = make_blobs(n_samples=300, random_state=0)
-    X, y = shuffle(X, y, random_state=7)
-    X = MinMaxScaler().fit_transform(X)
-    for rows in (slice(None), y != 2):
-        clf = RBMClassifier(random_state=0).fit(X[rows], y[rows])
-        assert clf.score(X[rows], y[rows]) > 0.83
-
-
 def test_partial_fit_refuses_a_changed_number_of_hidden_units():
     X, y = small_data()
     clf = RBMClassifier(n_components=3, random_state=0).partial_fit(X, y, classes=[0, 1, 2])
