@@ -25,7 +25,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import entr
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -35,6 +34,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._capabilities import BINARY, check_supported, supports
+from ._energy import binary_entropy_row_sums
 from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
@@ -82,6 +82,10 @@ RECONSTRUCTION_ROWS = 256
 
 #: Of those, rows on which the end of each fit / partial_fit is checked for divergence.
 LIKELIHOOD_CHECK_ROWS = 32
+
+#: partial_fit calls are checked for divergence together once they have trained on
+#: this many rows (see BoltzmannBase._check_likelihood_when_due).
+PARTIAL_FIT_CHECK_ROWS = 256
 
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
@@ -609,10 +613,8 @@ class BoltzmannBase(
                     X, y, state, learning, n_epochs, monitor, early_stopping=not partial,
                     callback_ctx=callback_ctx,
                 )
-                self._check_likelihood(
-                    state, learning, monitor.train,
-                    None if first_call else self._model_view(),
-                )
+                self._check_likelihood_when_due(state, learning, monitor.train, X.shape[0],
+                                                first_call)
             view = self._model_view_of(state)
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
             attributes = self._fitted_attributes(state)
@@ -803,14 +805,52 @@ class BoltzmannBase(
             )
         return None
 
+    def _check_likelihood_when_due(self, state, learning, rows, n_rows, first_call):
+        """Run :meth:`_check_likelihood` at the end of every ``fit``, and of
+        ``partial_fit`` calls once the calls since it last ran have trained on
+        PARTIAL_FIT_CHECK_ROWS rows.
+
+        The check costs about as much as the update of a minibatch of 32 rows (a
+        free-energy pass over LIKELIHOOD_CHECK_ROWS rows and their roundings), whatever
+        the call's size: on every ``partial_fit`` call it was a tenth of a call at
+        batch 100, a quarter at batch 10. Calls are therefore checked together (at
+        batch 100 every third call, at batch 10 every 26th), on the last call's rows,
+        against the model the first of them started from, so that a model a run of
+        unchecked calls made poor is still blamed on them. A hand edit of the
+        parameters starts a new run, judged against the edit; where the training state
+        cannot tell edits (no iterate averaging) every call is checked. Every call still
+        checks the parameters' size (``_train``).
+        """
+        if first_call:
+            state.unchecked_rows, state.check_reference = 0, None
+            self._check_likelihood(state, learning, rows)
+            return
+        if state.unchecked_rows == 0 or state.hand_edited is not False:
+            # a new run of calls: judged against the public model before this call
+            state.unchecked_rows, state.check_reference = 0, self._model_view()
+        state.unchecked_rows += n_rows
+        if state.unchecked_rows < PARTIAL_FIT_CHECK_ROWS and state.hand_edited is False:
+            return
+        try:
+            self._check_likelihood(state, learning, rows, state.check_reference)
+        except TrainingDivergedError as error:
+            earlier = state.unchecked_rows - n_rows
+            if not earlier:
+                raise
+            raise TrainingDivergedError(
+                f"{error} The partial_fit calls since the last check ({earlier} rows "
+                "before this call's) were checked with it; their updates stay applied."
+            ) from None
+        state.unchecked_rows, state.check_reference = 0, None
+
     def _check_likelihood(self, state, learning, rows, previous_view=None):
         """Raise TrainingDivergedError if training made the model provably far worse.
 
         Diverged means: the bound of :meth:`_likelihood_upper_bound` on the training
-        log-likelihood ends far below the uniform distribution's, and (for a
-        ``partial_fit`` continuing ``previous_view``) far below where this call
+        log-likelihood ends far below the uniform distribution's, and (for
+        ``partial_fit`` calls continuing ``previous_view``) far below where the calls
         started, so a model that was already poor (e.g. edited by hand) is not blamed
-        on the call. A healthy fit is never flagged: the bound is an upper bound. Only
+        on them. A healthy fit is never flagged: the bound is an upper bound. Only
         for binary visible units with a cheap exact free energy (real-valued units
         have their own checks).
         """
@@ -821,9 +861,8 @@ class BoltzmannBase(
         # float32 whatever the model's dtype: the bound's rounding (about 1e-5 nats per
         # nat of free energy) is far below the margin, and float64 exp and log cost 3-5
         # times as much on CPUs without AVX-512 (every partial_fit call pays for this)
-        view = view.astype(np.float32)
-        if previous_view is not None:
-            previous_view = previous_view.astype(np.float32)
+        if view.dtype != np.float32:
+            view = view.astype(np.float32)
         step = max(1, rows.shape[0] // LIKELIHOOD_CHECK_ROWS)
         rows = rows[::step]
         if rows.min() < 0 or rows.max() > 1:
@@ -835,7 +874,10 @@ class BoltzmannBase(
         if upper >= uniform - margin:
             return
         if previous_view is not None:
-            if upper >= self._likelihood_upper_bound(previous_view, rows, chains) - margin:
+            if previous_view.dtype != np.float32:
+                previous_view = previous_view.astype(np.float32)
+            previous = self._likelihood_upper_bound(previous_view, rows, chains)
+            if upper >= previous - margin:
                 return
         raise TrainingDivergedError(
             f"{type(self).__name__} diverged: on its own training rows it scores at "
@@ -860,7 +902,7 @@ class BoltzmannBase(
         rows = rows.astype(view.dtype, copy=False)
         n_rows, n_visible = rows.shape
         rounded = np.rint(rows)
-        fractional = not np.array_equal(rounded, rows)
+        fractional = bool((rounded != rows).any())
         n_chains = 0
         if isinstance(chains, np.ndarray):  # persistent chains: states near the modes
             chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS), :n_visible]
@@ -877,8 +919,7 @@ class BoltzmannBase(
             log_weights = -np.asarray(view.free_energy(candidates), dtype=np.float64)
             mean_log_weight = float(log_weights[:n_rows].sum()) / n_rows
             if fractional:  # binary candidates have zero entropy
-                m = rows.astype(np.float64)
-                log_weights[:n_rows] += (entr(m) + entr(1 - m)).sum(axis=1)
+                log_weights[:n_rows] += binary_entropy_row_sums(rows)
             return mean_log_weight - float(log_weights.max())
 
     # -- monitoring and early stopping ---------------------------------------------
@@ -1411,6 +1452,12 @@ class BoltzmannBase(
             n_betas=n_betas, max_rows=max_rows, max_time=max_time,
             rng=np.random.default_rng(self._training_state.log_z_seed),
         )
+
+    def __sklearn_is_fitted__(self):
+        # What scikit-learn's _fit_context asks before every partial_fit call (to skip
+        # the parameter validation of a fitted estimator): without this method it lists
+        # every attribute ending in "_", a few microseconds each call.
+        return "_training_state" in self.__dict__
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
