@@ -83,6 +83,15 @@ def fit_seconds(model, X):
     return time.perf_counter() - start
 
 
+def floor_operands(X, n_components, batch_size):
+    """The operands of the floor's products: weights, data and chain rows stacked,
+    the hidden probabilities of both, the chains' hidden states."""
+    weights = np.full((X.shape[1], n_components), 0.01, dtype=X.dtype)
+    stacked = np.ascontiguousarray(np.vstack([X[:batch_size], X[:batch_size]]))
+    hidden = np.full((2 * batch_size, n_components), 0.5, dtype=X.dtype)
+    return weights, stacked, hidden, hidden[:batch_size].copy()
+
+
 def matrix_product_floor(X, n_components, batch_size, repeats=50):
     """Seconds per epoch of the bare matrix products a PCD-1 epoch cannot avoid.
 
@@ -93,11 +102,7 @@ def matrix_product_floor(X, n_components, batch_size, repeats=50):
     is on top of this floor; a speed-up over BernoulliRBM cannot exceed sklearn's
     time over the floor.
     """
-    n_visible = X.shape[1]
-    weights = np.full((n_visible, n_components), 0.01, dtype=X.dtype)
-    stacked = np.ascontiguousarray(np.vstack([X[:batch_size], X[:batch_size]]))
-    hidden = np.full((2 * batch_size, n_components), 0.5, dtype=X.dtype)
-    chains_hidden = hidden[:batch_size].copy()
+    weights, stacked, hidden, chains_hidden = floor_operands(X, n_components, batch_size)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -171,11 +176,7 @@ def cpu_seconds(model, X):
 def floor_cpu_seconds(X, n_components, batch_size):
     """CPU seconds of the bare products of one PCD-1 epoch, run as an epoch runs them
     (one after the other, not a median of repeats): the floor of the CPU-time table."""
-    n_visible = X.shape[1]
-    weights = np.full((n_visible, n_components), 0.01, dtype=X.dtype)
-    stacked = np.ascontiguousarray(np.vstack([X[:batch_size], X[:batch_size]]))
-    hidden = np.full((2 * batch_size, n_components), 0.5, dtype=X.dtype)
-    chains_hidden = hidden[:batch_size].copy()
+    weights, stacked, hidden, chains_hidden = floor_operands(X, n_components, batch_size)
     start = time.process_time()
     for _ in range(int(np.ceil(X.shape[0] / batch_size))):
         stacked @ weights

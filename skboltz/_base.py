@@ -554,6 +554,13 @@ class BoltzmannBase(
         split into minibatches of ``batch_size``, so a call with ``batch_size`` rows is
         one parameter update.
 
+        A call that fails (e.g. :class:`~skboltz.exceptions.TrainingDivergedError`)
+        leaves the estimator as it was. Every call checks that the parameters stay
+        finite; whether a model of binary units became provably far worse than the
+        uniform distribution is checked once the calls since the last check trained on
+        256 rows, against the model the first of them started from (the check costs
+        about as much as the update of a small minibatch).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -860,7 +867,7 @@ class BoltzmannBase(
             return
         # float32 whatever the model's dtype: the bound's rounding (about 1e-5 nats per
         # nat of free energy) is far below the margin, and float64 exp and log cost 3-5
-        # times as much on CPUs without AVX-512 (every partial_fit call pays for this)
+        # times as much on CPUs without AVX-512 (partial_fit calls pay for this)
         if view.dtype != np.float32:
             view = view.astype(np.float32)
         step = max(1, rows.shape[0] // LIKELIHOOD_CHECK_ROWS)
