@@ -290,10 +290,14 @@ class TrainingState:
     #: The fixed map of the input rows learnt at the first call (GaussianRBM's
     #: whitening), or None: the model sees ``input_transform.transform(X)``.
     input_transform: object = shared(default=None)
-    #: Rows trained by the ``partial_fit`` calls since the likelihood check last ran,
-    #: and the model those calls started from (a view of the public parameters), which
-    #: the check judges them against (see ``BoltzmannBase._check_likelihood_when_due``).
+    #: The structural parameters (``n_components``, ...) as the first call found them;
+    #: a later ``partial_fit`` refuses to continue if they changed.
+    structure: dict = shared(default_factory=dict)
+    #: Rows and updates of the ``partial_fit`` calls since the likelihood check last
+    #: ran, and the model those calls started from (a view of the public parameters),
+    #: which the check judges them against (``BoltzmannBase._check_likelihood_when_due``).
     unchecked_rows: int = shared(default=0)
+    unchecked_updates: int = shared(default=0)
     check_reference: object = shared(default=None)
     #: Set by :meth:`resume` in a call's first epoch: whether the parameters the call
     #: started from were edited by hand since the last call published them (None: the
