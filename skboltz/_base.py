@@ -94,7 +94,7 @@ MEAN_FIELD_STEPS = 2
 MEAN_FIELD_CHECK_UPDATES = 10
 
 #: partial_fit calls are checked for divergence together once they have trained on
-#: this many rows (see BoltzmannBase._check_likelihood_when_due).
+#: this many rows (see BoltzmannBase._check_divergence_when_due).
 PARTIAL_FIT_CHECK_ROWS = 256
 
 #: "auto" picks exact enumeration up to this many states, else AIS.
@@ -109,7 +109,9 @@ MONITOR_LOG_Z_SECONDS = 1.0
 _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-#: What validate_data(reset=True) sets on an estimator before any training happens.
+#: What validate_data(reset=True) sets on an estimator before any training happens (an
+#: estimator adds what its own validation sets, e.g. a classifier's ``classes_``, in its
+#: class attribute ``_input_attributes``).
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 
@@ -135,17 +137,20 @@ def all_or_nothing(estimator):
 
     Fits publish their results only at the end (:func:`publish`), but
     ``validate_data(reset=True)`` records ``n_features_in_`` (and ``feature_names_in_``)
-    at the start; restoring them keeps a failed or interrupted fit from leaving them
-    out of step with the kept model. The restore is one store, like the publication.
+    at the start, and an estimator's own validation may record more (its class
+    attribute ``_input_attributes``, e.g. a classifier's ``classes_``); restoring them
+    keeps a failed or interrupted fit from leaving them out of step with the kept
+    model. The restore is one store, like the publication.
     """
-    saved = {k: estimator.__dict__[k] for k in _INPUT_ATTRIBUTES if k in estimator.__dict__}
+    names = getattr(estimator, "_input_attributes", _INPUT_ATTRIBUTES)
+    saved = {k: estimator.__dict__[k] for k in names if k in estimator.__dict__}
     generation = estimator.__dict__.get(_GENERATION, 0)
     try:
         yield
     except BaseException:
         if estimator.__dict__.get(_GENERATION, 0) == generation:  # nothing published
             restored = {
-                k: v for k, v in estimator.__dict__.items() if k not in _INPUT_ATTRIBUTES
+                k: v for k, v in estimator.__dict__.items() if k not in names
             }
             restored.update(saved)
             estimator.__dict__ = restored
@@ -456,6 +461,9 @@ class BoltzmannBase(
     _layout = None
     #: The dtype transform and reconstruct compute in (None: the input's).
     _inference_dtype = None
+    #: Attributes input validation sets before training (restored if a fit fails; see
+    #: :func:`all_or_nothing`): validate_data's, and e.g. a classifier's ``classes_``.
+    _input_attributes = _INPUT_ATTRIBUTES
     #: Parameters that fix the model's structure at the first call (sizes, masks, input
     #: maps): ``partial_fit`` refuses to continue a model after one of them changed.
     _structural_parameters = ()
@@ -569,11 +577,16 @@ class BoltzmannBase(
             return bool(X.min() >= 0) and bool(X.max() <= 1)
         return bool(np.isfinite(X.sum()))
 
-    def _validate_y(self, X, y, *, reset):
+    def _validate_y(self, X, y, *, reset, classes=None):
         """The training labels the estimator uses (None: it models ``X`` alone).
 
         Density models ignore ``y`` (a ``Pipeline`` passes it to every step); an
-        estimator trained on ``(X, y)`` validates and encodes it here.
+        estimator trained on ``(X, y)`` validates and encodes it here. With ``reset``
+        (``fit``, or the first ``partial_fit``) it may record what it learns of the
+        labels on the estimator, as ``validate_data`` records ``n_features_in_``: name
+        those attributes in ``_input_attributes``, and a fit that fails puts them back.
+        ``classes`` is what ``partial_fit(X, y, classes=...)`` received (a classifier's
+        full set of labels, known before all of them are seen).
         """
         return None
 
@@ -698,11 +711,11 @@ class BoltzmannBase(
         """
         return self._fit(X, y, partial=True)
 
-    def _fit(self, X, y, *, partial):
+    def _fit(self, X, y, *, partial, classes=None):
         with all_or_nothing(self):
-            return self._fit_unguarded(X, y, partial=partial)
+            return self._fit_unguarded(X, y, partial=partial, classes=classes)
 
-    def _fit_unguarded(self, X, y, *, partial):
+    def _fit_unguarded(self, X, y, *, partial, classes=None):
         # Strategies the model cannot serve are refused before any work.
         learning = self._resolve_learning()
         if isinstance(self.z_estimator, ZEstimator):
@@ -711,7 +724,7 @@ class BoltzmannBase(
         if not first_call:
             self._check_structure_unchanged()
         X = self._validate_X(X, reset=first_call)
-        y = self._validate_y(X, y, reset=first_call)
+        y = self._validate_y(X, y, reset=first_call, classes=classes)
         validation = None
         if first_call:
             # A fixed map of the inputs (GaussianRBM's whitening), from all the rows.
@@ -757,7 +770,7 @@ class BoltzmannBase(
                     callback_ctx=callback_ctx,
                 )
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
-                self._check_likelihood_when_due(state, learning, monitor.train, X.shape[0],
+                self._check_divergence_when_due(state, learning, monitor, X.shape[0],
                                                 n_updates, first_call)
             view = self._model_view_of(state)
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
@@ -898,7 +911,8 @@ class BoltzmannBase(
         """
         params = self._begin_epoch(state, learning)
         model = self._training_model(X, params, state)
-        momentum, step = momentum_and_step(self._momentum_at(state.n_iter), self.learning_rate)
+        momentum, step = momentum_and_step(self._momentum_at(state.n_iter),
+                                           self._learning_rate_of(state))
         rule = UpdateRule(momentum, step, step * self.weight_decay, self._progress(state))
         window = self._average_window()
         order = state.rng.permutation(X.shape[0])
@@ -965,30 +979,28 @@ class BoltzmannBase(
         their data never does; real-valued units name the scale they find."""
         return None
 
-    def _check_likelihood_when_due(self, state, learning, rows, n_rows, n_updates,
+    def _check_divergence_when_due(self, state, learning, monitor, n_rows, n_updates,
                                    first_call):
-        """Run :meth:`_check_likelihood` at the end of every ``fit``, and of
+        """Run :meth:`_check_divergence` at the end of every ``fit``, and of
         ``partial_fit`` calls once the calls since it last ran have trained on
         PARTIAL_FIT_CHECK_ROWS rows.
 
-        The check costs about as much as the update of a minibatch of 32 rows (a
-        free-energy pass over LIKELIHOOD_CHECK_ROWS rows and their roundings), whatever
-        the call's size: on every ``partial_fit`` call it was a tenth of a call at
-        batch 100, a quarter at batch 10. Calls are therefore checked together (at
+        The likelihood check costs about as much as the update of a minibatch of 32
+        rows (a free-energy pass over LIKELIHOOD_CHECK_ROWS rows and their roundings),
+        whatever the call's size: on every ``partial_fit`` call it was a tenth of a call
+        at batch 100, a quarter at batch 10. Calls are therefore checked together (at
         batch 100 every third call, at batch 10 every 26th), on the last call's rows,
         against the model the first of them started from, so that a model a run of
-        unchecked calls made poor is still blamed on them. A hand edit of the
-        parameters starts a new run, judged against the edit; where the training state
-        cannot tell edits (no iterate averaging) every call is checked. Every call still
-        checks the parameters' size (``_train``). The bound takes its mean-field steps
-        when the checked calls made MEAN_FIELD_CHECK_UPDATES updates (``n_updates``:
-        this call's).
+        unchecked calls made poor is still blamed on them; ``n_updates`` counts the
+        updates of the calls checked. A hand edit of the parameters starts a new run,
+        judged against the edit; where the training state cannot tell edits (no iterate
+        averaging) every call is checked. Every call still checks the parameters' size
+        (``_train``).
         """
         if first_call:
             state.unchecked_rows, state.unchecked_updates = 0, 0
             state.check_reference = None
-            self._check_likelihood(state, learning, rows,
-                                   mean_field_steps=self._mean_field_steps(n_updates))
+            self._check_divergence(state, learning, monitor, n_updates=n_updates)
             return
         if state.unchecked_rows == 0 or state.hand_edited is not False:
             # a new run of calls: judged against the public model before this call
@@ -999,10 +1011,8 @@ class BoltzmannBase(
         if state.unchecked_rows < PARTIAL_FIT_CHECK_ROWS and state.hand_edited is False:
             return
         try:
-            self._check_likelihood(
-                state, learning, rows, state.check_reference,
-                mean_field_steps=self._mean_field_steps(state.unchecked_updates),
-            )
+            self._check_divergence(state, learning, monitor, state.check_reference,
+                                   n_updates=state.unchecked_updates)
         except TrainingDivergedError as error:
             earlier = state.unchecked_rows - n_rows
             if not earlier:
@@ -1014,11 +1024,24 @@ class BoltzmannBase(
         state.unchecked_rows, state.unchecked_updates = 0, 0
         state.check_reference = None
 
-    @staticmethod
-    def _mean_field_steps(n_updates):
-        """The divergence bound's mean-field steps for a check of ``n_updates`` updates:
-        none for a few (they cost about as much as a small model's update)."""
-        return MEAN_FIELD_STEPS if n_updates >= MEAN_FIELD_CHECK_UPDATES else 0
+    def _check_divergence(self, state, learning, monitor, previous_view=None, *,
+                          n_updates):
+        """Raise TrainingDivergedError if this call made the model provably far worse.
+
+        Run at the end of every ``fit`` and of runs of ``partial_fit`` calls (see
+        :meth:`_check_divergence_when_due`; the parameters' magnitude is checked after
+        every epoch). ``monitor`` holds the call's monitoring rows (and their labels),
+        ``previous_view`` the model the calls started from (None for a fresh fit),
+        ``n_updates`` the updates the calls made. Density models bound their
+        log-likelihood (:meth:`_check_likelihood`; with mean-field steps only after
+        enough updates to have moved the model); an estimator with another objective
+        checks that.
+        """
+        self._check_likelihood(
+            state, learning, monitor.train, previous_view,
+            mean_field_steps=(MEAN_FIELD_STEPS
+                              if n_updates >= MEAN_FIELD_CHECK_UPDATES else 0),
+        )
 
     def _check_likelihood(self, state, learning, rows, previous_view=None,
                           mean_field_steps=MEAN_FIELD_STEPS):
@@ -1209,6 +1232,11 @@ class BoltzmannBase(
             initial, final = self.momentum
             return initial if epoch < MOMENTUM_WARMUP_EPOCHS else final
         return self.momentum
+
+    def _learning_rate_of(self, state):
+        """The learning rate of the coming epoch (``learning_rate``; an estimator with a
+        schedule or an adaptive step returns its own)."""
+        return self.learning_rate
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""
@@ -1598,9 +1626,9 @@ class BoltzmannBase(
                                        max_time=120.0):
         """Bracket the mean log-likelihood of ``X``: an estimate from above and below.
 
-        ``upper`` is :meth:`score` (``mean(-F(x)) - log Z``), high on average when
-        log Z is an annealed-importance-sampling estimate (AIS errs low). ``lower``
-        is conservative: reverse annealing (RAISE: Burda, Grosse & Salakhutdinov,
+        ``upper`` is the mean of :meth:`score_samples` (``mean(-F(x)) - log Z``),
+        high on average when log Z is an annealed-importance-sampling estimate (AIS
+        errs low). ``lower`` is conservative: reverse annealing (RAISE: Burda, Grosse & Salakhutdinov,
         "Accurate and conservative estimates of MRF log-likelihood using reverse
         annealing", AISTATS 2015) from up to ``max_rows`` evenly spaced rows back to
         the base model of the forward estimate, low on average; the gap between the

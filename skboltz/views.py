@@ -7,9 +7,10 @@ parameters, so one strategy serves every model with the same math, and a strateg
 be tested on hand-built parameters without fitting anything.
 
 Every view satisfies the :class:`ModelView` protocol, where the contract is written
-down; :class:`RBMView`, :class:`GaussianRBMView` and :class:`BMView` are the views of
-:class:`~skboltz.RBM`, :class:`~skboltz.GaussianRBM` and
-:class:`~skboltz.BoltzmannMachine` (build one from a fitted model's attributes, as in
+down; :class:`RBMView`, :class:`GaussianRBMView`, :class:`BMView` and
+:class:`ClassRBMView` are the views of :class:`~skboltz.RBM`,
+:class:`~skboltz.GaussianRBM`, :class:`~skboltz.BoltzmannMachine` and
+:class:`~skboltz.RBMClassifier` (build one from a fitted model's attributes, as in
 their examples). Views do not change their arrays.
 
 Examples
@@ -34,16 +35,19 @@ from ._capabilities import (
     MEAN_FIELD,
     PAIRWISE,
     RESTRICTED,
+    SOFTMAX,
     Capabilities,
     Requires,
     supports,
 )
 from ._energy import ModelView
 from ._gaussian_rbm_energy import GaussianRBMView
+from ._rbm_classifier_energy import ClassRBMView
 from ._rbm_energy import RBMView
 
 # Documented, pickled and shown under their public home.
-for _public in (ModelView, RBMView, GaussianRBMView, BMView, Capabilities, Requires, supports):
+for _public in (ModelView, RBMView, GaussianRBMView, BMView, ClassRBMView, Capabilities,
+                Requires, supports):
     _public.__module__ = __name__
 del _public
 
@@ -52,6 +56,7 @@ __all__ = [
     "BINARY",
     "BMView",
     "Capabilities",
+    "ClassRBMView",
     "ENUMERATION",
     "GAUSSIAN",
     "GaussianRBMView",
@@ -61,5 +66,6 @@ __all__ = [
     "RBMView",
     "RESTRICTED",
     "Requires",
+    "SOFTMAX",
     "supports",
 ]
