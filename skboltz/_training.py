@@ -295,7 +295,7 @@ class TrainingState:
     structure: dict = shared(default_factory=dict)
     #: Rows and updates of the ``partial_fit`` calls since the likelihood check last
     #: ran, and the model those calls started from (a view of the public parameters),
-    #: which the check judges them against (``BoltzmannBase._check_likelihood_when_due``).
+    #: which the check judges them against (``BoltzmannBase._check_divergence_when_due``).
     unchecked_rows: int = shared(default=0)
     unchecked_updates: int = shared(default=0)
     check_reference: object = shared(default=None)
