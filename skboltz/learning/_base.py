@@ -112,6 +112,8 @@ class LearningStrategy(BaseEstimator):
         copy : object
             An independent copy.
         """
+        if state is None:  # CD's (every partial_fit call copies the state)
+            return None
         if type(state) is dict and all(
             isinstance(value, (np.ndarray, *_IMMUTABLE)) for value in state.values()
         ):
