@@ -43,7 +43,7 @@ def sigmoid_of_negated(t):
     """``1 / (1 + exp(t))`` in place: sigmoid(x) for t = -x."""
     np.exp(t, out=t)
     t += 1
-    return np.reciprocal(t, out=t)
+    return np.divide(1, t, out=t)  # np.reciprocal: the same bits, twice the time
 
 
 def softplus(x):

@@ -62,7 +62,7 @@ def reciprocal_uniform_noise(rng, n, dtype):
     computed anyway.
     """
     u = uniform_open(rng, n, dtype)
-    return np.reciprocal(u, out=u)
+    return np.divide(1, u, out=u)  # np.reciprocal: the same bits, twice the time
 
 
 #: Training noise is float32 whatever the model's dtype. A float32 and a float64 model

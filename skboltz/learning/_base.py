@@ -356,7 +356,7 @@ class RBMLearningStrategy(LearningStrategy):
                 np.exp(x, out=x)
             x += 1
             self._observe(state, x, noise)
-            np.reciprocal(x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
+            np.divide(1, x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
             statistics = model.statistics(x[:n_negative], out[:n_negative],
                                           means=self._negative_rows_are_means(model))
             return statistics / n_negative
