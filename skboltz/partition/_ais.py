@@ -643,19 +643,6 @@ def _shares(n_chains, n_paths):
     return [max(PATH_MIN_CHAINS, each + (k < extra)) for k in range(n_paths)]
 
 
-def _combine(records):
-    """Inverse-variance combination of independent estimates of log Z (all unbiased
-    for Z): (log Z, standard error)."""
-    errors = np.array([max(record["std_error"], 1e-12) for record in records])
-    values = np.array([record["log_z"] for record in records])
-    weights = 1.0 / errors**2
-    weights /= weights.sum()
-    top = values.max()
-    value = float(top + np.log(np.sum(weights * np.exp(values - top))))
-    shares = weights * np.exp(values - value)  # each estimate's share of Z
-    return value, float(np.sqrt(np.sum((shares * errors) ** 2)))
-
-
 class _AdaptiveRun:
     """One AIS estimate: every base's paths, the betas, the chains up to the target, the
     comparison of the paths, all within the budget."""
@@ -802,8 +789,9 @@ class _AdaptiveRun:
                 strikes[name] = strikes[name] + 1 if stuck_low else 0
             running = [name for name in running if strikes[name] < DROP_AFTER_RUNGS]
             best = min(agreeing, key=lambda name: records[name]["log_weight_spread"])
-        stopped_by = self._add_chains(bases, best, agreeing, estimates, records, n_betas)
-        return self._log_z(records, agreeing, best, n_betas, stopped_by)
+        explored = {name: estimates[name] for name in agreeing}
+        fresh, stopped_by = self._estimate_chains(bases, best, records, n_betas)
+        return self._log_z(records, agreeing, best, n_betas, explored, fresh, stopped_by)
 
     @staticmethod
     def _consistent(records, names):
@@ -812,58 +800,84 @@ class _AdaptiveRun:
         highest = max((records[name] for name in names), key=lambda record: record["log_z"])
         return [name for name in names if not _disagree(records[name], highest)]
 
-    def _add_chains(self, bases, best, alive, estimates, records, n_betas):
-        """Chains from the best base until the combined estimate reaches the target."""
+    def _estimate_chains(self, bases, best, records, n_betas):
+        """Fresh chains from the best path until their standard error reaches the
+        target: (their log weights or None, why the run stopped).
+
+        The first batch chose the path and its betas; its chains are not reused. The
+        narrowest of a few chains per path is narrow because those chains missed the
+        upper tail of the weights, so they are low, and so is their standard error:
+        reused, with the other paths weighted by their own estimated precision, they
+        made the estimate low by 0.16 of its standard error and that error 10 %
+        too small on small enumerable models (a 3-sigma miss in 1.5 % of estimates,
+        0.27 % for a normal error); chains drawn after the choice are a plain
+        importance sample of the path. At least ``n_chains`` of them, so that their
+        spread measures the error. None (the first batch is the estimate) without a
+        target or when the budget leaves no room for ``n_chains`` more chains.
+        """
         ais = self.ais
         target, budget = ais.target_std_error, ais.max_time
         if target is None:
             if budget is not None and self._fits_in_time(1, n_betas, budget) < 1:
-                return "max_time"
-            return "n_chains"
+                return None, "max_time"
+            return None, "n_chains"
+        explored = records[best]
+        # The standard error falls like 1 / sqrt(chains): aim a little past the target
+        # (a batch costs its steps' overhead however few its chains), forecast from
+        # the first batch, adding at most CHAIN_GROWTH times the chains so far.
+        wanted = math.ceil(CHAIN_MARGIN * explored["n_chains"]
+                           * (explored["std_error"] / target) ** 2)
+        wanted = min(max(wanted, ais.n_chains),
+                     CHAIN_GROWTH * max(explored["n_chains"], ais.n_chains), MAX_CHAINS)
+        if self._fits_in_time(ais.n_chains, n_betas, budget) < ais.n_chains:
+            return None, "max_time"
+        fresh = np.empty(0)
         while True:
-            _, std_error = _combine([records[name] for name in alive])
-            if std_error <= target:
-                return "target_std_error"
-            n = estimates[best].size
-            if n >= MAX_CHAINS:
-                return "max_chains"
-            # The standard error falls like 1 / sqrt(chains): aim a little past the
-            # target (a batch costs its steps' overhead however few its chains), adding
-            # at most CHAIN_GROWTH times the chains so far before looking again.
-            own = records[best]["std_error"]
-            others = [records[name] for name in alive if name != best]
-            rest = _combine(others)[1] if others else math.inf
-            # The best path's own standard error that brings the combination to target.
-            needed = 1.0 / math.sqrt(max(1.0 / target**2 - 1.0 / rest**2, 1e-12))
-            wanted = math.ceil(CHAIN_MARGIN * n * ((own / needed) ** 2 - 1))
-            wanted = min(max(wanted, ais.n_chains // 2, 2), CHAIN_GROWTH * n,
-                         MAX_CHAINS - n)
             more = self._fits_in_time(wanted, n_betas, budget)
             if more < 2:
-                return "max_time"
+                return fresh, "max_time"
             if self.n_transitions + more * (n_betas - 1) > MAX_TRANSITIONS:
-                return "max_transitions"
-            expected = own * math.sqrt(n / (n + more))
+                return fresh, "max_transitions"
+            n = fresh.size
+            expected = (records[best]["std_error"] * math.sqrt(n / (n + more)) if n
+                        else explored["std_error"] * math.sqrt(explored["n_chains"] / more))
             added = self._run({best: bases[best]}, more, n_betas,
                               self._betas(best, n_betas))[best]
-            estimates[best] = np.concatenate([estimates[best], added])
-            records[best] = self._record(estimates[best], n_betas)
-            if (records[best]["std_error"] > HEAVY_TAIL_FACTOR * expected
+            fresh = np.concatenate([fresh, added])
+            records[best] = self._record(fresh, n_betas)
+            own = records[best]["std_error"]
+            if (own > HEAVY_TAIL_FACTOR * expected
                     and 2 * n_betas <= MAX_BETAS
                     and self._fits_in_time(ais.n_chains, 2 * n_betas, budget)
                     == ais.n_chains):
                 # New chains brought weights far above the others: a heavy tail that
                 # more chains only reveal slowly. Start this path over with twice the
-                # betas (the others keep theirs: every path is unbiased for Z).
-                restart = self._run({best: bases[best]}, ais.n_chains, 2 * n_betas,
-                                    self._betas(best, 2 * n_betas))[best]
-                estimates[best] = restart
-                records[best] = self._record(restart, 2 * n_betas)
+                # betas.
+                n_betas *= 2
+                fresh = self._run({best: bases[best]}, ais.n_chains, n_betas,
+                                  self._betas(best, n_betas))[best]
+                records[best] = self._record(fresh, n_betas)
+                own = records[best]["std_error"]
+            if own <= target:
+                return fresh, "target_std_error"
+            n = fresh.size
+            if n >= MAX_CHAINS:
+                return fresh, "max_chains"
+            wanted = math.ceil(CHAIN_MARGIN * n * ((own / target) ** 2 - 1))
+            wanted = min(max(wanted, ais.n_chains // 2, 2), CHAIN_GROWTH * n,
+                         MAX_CHAINS - n)
 
-    def _log_z(self, records, alive, best, n_betas, stopped_by):
-        """The LogZ of the paths in agreement, with the warnings it deserves."""
+    def _log_z(self, records, alive, best, n_betas, explored, fresh, stopped_by):
+        """The LogZ, with the warnings it deserves: the best path's fresh chains, or
+        without them all the first batch's chains of the paths in agreement (each
+        chain's weight is unbiased for Z, whatever its path: together they are one
+        importance sample, weighted alike, so no weight depends on the estimates)."""
         ais = self.ais
-        value, std_error = _combine([records[name] for name in alive])
+        if fresh is not None and fresh.size:
+            sources, final = [best], fresh
+        else:
+            sources, final = alive, np.concatenate([explored[name] for name in alive])
+        value, std_error = _log_mean_exp(final)
         target = ais.target_std_error
         # Paths that fell out of agreement (at the final length, or at two lengths in
         # a row): the model has modes some paths miss, and the kept value may be low
@@ -877,8 +891,8 @@ class _AdaptiveRun:
                 "disagrees" if record["n_betas"] >= n_betas else "dropped")
             bases[name] = {"stage": stage, **record}
         cost = {
-            "n_chains": int(sum(records[name]["n_chains"] for name in alive)),
-            "n_betas": int(n_betas),
+            "n_chains": int(final.size),
+            "n_betas": int(records[best]["n_betas"]),
             "base": best,
             "n_transitions": int(self.n_transitions),
             "seconds": round(self._elapsed(), 4),
@@ -910,8 +924,8 @@ class _AdaptiveRun:
                     "n_chains": "after its one batch"}.get(stopped_by, f"at {stopped_by}")
             warn_user(
                 f"AIS stopped {stop} with log Z = {value:.2f} +- {std_error:.3g} nats, "
-                f"from the {', '.join(repr(name) for name in alive)} base(s) "
-                f"({cost['n_chains']} chains x {n_betas} betas, log weights spread "
+                f"from the {', '.join(repr(name) for name in sources)} base(s) "
+                f"({cost['n_chains']} chains x {cost['n_betas']} betas, log weights spread "
                 f"{records[best]['log_weight_spread']:.2g} nats); "
                 + "; ".join(problems)
                 + ". More time (AIS(max_time=...), None for no limit) gives a more "
