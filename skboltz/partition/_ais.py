@@ -297,10 +297,11 @@ class AIS(ZEstimator):
     three standard errors of their difference, plus half the squared spread of the
     lower one's log weights, what a few chains of wide weights can miss of their upper
     tail) are kept; a path that stays below the others beyond that, without rising, at
-    two doublings of the betas in a row is annealed no further (short paths are all low and still rising: which is highest
-    there says little). When a path disagrees, the highest ones are kept,
-    ``LogZ.converged`` is False and a :class:`~skboltz.exceptions.LogZAccuracyWarning`
-    says by how much. ``LogZ.cost["bases"]`` records every path.
+    two doublings of the betas in a row is annealed no further (short paths are all
+    low and still rising: which is highest there says little). When a path disagrees,
+    the highest ones are kept, ``LogZ.converged`` is False and a
+    :class:`~skboltz.exceptions.LogZAccuracyWarning` says by how much.
+    ``LogZ.cost["bases"]`` records every path.
 
     **Precision is the knob.** With ``target_std_error`` (the default) the betas are
     doubled while the log weights spread more than 0.5 nats (beyond that their spread
@@ -435,10 +436,11 @@ class AIS(ZEstimator):
             above its target, its paths disagree or it was still rising). ``cost``
             holds ``n_chains`` and ``n_betas`` (of the estimate: the narrowest kept
             path's fresh chains, or the first batch's chains of the kept paths),
-            ``base`` (the narrowest kept path), ``n_transitions`` (all paths), ``seconds``,
-            ``stopped_by`` ("n_chains", "target_std_error", "max_time", "max_chains"
-            or "max_transitions"), ``log_weight_spread`` (standard deviation of the
-            narrowest kept path's log weights, nats), ``target_std_error``,
+            ``base`` (the narrowest kept path), ``n_transitions`` (all paths),
+            ``seconds``, ``stopped_by`` ("n_chains", "target_std_error", "max_time",
+            "max_chains" or "max_transitions"), ``log_weight_spread`` (standard
+            deviation of the narrowest kept path's log weights, nats),
+            ``target_std_error``,
             ``last_doubling_rise`` (nats, when the last doubling of the betas raised
             the estimate beyond its errors) and ``bases``: for each base, its stage
             ("kept", "disagrees" at the final betas, or "dropped" earlier),
@@ -820,9 +822,10 @@ class _AdaptiveRun:
         made the estimate low by 0.16 of its standard error and that error 8 % too
         small on small enumerable models (3-sigma misses in 0.8 % of the estimates,
         2.5 % on 16 x 12 RBMs, against 0.27 % for a normal error); chains drawn after
-        the choice are a plain importance sample of the path. At least ``n_chains`` of them, so that their
-        spread measures the error. None (the first batch is the estimate) without a
-        target or when the budget leaves no room for ``n_chains`` more chains.
+        the choice are a plain importance sample of the path. At least ``n_chains`` of
+        them, so that their spread measures the error. None (the first batch is the
+        estimate) without a target or when the budget leaves no room for ``n_chains``
+        more chains.
         """
         ais = self.ais
         target, budget = ais.target_std_error, ais.max_time
