@@ -137,7 +137,7 @@ class BoltzmannMachine(BoltzmannBase):
     temperature : float, default=1.0
         T in p(s) proportional to exp(-E(s) / T).
     learning : {"gibbs", "exact", "mean_field"} or BMLearningStrategy, default="gibbs"
-        How the clamped and free statistics are found: sequential Gibbs sampling
+        How the clamped and free statistics are found: block Gibbs sampling
         (:class:`~skboltz.learning.Gibbs`, optionally with simulated annealing), exact
         enumeration (:class:`~skboltz.learning.ExactGradient`, small models only) or
         mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic
@@ -513,8 +513,10 @@ class BoltzmannMachine(BoltzmannBase):
         if state is not None:
             params = state.params
             n_visible = params.shape[1] - self.n_hidden
-            return BMView(params[:-1], params[-1], n_visible, float(self.temperature))
-        return BMView(self.coupling_, self.bias_, self.n_features_in_, float(self.temperature))
+            return BMView(params[:-1], params[-1], n_visible, float(self.temperature),
+                          state.mask)
+        return BMView(self.coupling_, self.bias_, self.n_features_in_, float(self.temperature),
+                      self.connectivity_mask_)
 
     @property
     def _n_features_out(self):
@@ -645,9 +647,9 @@ class BoltzmannMachine(BoltzmannBase):
         """One Gibbs step v -> h -> v from each row of ``v``.
 
         The hidden units are drawn given the row (exactly when they are not coupled to
-        each other; otherwise by one sequential sweep over them, started from
+        each other; otherwise by one block Gibbs sweep over them, started from
         independent draws of their marginals), then the visible units by one
-        sequential sweep given the hidden units, at the model's temperature.
+        block Gibbs sweep given the hidden units, at the model's temperature.
 
         Parameters
         ----------
@@ -671,16 +673,18 @@ class BoltzmannMachine(BoltzmannBase):
         marginals = self._hidden_marginals(view.astype(np.float64), v)
         S[:, n_visible:] = rng.random(marginals.shape) < marginals
         hidden, visible = np.arange(n_visible, view.n_units), np.arange(n_visible)
+        mask = view.coupling_mask
         if view.n_hidden and not _hidden_uncoupled(view):
-            bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, hidden)
-        bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, visible)
+            bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, hidden, mask)
+        bm_gibbs_sweep(S, view.coupling, view.bias, rng, view.temperature, visible, mask)
         return np.ascontiguousarray(S[:, :n_visible])
 
     def sample(self, n_samples=1, random_state=None, n_steps=1000):
-        """Draw visible samples by sequential Gibbs sampling.
+        """Draw visible samples by block Gibbs sampling.
 
         Chains start with the visible units drawn at the training data's rates and the
-        hidden units at 1/2, and run ``n_steps`` sequential sweeps at the temperature.
+        hidden units at 1/2, and run ``n_steps`` block Gibbs sweeps at the temperature
+        (units that share no coupling in ``connectivity_mask_`` are drawn together).
 
         Parameters
         ----------
@@ -690,7 +694,7 @@ class BoltzmannMachine(BoltzmannBase):
             None uses the estimator's ``random_state`` (an int seed gives the same
             samples on every call).
         n_steps : int, default=1000
-            Gibbs steps per chain, each a sequential sweep over all units.
+            Gibbs steps per chain, each a sweep over all units.
 
         Returns
         -------
@@ -705,7 +709,8 @@ class BoltzmannMachine(BoltzmannBase):
         probability = np.full((n_samples, view.n_units), 0.5)
         probability[:, : view.n_visible] = self._training_state.data_rates
         S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=view.dtype)
-        sweep = GibbsSweep(view.coupling, view.bias, None, view.dtype)  # prepared once
+        # Prepared once: block Gibbs, coloured by the connectivity mask.
+        sweep = GibbsSweep(view.coupling, view.bias, None, view.dtype, view.coupling_mask)
         for _ in range(n_steps):
             sweep(S.T, sweep.noise(rng, n_samples), view.temperature)
         return np.ascontiguousarray(S[:, : view.n_visible])
