@@ -10,7 +10,8 @@ Every view satisfies the :class:`ModelView` protocol, where the contract is writ
 down; :class:`RBMView`, :class:`GaussianRBMView` and :class:`BMView` are the views of
 :class:`~skboltz.RBM`, :class:`~skboltz.GaussianRBM` and
 :class:`~skboltz.BoltzmannMachine` (build one from a fitted model's attributes, as in
-their examples). Views do not change their arrays.
+their examples), and :class:`DBMView` that of a deep Boltzmann machine. Views do not
+change their arrays.
 
 Examples
 --------
@@ -26,12 +27,13 @@ True
 """
 
 from ._bm_energy import BMView
+from ._dbm_energy import DBMView
 from ._energy import ModelView, RBMView
 from ._gaussian_energy import GaussianRBMView
 
 # Documented, pickled and shown under their public home.
-for _view in (ModelView, RBMView, GaussianRBMView, BMView):
+for _view in (ModelView, RBMView, GaussianRBMView, BMView, DBMView):
     _view.__module__ = __name__
 del _view
 
-__all__ = ["BMView", "GaussianRBMView", "ModelView", "RBMView"]
+__all__ = ["BMView", "DBMView", "GaussianRBMView", "ModelView", "RBMView"]
