@@ -10,7 +10,8 @@ Every view satisfies the :class:`ModelView` protocol, where the contract is writ
 down; :class:`RBMView`, :class:`GaussianRBMView` and :class:`BMView` are the views of
 :class:`~skboltz.RBM`, :class:`~skboltz.GaussianRBM` and
 :class:`~skboltz.BoltzmannMachine` (build one from a fitted model's attributes, as in
-their examples). Views do not change their arrays.
+their examples), and :class:`DBMView` that of a deep Boltzmann machine. Views do not
+change their arrays.
 
 Examples
 --------
@@ -31,6 +32,7 @@ from ._capabilities import (
     BINARY,
     ENUMERATION,
     GAUSSIAN,
+    LAYERED,
     MEAN_FIELD,
     PAIRWISE,
     RESTRICTED,
@@ -38,12 +40,14 @@ from ._capabilities import (
     Requires,
     supports,
 )
+from ._dbm_energy import DBMView
 from ._energy import ModelView
 from ._gaussian_rbm_energy import GaussianRBMView
 from ._rbm_energy import RBMView
 
 # Documented, pickled and shown under their public home.
-for _public in (ModelView, RBMView, GaussianRBMView, BMView, Capabilities, Requires, supports):
+for _public in (ModelView, RBMView, GaussianRBMView, BMView, DBMView, Capabilities, Requires,
+                supports):
     _public.__module__ = __name__
 del _public
 
@@ -52,9 +56,11 @@ __all__ = [
     "BINARY",
     "BMView",
     "Capabilities",
+    "DBMView",
     "ENUMERATION",
     "GAUSSIAN",
     "GaussianRBMView",
+    "LAYERED",
     "MEAN_FIELD",
     "ModelView",
     "PAIRWISE",
