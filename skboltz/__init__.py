@@ -7,6 +7,7 @@ strategies and partition-function estimators, and a true log-likelihood.
 from . import datasets, exceptions, learning, partition, views
 from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
+from ._dbm import DBM
 from ._dbn import DBN
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
@@ -14,6 +15,7 @@ from ._rbm import RBM
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DBM",
     "DBN",
     "RBM",
     "BoltzmannClassifier",

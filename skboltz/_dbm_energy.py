@@ -23,6 +23,7 @@ layers summed out at every temperature, as Salakhutdinov & Hinton do). Pure func
 of numpy arrays and the read-only :class:`DBMView`.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,10 @@ MAX_HIDDEN_STATES = 2**20
 
 #: Elements of the (rows x enumerated states x layer units) blocks of the hidden sums.
 _BLOCK_ELEMENTS = 2**22
+
+#: Mean-field updates of every layer at most, for inference (transform, reconstruct,
+#: gibbs): rows converge in a few dozen.
+INFERENCE_MAX_ITER = 200
 
 
 def layer_input(layers, weights, biases, k, n_rows=1):
@@ -121,31 +126,54 @@ def dbm_mean_field(layers, weights, biases, *, damping=0.0, max_iter=200, tol=1e
     """Mean-field posterior of the hidden layers given the visible rows, in place.
 
     ``layers[0]`` holds the visible rows (clamped); ``layers[1:]`` the starting
-    magnetisations mu_k (float64 arrays, updated in place). Each iteration updates the
-    odd layers and then the even hidden layers, mu_k <- damping mu_k + (1 - damping)
-    sigmoid(u_k(mu)): a layer's units do not interact, so each update maximises the
-    variational bound (:func:`dbm_mean_field_log_bound`) over that layer given the
-    others (with damping, moves part of the way to that maximum, where the bound is
-    still higher: it is concave in each magnetisation). The bound never decreases, so
-    no damping is needed for convergence. Stops when no magnetisation moved more than
-    ``tol``. Returns ``(n_iter, converged)``.
+    magnetisations mu_k (float arrays, updated in place, in their own dtype). Each
+    iteration updates the odd layers and then the even hidden layers, mu_k <- damping
+    mu_k + (1 - damping) sigmoid(u_k(mu)): a layer's units do not interact, so each
+    update maximises the variational bound (:func:`dbm_mean_field_log_bound`) over that
+    layer given the others (with damping, moves part of the way to that maximum, where
+    the bound is still higher: it is concave in each magnetisation). The bound never
+    decreases, so no damping is needed for convergence.
+
+    Each row stops on its own, once none of its magnetisations moved more than ``tol``
+    in an iteration, so a row's result does not depend on the other rows (and
+    converged rows cost nothing more). Layer 1's input from the clamped visible
+    units is computed once. Returns ``(n_iter, n_unconverged)``: the iterations the
+    slowest row took, and the rows still moving after ``max_iter``.
     """
     n_layers = len(biases)
-    if n_layers == 1 or layers[0].shape[0] == 0:
-        return 0, True
-    for n_iter in range(1, max_iter + 1):
-        change = 0.0
+    n_rows = layers[0].shape[0]
+    if n_layers == 1 or n_rows == 0:
+        return 0, 0
+    from_visible = layers[0] @ weights[0].T
+    from_visible += biases[1]
+    active = None  # rows still moving (None: all of them, no copies)
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        rows = [layer if active is None else layer[active] for layer in layers]
+        change = None
         for first in (1, 2):  # the odd layers, then the even hidden ones
             for k in range(first, n_layers, 2):
-                target = sigmoid(layer_input(layers, weights, biases, k))
-                change = max(change, float(np.max(np.abs(target - layers[k]), initial=0.0)))
+                if k == 1:
+                    target = from_visible if active is None else from_visible[active]
+                    target = target + rows[2] @ weights[1] if n_layers > 2 else target.copy()
+                else:
+                    target = layer_input(rows, weights, biases, k)
+                sigmoid(target, out=target)
+                moved = np.max(np.abs(target - rows[k]), axis=1)
+                change = moved if change is None else np.maximum(change, moved)
                 if damping:
                     target *= 1.0 - damping
-                    target += damping * layers[k]
-                layers[k][...] = target
-        if change < tol:
-            return n_iter, True
-    return max_iter, False
+                    target += damping * rows[k]
+                rows[k][...] = target
+                if active is not None:
+                    layers[k][active] = target
+        still = change >= tol
+        if not still.any():
+            return n_iter, 0
+        if not still.all():
+            active = np.flatnonzero(still) if active is None else active[still]
+    return n_iter, int(active.size) if active is not None else n_rows
 
 
 def dbm_mean_field_log_bound(layers, weights, biases):
@@ -163,11 +191,23 @@ def dbm_mean_field_log_bound(layers, weights, biases):
     return bound
 
 
-def bottom_up_magnetisations(V, weights, biases):
-    """Starting magnetisations of the hidden layers: sigmoid of the input from below."""
-    layers = [np.asarray(V, dtype=np.float64)]
-    for k in range(1, len(biases)):
-        layers.append(sigmoid(layers[-1] @ weights[k - 1].T + biases[k]))
+def bottom_up_magnetisations(V, weights, biases, dtype=np.float64, doubled=False):
+    """Starting magnetisations of the hidden layers: one pass up from the visible rows.
+
+    ``mu_k = sigmoid(c W_k mu_{k-1} + b_k)`` with c = 1, or with ``doubled`` c = 2 for
+    every layer below the top: the input from below counted twice stands in for the
+    input from above, which a layer under the top also receives (the recognition pass
+    of Salakhutdinov & Hinton, "An efficient learning procedure for deep Boltzmann
+    machines", 2012). Returns ``[V, mu_1, ..., mu_L]`` in ``dtype``.
+    """
+    layers = [np.asarray(V, dtype=dtype)]
+    top = len(biases) - 1
+    for k in range(1, top + 1):
+        inputs = layers[-1] @ np.asarray(weights[k - 1], dtype=dtype).T
+        if doubled and k < top:
+            inputs *= 2
+        inputs += np.asarray(biases[k], dtype=dtype)
+        layers.append(sigmoid(inputs, out=inputs))
     return layers
 
 
@@ -193,6 +233,19 @@ def dbm_hidden_marginals(V, weights, biases, max_states=MAX_HIDDEN_STATES):
     return _hidden_enumeration(V, weights, biases, max_states, marginals=True)
 
 
+def hidden_enumeration_plan(sizes):
+    """How the exact hidden sums of a row enumerate: ``(enumerate_odd, n_enumerated)``.
+
+    Enumerating the odd hidden layers (h_1, h_3, ...) costs 2**n_odd states per row
+    (the row enters through one product); the even ones 2**n_even * n_1 (h_1 summed
+    per row and state). The cheaper is taken; ``n_enumerated`` is its number of units.
+    """
+    n_odd = sum(sizes[1::2])  # h_1, h_3, ...: the hidden machine's even layers
+    n_even = sum(sizes[2::2])
+    enumerate_odd = len(sizes) < 2 or 2**n_odd <= 2**n_even * sizes[1]
+    return enumerate_odd, (n_odd if enumerate_odd else n_even)
+
+
 def _hidden_enumeration(V, weights, biases, max_states, marginals):
     V = np.asarray(V, dtype=np.float64)
     weights = [np.asarray(w, dtype=np.float64) for w in weights]
@@ -204,12 +257,7 @@ def _hidden_enumeration(V, weights, biases, max_states, marginals):
     # Hidden layers h_1..h_L as a machine of their own: its layer j is layer j + 1.
     hidden_weights, hidden_biases = weights[1:], biases[1:]
     bottom = V @ weights[0].T  # W_1 v: row-dependent bias of h_1
-    n_odd = sum(sizes[1::2])  # h_1, h_3, ...: the hidden machine's even layers
-    n_even = sum(sizes[2::2])
-    # Enumerating the odd layers costs 2^n_odd per row (one product); the even ones
-    # 2^n_even * n_1 (h_1 summed per row and state).
-    enumerate_odd = 2**n_odd <= 2**n_even * sizes[1]
-    n_enumerated = n_odd if enumerate_odd else n_even
+    enumerate_odd, n_enumerated = hidden_enumeration_plan(sizes)
     if 2**n_enumerated > max_states:
         raise TooManyStatesError(
             f"Summing out the hidden layers exactly needs 2**{n_enumerated} states per "
@@ -487,13 +535,132 @@ class DBMView(ModelView):
         first = self.biases[1] + self.weights[0] @ np.asarray(v, dtype=self.dtype)
         return DBMView(self.weights[1:], (first.astype(self.dtype), *self.biases[2:]))
 
+    @property
+    def n_hidden_enumerated(self):
+        """Hidden units whose 2**n states the exact sum over one row's hidden layers lists.
+
+        One colour of the hidden layers (see :func:`hidden_enumeration_plan`); the
+        other is summed in closed form. :meth:`free_energy` and
+        :meth:`hidden_probability` cost about 2**n_hidden_enumerated per row.
+        """
+        return hidden_enumeration_plan(self.layer_sizes)[1]
+
+    @property
+    def free_energy_is_cheap(self):
+        """Whether :meth:`free_energy` is exact and cheap.
+
+        True for at most 2**10 hidden states per row (the estimators' divergence check
+        then uses it).
+        """
+        return self.n_hidden_enumerated <= 10
+
+    # -- inference: what the estimators' transform, reconstruct, gibbs and sample use --
+    def inference_mean_field(self, V):
+        """The mean-field posterior of every hidden layer, for inference.
+
+        :meth:`mean_field` from the recognition pass, in the view's dtype, each row to
+        convergence (``tol`` 1e-8 in float64, 2e-6 in float32; at most
+        ``INFERENCE_MAX_ITER`` updates).
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        magnetisations : list of ndarray
+            The means mu_1, ..., mu_L, in the view's dtype.
+        """
+        V = V.toarray() if hasattr(V, "toarray") else V
+        dtype = self.dtype
+        tol = max(1e-8, 16 * float(np.finfo(dtype).eps))
+        magnetisations, _ = self.mean_field(V, max_iter=INFERENCE_MAX_ITER, tol=tol,
+                                            dtype=dtype)
+        return magnetisations
+
+    def hidden_marginals(self, V):
+        """Compute the mean-field posterior of the hidden layers for each row.
+
+        The magnetisations of :meth:`inference_mean_field` (an approximation of
+        P(h_j = 1 | v); :meth:`hidden_probability` is exact for small machines).
+
+        Parameters
+        ----------
+        V : {ndarray, sparse matrix} of shape (n_rows, n_visible)
+            Visible rows.
+
+        Returns
+        -------
+        probability : ndarray of shape (n_rows, n_hidden)
+            Every hidden layer's magnetisations side by side, layer 1 first, in the
+            view's dtype.
+        """
+        magnetisations = self.inference_mean_field(V)
+        if not magnetisations:
+            return np.zeros((V.shape[0], 0), dtype=self.dtype)
+        return np.hstack(magnetisations)
+
+    def reconstruct(self, V):
+        # E[v | h_1] at h_1's mean-field magnetisations.
+        if len(self.weights) == 0:
+            return np.broadcast_to(sigmoid(self.biases[0].copy()), V.shape).copy()
+        mu_1 = self.inference_mean_field(V)[0]
+        visible = mu_1 @ self.weights[0]
+        visible += self.biases[0]
+        return sigmoid(visible, out=visible)
+
+    def visible_gibbs_step(self, V, rng):
+        """Run one Gibbs step v -> h -> v from each visible row.
+
+        The hidden layers start at draws from their mean-field magnetisations given
+        the row and take one two-colour sweep with the row clamped (odd layers, then
+        even hidden ones: an approximate draw from p(h | v)); the visible units are
+        then drawn given layer 1.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible states.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        V_new : ndarray of shape (n_rows, n_visible)
+            Binary visible states, in the dtype of ``V``.
+        """
+        dtype = V.dtype
+        view = self.astype(dtype)
+        layers = [np.array(V, dtype=dtype)]
+        for mu in view.inference_mean_field(V):
+            layers.append((rng.random(mu.shape, dtype=dtype) < mu).astype(dtype))
+        if len(layers) > 1:
+            dbm_gibbs_sweep(layers, view.weights, view.biases, rng, clamp_visible=True)
+            field = layer_input(layers, view.weights, view.biases, 0)
+            np.greater(field, logistic_noise(rng, field.shape, dtype), out=layers[0])
+        return layers[0]
+
+    def draw_samples(self, n_samples, n_steps, start, rng):
+        # Visible units start on at the rates `start`, the hidden layers at a draw of
+        # the bottom-up pass from them; then n_steps two-colour sweeps.
+        dtype = self.dtype
+        V = (rng.random((n_samples, self.n_visible)) < start).astype(dtype)
+        layers = [V]
+        for mu in bottom_up_magnetisations(V, self.weights, self.biases, dtype)[1:]:
+            layers.append((rng.random(mu.shape, dtype=dtype) < mu).astype(dtype))
+        for _ in range(n_steps):
+            dbm_gibbs_sweep(layers, self.weights, self.biases, rng)
+        return layers[0]
+
     # -- mean field ----------------------------------------------------------------------
-    def mean_field(self, V, *, damping=0.0, max_iter=200, tol=1e-7):
+    def mean_field(self, V, *, damping=0.0, max_iter=200, tol=1e-7, start="recognition",
+                   dtype=np.float64):
         """Compute the mean-field (variational) posterior of the hidden layers given v.
 
-        Starts from the bottom-up pass sigmoid(W_k mu_{k-1} + b_k) and updates the odd,
-        then the even hidden layers until no magnetisation
-        moves more than ``tol``.
+        Starts from a bottom-up pass (``start``) and updates the odd, then the even
+        hidden layers until no magnetisation of a row moves more than ``tol`` (each row
+        on its own, so its result does not depend on the other rows).
 
         Parameters
         ----------
@@ -504,20 +671,31 @@ class DBMView(ModelView):
         max_iter : int, default=200
             Maximum number of updates of all layers.
         tol : float, default=1e-7
-            Convergence threshold on the largest change of a magnetisation.
+            Convergence threshold on the largest change of a row's magnetisations.
+        start : {"recognition", "bottom_up"}, default="recognition"
+            The starting pass: sigmoid(W_k mu_{k-1} + b_k) layer by layer
+            ("bottom_up"), or with the input from below doubled for the layers under
+            the top, standing in for their input from above ("recognition",
+            Salakhutdinov & Hinton 2012).
+        dtype : float32 or float64, default=float64
+            Type of the computation and of the result.
 
         Returns
         -------
         magnetisations : list of ndarray
-            The means mu_1, ..., mu_L, of shape (n_rows, n_k), in float64.
+            The means mu_1, ..., mu_L, of shape (n_rows, n_k), in ``dtype``.
         converged : bool
             Whether every row converged within ``max_iter`` updates.
         """
-        weights, biases = self._float64()
-        layers = bottom_up_magnetisations(V, weights, biases)
-        _, converged = dbm_mean_field(layers, weights, biases, damping=damping,
-                                      max_iter=max_iter, tol=tol)
-        return layers[1:], converged
+        if start not in ("recognition", "bottom_up"):
+            raise ValueError(f"start must be 'recognition' or 'bottom_up', got {start!r}.")
+        weights = [np.asarray(w, dtype=dtype) for w in self.weights]
+        biases = [np.asarray(b, dtype=dtype) for b in self.biases]
+        layers = bottom_up_magnetisations(V, weights, biases, dtype,
+                                          doubled=start == "recognition")
+        _, n_unconverged = dbm_mean_field(layers, weights, biases, damping=damping,
+                                          max_iter=max_iter, tol=tol)
+        return layers[1:], n_unconverged == 0
 
     def mean_field_log_bound(self, V, magnetisations=None, **mean_field_params):
         """Compute the variational lower bound -F_MF(v) <= log sum_h exp(-E(v, h)).
@@ -680,6 +858,161 @@ class DBMView(ModelView):
             states = binary_states(n_units, start, min(start + chunk, 2**n_units))
             layers = _split_columns(states, sizes, parity)
             yield parity_log_weights(layers, weights, biases, parity)
+
+
+class DBMLayout:
+    """Named blocks of a deep Boltzmann machine's packed parameters (and velocity).
+
+    One flat array: the weights W_1, ..., W_L (each of shape (n_k, n_{k-1}), row
+    after row), then the biases b_0, ..., b_L. ``params[layout.weights]`` holds every
+    weight (the block weight decay acts on), ``params[layout.biases]`` every bias;
+    :meth:`weights_of` and :meth:`biases_of` give each W_k and b_k as views, and
+    :meth:`view` the :class:`DBMView` over them (no copies, so it follows in-place
+    updates). The blocks depend on the layer sizes: get the layout of a machine with
+    :func:`dbm_layout`.
+
+    Parameters
+    ----------
+    layer_sizes : tuple of int
+        Units per layer, visible first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz._dbm_energy import dbm_layout
+    >>> layout = dbm_layout((3, 2, 2))
+    >>> params = np.arange(layout.size, dtype=float)
+    >>> [w.shape for w in layout.weights_of(params)], params[layout.weights].size
+    ([(2, 3), (2, 2)], 10)
+    >>> [b.tolist() for b in layout.biases_of(params)]
+    [[10.0, 11.0, 12.0], [13.0, 14.0], [15.0, 16.0]]
+    """
+
+    def __init__(self, layer_sizes):
+        sizes = tuple(int(n) for n in layer_sizes)
+        self.layer_sizes = sizes
+        weight_edges = np.cumsum([0, *(sizes[k] * sizes[k - 1] for k in range(1, len(sizes)))])
+        bias_edges = int(weight_edges[-1]) + np.cumsum([0, *sizes])
+        self._weight_blocks = [
+            (slice(int(weight_edges[k - 1]), int(weight_edges[k])), (sizes[k], sizes[k - 1]))
+            for k in range(1, len(sizes))
+        ]
+        self._bias_blocks = [slice(int(bias_edges[k]), int(bias_edges[k + 1]))
+                             for k in range(len(sizes))]
+        unit_edges = np.cumsum([0, *sizes])
+        self._unit_blocks = [slice(int(unit_edges[k]), int(unit_edges[k + 1]))
+                             for k in range(len(sizes))]
+        #: Every weight, W_1 first (where weight decay acts).
+        self.weights = slice(0, int(weight_edges[-1]))
+        #: Every bias, b_0 (visible) first.
+        self.biases = slice(int(weight_edges[-1]), int(bias_edges[-1]))
+        #: Length of the packed array.
+        self.size = int(bias_edges[-1])
+
+    def weights_of(self, params):
+        """The weight matrices W_1, ..., W_L of packed ``params``, as views."""
+        return [params[block].reshape(shape) for block, shape in self._weight_blocks]
+
+    def biases_of(self, params):
+        """The biases b_0, ..., b_L of packed ``params``, as views."""
+        return [params[block] for block in self._bias_blocks]
+
+    def layers_of(self, units):
+        """A vector over all units (visible first) split into its layers, as views."""
+        return [units[block] for block in self._unit_blocks]
+
+    def view(self, params):
+        """The :class:`DBMView` of packed ``params`` (views into it, no copies)."""
+        return DBMView(self.weights_of(params), self.biases_of(params))
+
+    def pack(self, weights, biases, dtype):
+        """A new packed array holding ``weights`` (W_1 first) and ``biases`` (b_0 first)."""
+        params = np.empty(self.size, dtype=dtype)
+        for block, W in zip(self.weights_of(params), weights):
+            block[...] = W
+        for block, b in zip(self.biases_of(params), biases):
+            block[...] = b
+        return params
+
+
+@functools.lru_cache(maxsize=32)
+def dbm_layout(layer_sizes):
+    """The :class:`DBMLayout` of a machine with these layer sizes (made once per sizes)."""
+    return DBMLayout(tuple(layer_sizes))
+
+
+def dbm_gradient(positive, negative, layout, out, offsets=None):
+    """The log-likelihood gradient of a deep Boltzmann machine, packed, into ``out``.
+
+    ``positive`` and ``negative`` hold rows of every layer (visible first): the data
+    with the hidden layers at their (approximate) posterior means, and states drawn
+    from the model. The gradient is <x_k x_{k-1}^T>_+ - <x_k x_{k-1}^T>_- for W_k and
+    <x_k>_+ - <x_k>_- for b_k, the expectations the means over the rows (for rows of
+    means, exact when the posterior factorises over the units, as mean field's does).
+    With per-layer ``offsets`` mu_k it is the gradient in centred coordinates, E(x) =
+    -sum_k (x_k - mu_k)^T W_k (x_{k-1} - mu_{k-1}) - sum_k c_k^T (x_k - mu_k)
+    (Montavon & Mueller, "Deep Boltzmann machines and the centering trick", 2012):
+    W_k moves by the difference of the covariances about the offsets, c_k by that of
+    the means (:func:`uncentred_bias_step` turns a step of it into one of b).
+
+    Parameters
+    ----------
+    positive, negative : list of ndarray
+        Rows of each layer, shape (n_rows, n_k); the same rows in every layer.
+    layout : DBMLayout
+        The blocks of ``out``.
+    out : ndarray of shape (layout.size,)
+        Where the gradient goes.
+    offsets : list of ndarray or None, default=None
+        The offsets mu_k of every layer (centring); None: the plain gradient.
+
+    Returns
+    -------
+    out : ndarray
+        The gradient.
+    """
+    n_positive, n_negative = positive[0].shape[0], negative[0].shape[0]
+    mean_differences = []
+    for bias, P, N in zip(layout.biases_of(out), positive, negative):
+        np.subtract(P.mean(axis=0), N.mean(axis=0), out=bias)
+        mean_differences.append(bias)
+    for k, W in enumerate(layout.weights_of(out), start=1):
+        np.matmul(positive[k].T, positive[k - 1], out=W)
+        W *= 1.0 / n_positive
+        W -= (negative[k].T @ negative[k - 1]) * (1.0 / n_negative)
+        if offsets is not None:
+            W -= np.outer(offsets[k], mean_differences[k - 1])
+            W -= np.outer(mean_differences[k], offsets[k - 1])
+    return out
+
+
+def uncentred_bias_step(step, offsets, layout):
+    """The step of the biases b that a step of the centred parameters makes, per layer.
+
+    With offsets mu the biases are b_k = c_k - W_k mu_{k-1} - W_{k+1}^T mu_{k+1}, so a
+    step (dW, dc) in centred coordinates moves b_k by dc_k - dW_k mu_{k-1} -
+    dW_{k+1}^T mu_{k+1}; returned here is the part from the weights, to add to
+    ``step``'s bias blocks.
+
+    Parameters
+    ----------
+    step : ndarray of shape (layout.size,)
+        A packed step of the centred parameters.
+    offsets : list of ndarray
+        The offsets mu_k.
+    layout : DBMLayout
+        The blocks of ``step``.
+
+    Returns
+    -------
+    corrections : list of ndarray
+        What each layer's biases move by besides dc_k.
+    """
+    corrections = [np.zeros(n) for n in layout.layer_sizes]
+    for k, dW in enumerate(layout.weights_of(step), start=1):
+        corrections[k] -= dW @ offsets[k - 1]
+        corrections[k - 1] -= offsets[k] @ dW
+    return corrections
 
 
 class DBMAnnealing:
