@@ -9,6 +9,7 @@ from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
 from ._dbm import DBM
 from ._dbn import DBN
+from ._dbn_classifier import DBNClassifier
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 
@@ -17,6 +18,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "DBM",
     "DBN",
+    "DBNClassifier",
     "RBM",
     "BoltzmannClassifier",
     "BoltzmannMachine",

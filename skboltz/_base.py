@@ -38,6 +38,7 @@ from ._capabilities import BINARY, check_supported, supports
 from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
+    EpochProgress,
     _LogZProgress,
     blas_threads_for,
     check_memory,
@@ -53,9 +54,15 @@ from ._training import (
     momentum_and_step,
     momentum_step,
 )
-from .exceptions import DataRangeWarning, TrainingDivergedError
+from .exceptions import (
+    ApproximateScoreWarning,
+    DataRangeWarning,
+    LogZAccuracyWarning,
+    TrainingDivergedError,
+)
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
-from .partition._base import Z_ESTIMATORS, ZEstimator
+from .partition._base import Z_ESTIMATORS, LogZ, ZEstimator
+from .partition._bounds import log_likelihood_bounds
 
 #: A model whose log-likelihood on its own training rows is provably lower than the
 #: uniform distribution's by more than this fraction has diverged (see
@@ -79,6 +86,10 @@ LIKELIHOOD_CHECK_ROWS = 32
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
 
+
+#: Likelihood monitoring with a default z_estimator gives each epoch's log Z estimate
+#: the epoch's training time, and at least this many seconds.
+MONITOR_LOG_Z_SECONDS = 1.0
 
 
 _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
@@ -213,7 +224,11 @@ MONITORING_PARAMETERS_DOC = """validation_fraction : float or None, default=None
         Minimum improvement of the early-stopping criterion.
     monitor_likelihood : bool, default=False
         Record the mean log-likelihood of the monitoring rows every epoch (through
-        ``z_estimator``; costs one log Z estimate per epoch)."""
+        ``z_estimator``; costs one log Z estimate per epoch). With a default
+        ``z_estimator`` each epoch's estimate gets a cheap time budget, the epoch's
+        own training time (at least one second), and its time and standard error are
+        recorded (``log_z_time``, ``log_z_std_error``) and printed with ``verbose``;
+        pass an estimator object (e.g. ``AIS(max_time=None)``) for another budget."""
 
 
 #: Parameters whose value is a strategy: a string names a default object.
@@ -691,7 +706,7 @@ class BoltzmannBase(
                 )
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
-            record.update(self._monitor_epoch(state, monitor))
+            record.update(self._monitor_epoch(state, monitor, epoch_seconds=record["time"]))
             record.update(learning.pop_diagnostics(state.sampler))
             for key, value in record.items():
                 history.setdefault(key, []).append(value)
@@ -722,7 +737,10 @@ class BoltzmannBase(
         rule = UpdateRule(momentum, step, step * self.weight_decay, self._progress(state))
         window = self._average_window()
         order = state.rng.permutation(X.shape[0])
+        report = EpochProgress(self, state.n_iter + 1, X.shape[0]) if self.verbose else None
         for start in range(0, X.shape[0], self.batch_size):
+            if report is not None:
+                report(start)
             rows = order[start : start + self.batch_size]
             labels = None if y is None else y[rows]
             gradient = self._minibatch_gradient(
@@ -887,7 +905,7 @@ class BoltzmannBase(
             return 1.0, f"log_likelihood_{split}"
         return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
 
-    def _monitor_epoch(self, state, monitor):
+    def _monitor_epoch(self, state, monitor, *, epoch_seconds=0.0):
         """The per-epoch records computed on the monitoring rows."""
         view = self._model_view_of(state)
         train = monitor.train
@@ -901,17 +919,37 @@ class BoltzmannBase(
             record["free_energy_valid"] = float(np.mean(self._free_energy_of(view, valid)))
             record["free_energy_gap"] = record["free_energy_valid"] - record["free_energy_train"]
         if self.monitor_likelihood:
-            estimator = self._resolve_z_estimator(self.z_estimator, view)
-            log_z = estimator.estimate(
-                view,
-                rng=np.random.default_rng(state.log_z_seed),
-                data_rates=state.data_rates,
-            ).value
+            start = time.perf_counter()
+            estimator = self._monitoring_z_estimator(view, epoch_seconds)
+            with warnings.catch_warnings():
+                # Its standard error is recorded instead: a warning every epoch would
+                # bury the one that matters.
+                warnings.simplefilter("ignore", LogZAccuracyWarning)
+                log_z = estimator.estimate(
+                    view,
+                    rng=np.random.default_rng(state.log_z_seed),
+                    data_rates=state.data_rates,
+                )
             for split, rows in monitor.splits():
                 record[f"log_likelihood_{split}"] = float(
-                    np.mean(-self._free_energy_of(view, rows)) - log_z
+                    np.mean(-self._free_energy_of(view, rows)) - log_z.value
                 )
+            if log_z.std_error is not None:
+                record["log_z_std_error"] = log_z.std_error
+            record["log_z_time"] = time.perf_counter() - start
         return record
+
+    def _monitoring_z_estimator(self, view, epoch_seconds):
+        """The log Z estimator of ``monitor_likelihood``: ``z_estimator``, with a cheap
+        time budget when it is a default one (the epoch's own time, at least
+        MONITOR_LOG_Z_SECONDS), so that monitoring a large model costs about as much
+        as training it; an estimator object passed by the user is used as it is."""
+        estimator = self._resolve_z_estimator(self.z_estimator, view)
+        if isinstance(self.z_estimator, str) and "max_time" in estimator.get_params():
+            budget = max(MONITOR_LOG_Z_SECONDS, epoch_seconds)
+            if estimator.max_time is None or estimator.max_time > budget:
+                estimator = clone(estimator).set_params(max_time=budget)
+        return estimator
 
     def _free_energy_of(self, view, rows):
         """F(v) of each row (dense or sparse) under ``view``, in float64."""
@@ -919,7 +957,8 @@ class BoltzmannBase(
 
     def _print_progress(self, record):
         shown = ", ".join(
-            f"{key.replace('_', ' ')} = {value:.4f}"
+            f"{key.replace('_', ' ').replace('log z', 'log Z')} = "
+            + (f"{value:.2f}s" if key.endswith("_time") else f"{value:.4f}")
             for key, value in record.items()
             if key not in ("epoch", "time")
         )
@@ -966,11 +1005,13 @@ class BoltzmannBase(
         keeps growing means overfitting) and ``reconstruction_error_valid``. With
         ``monitor_likelihood=True``:
         ``log_likelihood_train`` (and ``log_likelihood_valid``), the mean log p(v)
-        through ``z_estimator``. And the learning strategy's diagnostics of the epoch
-        (its ``pop_diagnostics``): ``swap_acceptance``, the share of proposed swaps
-        that parallel tempering accepted; ``mean_field_unconverged``, the mean-field
-        solves of :class:`~skboltz.learning.MeanFieldGradient` that stopped at
-        ``max_iter`` before converging.
+        through ``z_estimator``, ``log_z_time`` (seconds spent on log Z) and, for
+        sampling estimators, ``log_z_std_error``. And the learning strategy's
+        diagnostics of the epoch (its ``pop_diagnostics``): ``swap_acceptance``, the
+        share of proposed swaps that parallel tempering accepted;
+        ``mean_field_unconverged``, the mean-field solves of
+        :class:`~skboltz.learning.MeanFieldGradient` that stopped at ``max_iter``
+        before converging.
         """
         check_is_fitted(self, "_training_state")
         return copy.deepcopy(self._training_state.history)
@@ -1150,33 +1191,69 @@ class BoltzmannBase(
             if "progress" in inspect.signature(estimator.estimate).parameters:
                 # users' own estimators may not take it
                 progress["progress"] = _LogZProgress(self, estimator)
-            self._log_z_cache[key] = estimator.estimate(
+            log_z = estimator.estimate(
                 view, rng=rng, data_rates=self._training_state.data_rates, **progress
             )
+            if not isinstance(log_z, LogZ):  # LogZ itself refuses non-finite values
+                raise TypeError(
+                    f"z_estimator {type(estimator).__name__}.estimate returned "
+                    f"{type(log_z).__name__} {log_z!r}; it must return a "
+                    "skboltz.partition.LogZ, e.g. LogZ(value, std_error, method=...)."
+                )
+            self._log_z_cache[key] = log_z
         return self._log_z_cache[key]
 
-    def _log_normalizer(self):
-        """What ``score_samples`` subtracts from -F(v): log Z (plus the input
-        transform's log-Jacobian, if any)."""
-        log_z = self.estimate_log_partition().value
+    def _log_normalizer(self, log_z=None):
+        """What ``score_samples`` subtracts from -F(v): log Z (by default the fitted
+        one, from :meth:`_log_z_for_scoring`), plus the input transform's
+        log-Jacobian, if any."""
+        value = (self._log_z_for_scoring() if log_z is None else log_z).value
         transform = self._input_transform()
-        return log_z if transform is None else log_z + transform.log_abs_det
+        return value if transform is None else value + transform.log_abs_det
+
+    def _log_z_for_scoring(self):
+        """The fitted log Z, warning once per fitted model when it is not reliable."""
+        log_z = self.estimate_log_partition()
+        if not log_z.is_reliable:
+            flag = ("warned", log_z.method, parameter_fingerprint(self._model_view()))
+            if flag not in self._log_z_cache:
+                self._log_z_cache[flag] = True
+                warnings.warn(
+                    f"{type(self).__name__}: the scores use {log_z.describe()} Models "
+                    "compared on such scores can be ranked wrongly; "
+                    "z_estimator='auto' (exact, or an AIS estimate with an error bar) "
+                    "measures every model the same way.",
+                    ApproximateScoreWarning,
+                    stacklevel=3,
+                )
+        return log_z
 
     def score_samples(self, X):
         """Log-likelihood log p(x) of each row, in nats.
 
-        This is the model's true log-probability (or log density, for real-valued
-        visible units), ``-free_energy(x) - log Z``, with log Z from ``z_estimator_``
-        (exact for small models), estimated once per fitted model; it is deterministic
-        and row-wise. (scikit-learn's ``BernoulliRBM.score_samples`` returns a
-        randomised pseudo-likelihood instead.) For binary visible units, values
-        outside [0, 1] are clipped into it, with a
+        ``-free_energy(x) - log Z``, with log Z from ``z_estimator_``, estimated once
+        per fitted model; deterministic and row-wise. (scikit-learn's
+        ``BernoulliRBM.score_samples`` returns a randomised pseudo-likelihood
+        instead.) With the default ``z_estimator="auto"`` it is the model's true
+        log-probability (or log density, for real-valued visible units): exact for
+        models small enough to enumerate, otherwise with an annealed-importance-sampling
+        estimate of log Z whose standard error (``estimate_log_partition().std_error``,
+        shared by every row) is reported. With a bound or an approximation of log Z
+        (``"mean_field"``, ``"visited_states"``, ``"tap"``), or an estimate that
+        stopped short of its target, the values are upper bounds or approximations,
+        not log-probabilities: the first call warns
+        (:class:`~skboltz.exceptions.ApproximateScoreWarning`) and the
+        :class:`~skboltz.partition.LogZ` says which (``kind``, ``converged``).
+
+        For binary visible units, values outside [0, 1] are clipped into it, with a
         :class:`~skboltz.exceptions.DataRangeWarning` (a held-out row scaled by a
         scaler fitted on other rows often falls slightly outside), and a value is
-        never positive: an estimated log Z so low that a row would score above 0 is
-        taken as that row's bound. A density of real values may exceed 1 (a positive
-        log density); with an input transform (``GaussianRBM(whiten=True)``) it is the
-        density of the input rows, the log-Jacobian included.
+        never positive: log Z >= -F(x) for every row, so an estimate below a row's
+        -F(x) within its error (or a lower bound) is taken as that row's bound, and
+        one below it beyond its error raises a ``ValueError`` (a broken estimator). A
+        density of real values may exceed 1 (a positive log density); with an input
+        transform (``GaussianRBM(whiten=True)``) it is the density of the input rows,
+        the log-Jacobian included.
 
         Parameters
         ----------
@@ -1209,11 +1286,42 @@ class BoltzmannBase(
                 np.clip(X.data, 0, 1, out=X.data)
             else:
                 np.clip(X, 0, 1, out=X)
-        log_likelihood = -self._free_energy_of(self._model_view(), X) - self._log_normalizer()
-        # A point of [0, 1]^n never has a positive log-probability (-F is convex in v,
-        # so its maximum is at a binary state, whose probability is at most 1): an
-        # estimated log Z that says otherwise is too low for that row.
+        log_z = self._log_z_for_scoring()
+        log_weight = -self._free_energy_of(self._model_view(), X)
+        self._check_below_zero(log_weight, log_z)
+        log_likelihood = log_weight - self._log_normalizer(log_z)
         return np.minimum(log_likelihood, 0.0, out=log_likelihood)
+
+    def _check_below_zero(self, log_weight, log_z):
+        """Refuse a log Z that the rows prove too low, beyond its error.
+
+        A point of [0, 1]^n never has a positive log-probability (-F is convex in v, so
+        its maximum is at a binary state, whose probability is at most 1): log Z >=
+        -F(x) for every row. A sampling estimate may fall below that within its error
+        (the row's score is then capped at 0), and a lower bound may (the row's own
+        weight is a better bound); anything else is a broken estimate, which capping
+        would hide by scoring every row 0.
+        """
+        highest = float(np.max(log_weight, initial=-np.inf))  # the largest -F(x)
+        excess = highest - log_z.value
+        if excess <= 0 or not getattr(self._model_view(), "free_energy_is_cheap", True):
+            return
+        allowed = 1e-9 * (1.0 + abs(log_z.value))  # rounding
+        if log_z.kind == "estimate":
+            allowed += 3 * log_z.std_error
+        elif log_z.kind == "lower_bound":
+            allowed = np.inf
+        if excess > allowed:
+            raise ValueError(
+                f"{type(self).__name__}: log Z = {log_z.value:.6g} from "
+                f"{log_z.method or 'the z_estimator'} ({log_z.kind}) is impossible: a row "
+                f"scored has -F(x) = {highest:.6g}, and log Z >= -F(x) for every row, so "
+                f"log Z is at least {excess:.4g} nats higher"
+                + (f" (beyond 3 standard errors, {3 * log_z.std_error:.3g})"
+                   if log_z.kind == "estimate" else "")
+                + ". The estimator is wrong or far from converged; use "
+                "z_estimator='auto' (exact when feasible, else AIS with an error bar)."
+            )
 
     @staticmethod
     def _rows_outside_support(X):
@@ -1230,7 +1338,12 @@ class BoltzmannBase(
     def score(self, X, y=None):
         """Mean log-likelihood of the rows of ``X`` (higher is better).
 
-        Makes ``GridSearchCV`` select models by held-out likelihood with no scorer.
+        Makes ``GridSearchCV`` select models by held-out likelihood with no scorer;
+        with ``z_estimator="auto"`` every candidate is measured the same way (exact,
+        or an estimate of log Z with a standard error and a time budget), whatever
+        its learning method. See :meth:`score_samples` for what the values are, and
+        :func:`skboltz.partition.held_out_score` for the score's two errors (log Z's,
+        shared by every row, and the test set's).
 
         Parameters
         ----------
@@ -1245,6 +1358,66 @@ class BoltzmannBase(
             Mean of :meth:`score_samples`.
         """
         return float(np.mean(self.score_samples(X)))
+
+    def estimate_log_likelihood_bounds(self, X, *, n_betas="auto", max_rows=100,
+                                       max_time=120.0):
+        """Bracket the mean log-likelihood of ``X``: an estimate from above and below.
+
+        ``upper`` is :meth:`score` (``mean(-F(x)) - log Z``), high on average when
+        log Z is an annealed-importance-sampling estimate (AIS errs low). ``lower``
+        is conservative: reverse annealing (RAISE: Burda, Grosse & Salakhutdinov,
+        "Accurate and conservative estimates of MRF log-likelihood using reverse
+        annealing", AISTATS 2015) from up to ``max_rows`` evenly spaced rows back to
+        the base model of the forward estimate, low on average; the gap between the
+        two is measured on those rows and applies to all. A narrow bracket means both
+        are right; a wide one that the annealing needs more betas. RAISE is only as
+        good as its betas: it bounds the likelihood of its annealing chain read as a
+        model, which can fit the data *better* than the model itself when the
+        annealing is too short (on 784 x 500 RBMs trained by CD-1 it came out above
+        the forward estimate at thousands of betas; a warning says so). With
+        ``n_betas="auto"`` it starts at 1,000 betas and doubles them while that
+        changes the bracket by a fifth or more, or while the reverse end is above the
+        forward one, until ``max_time`` (``gaps`` records each step). Needs a model
+        whose sampler state is its visible units (an RBM, or a Boltzmann machine
+        without hidden units).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to bracket the mean log-likelihood of (binary, or in [0, 1]).
+        n_betas : int or "auto", default="auto"
+            Betas of the reverse annealing.
+        max_rows : int, default=100
+            Rows the reverse annealing runs on (its cost is rows x betas Gibbs
+            transitions).
+        max_time : float or None, default=120.0
+            Seconds after which no further doubling of the betas starts.
+
+        Returns
+        -------
+        bounds : skboltz.partition.LogLikelihoodBounds
+            ``lower``, ``upper``, their standard errors, ``width``, ``n_betas`` and
+            ``gaps`` (the bracket's width at each number of betas tried).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_digits
+        >>> from skboltz import RBM
+        >>> X = (load_digits().data > 7).astype(float)
+        >>> rbm = RBM(n_components=16, n_iter=5, random_state=0).fit(X[:1400])
+        >>> bounds = rbm.estimate_log_likelihood_bounds(X[1400:], n_betas=2000)
+        >>> exact = rbm.score(X[1400:])  # exact log Z: upper is the log-likelihood
+        >>> bool(bounds.lower <= exact + 3 * bounds.lower_std_error and bounds.width < 2)
+        True
+        """
+        check_is_fitted(self, "_training_state")
+        X = as_dense(self._validate_X(X, reset=False))
+        log_z = self._log_z_for_scoring()
+        return log_likelihood_bounds(
+            self._model_view(), X, log_z, data_rates=self._training_state.data_rates,
+            n_betas=n_betas, max_rows=max_rows, max_time=max_time,
+            rng=np.random.default_rng(self._training_state.log_z_seed),
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -917,21 +917,22 @@ class BMView(ModelView):
     def base_log_partition(self, base_bias):
         return float(softplus(np.asarray(base_bias, dtype=np.float64)).sum())
 
-    def annealing_base(self, data_rates, hidden="uniform"):
+    def annealing_base(self, data_rates, kind="data"):
         """Return the biases of an independent base model for annealing, all units.
 
-        Visible units get the logits of the clipped data rates; hidden units 0
-        (``hidden="uniform"``) or their input from the visible units at the clipped
-        data rates r, ``(W_hv r + b_h) / T`` (``"response"``; r = 1/2 without data).
-        An optional member of the view protocol, used by
-        :class:`~skboltz.partition.AIS` when present.
+        ``kind="data"``: visible units at the logits of the clipped data rates, hidden
+        units 0. ``"response"``: the same visible units, hidden units at their input
+        from the visible units at the clipped data rates r, ``(W_hv r + b_h) / T``
+        (r = 1/2 without data). ``"model"``: the machine's own biases ``b / T``, so
+        that the path anneals the couplings only. An optional member of the view
+        protocol, used by :class:`~skboltz.partition.AIS` when present.
 
         Parameters
         ----------
         data_rates : ndarray of shape (n_visible,) or None
             Mean of each visible unit over the training data.
-        hidden : {"uniform", "response"}, default="uniform"
-            Biases of the hidden units of the base model.
+        kind : {"data", "response", "model"}, default="data"
+            Which base model.
 
         Returns
         -------
@@ -939,7 +940,7 @@ class BMView(ModelView):
             The base model's biases, visible units first, in float64.
         """
         hid, vis = slice(self.n_visible, None), slice(0, self.n_visible)
-        return _annealing_base(self, data_rates, hidden, lambda rates: (
+        return _annealing_base(self, data_rates, kind, lambda rates: (
             self.coupling_matrix()[hid, vis] @ rates + self.bias_vector()[hid]
         ))
 

@@ -31,6 +31,7 @@ from scipy.special import entr
 
 from ._capabilities import ANNEALING, BINARY, ENUMERATION, LAYERED, MEAN_FIELD, Capabilities
 from ._energy import (
+    ANNEALING_BASES,
     ModelView,
     base_bias_from_rates,
     binary_states,
@@ -785,34 +786,38 @@ class DBMView(ModelView):
     def base_log_partition(self, base_bias):
         return float(sum(softplus(a).sum() for a in self._split_base(base_bias)))
 
-    def annealing_base(self, data_rates, hidden="uniform"):
+    def annealing_base(self, data_rates, kind="data"):
         """Return the biases of an independent base model for annealing, all units.
 
-        Visible units get the logits of the clipped data rates; hidden units 0
-        (``hidden="uniform"``) or their input from the layer below in a bottom-up pass
-        from the clipped data rates r, a_k = W_k r_{k-1} + b_k with r_k = sigmoid(a_k)
-        (``"response"``; r_0 = 1/2 without data). Laid out with the state units
-        first: the even layers, then the odd ones. An optional member of the view
-        protocol, used by :class:`~skboltz.partition.AIS` when present.
+        ``kind="data"``: visible units at the logits of the clipped data rates, hidden
+        units 0 (uniform). ``"response"``: the same visible units, hidden units at their
+        input from the layer below in a bottom-up pass from the clipped data rates r,
+        a_k = W_k r_{k-1} + b_k with r_k = sigmoid(a_k) (r_0 = 1/2 without data).
+        ``"model"``: the machine's own biases, so that the path anneals the couplings
+        only. Laid out with the state units first: the even layers, then the odd ones.
+        An optional member of the view protocol, used by
+        :class:`~skboltz.partition.AIS` when present.
 
         Parameters
         ----------
         data_rates : ndarray of shape (n_visible,) or None
             Mean of each visible unit over the training data.
-        hidden : {"uniform", "response"}, default="uniform"
-            Biases of the hidden units of the base model.
+        kind : {"data", "response", "model"}, default="data"
+            Which base model.
 
         Returns
         -------
         base_bias : ndarray of shape (n_units,)
             The base model's biases, in float64.
         """
-        if hidden not in ("uniform", "response"):
-            raise ValueError(f"hidden must be 'uniform' or 'response', got {hidden!r}.")
+        if kind not in ANNEALING_BASES:
+            raise ValueError(f"kind must be one of {ANNEALING_BASES}, got {kind!r}.")
         weights, biases = self._float64()
+        if kind == "model":
+            return self._join_base([b.copy() for b in biases])
         base = [np.zeros(n) for n in self.layer_sizes]
         base[0] = base_bias_from_rates(data_rates, self.n_visible, self.n_visible)
-        if hidden == "response":
+        if kind == "response":
             rates = np.full(self.n_visible, 0.5) if data_rates is None else clipped_rates(
                 data_rates)
             for k in range(1, len(biases)):

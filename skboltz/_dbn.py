@@ -80,7 +80,12 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         Number of hidden units of each layer, from the bottom up.
     rbm : RBM or None, default=None
         Template of the layers' settings; it is cloned, never fitted. None means
-        ``RBM()`` with its defaults.
+        ``RBM(learning="pcd")``: ``RBM``'s defaults with persistent chains instead of
+        CD-1. The layers above the first learn from the hidden probabilities of the
+        layer below, often nearly binary and concentrated on few patterns; there CD-1,
+        whose chains never leave the data, left models worse than the uniform
+        distribution (the fit then stops with ``TrainingDivergedError``) while PCD did
+        not, and PCD layers made features as good on the digits.
     first_layer : RBM, GaussianRBM or None, default=None
         Template of the bottom layer (cloned, never fitted), e.g. ``GaussianRBM()``
         for real-valued input; the layers above follow ``rbm``. None uses ``rbm``
@@ -171,7 +176,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return [int(s) for s in sizes.tolist()]
 
     def _new_layers(self):
-        template = RBM() if self.rbm is None else self.rbm
+        template = RBM(learning="pcd") if self.rbm is None else self.rbm
         sizes = self._layer_sizes()
         templates = [template] * len(sizes)
         if self.first_layer is not None:

@@ -28,6 +28,7 @@ from ._energy import (
     bernoulli_sample,
     binary_states,
     sigmoid,
+    sigmoid_in_place,
     softplus,
     softplus_row_sums,
     sum_log,
@@ -93,6 +94,10 @@ class RBMView(RestrictedView):
         units=(("visible", BINARY), ("hidden", BINARY)),
         operations={RESTRICTED, ENUMERATION, ANNEALING, MEAN_FIELD},
     )
+
+    #: Its AIS chains (``annealing``) take one base model per chain, so paths from
+    #: several base models run in the same batch.
+    anneals_several_bases = True
 
     @property
     def n_state_units(self):
@@ -187,27 +192,29 @@ class RBMView(RestrictedView):
     def base_bias_from_rates(self, data_rates):
         return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
 
-    def annealing_base(self, data_rates, hidden="uniform"):
+    def annealing_base(self, data_rates, kind="data"):
         """Return the biases of an independent base model for annealing, all units.
 
-        Visible units get the logits of the clipped data rates; hidden units 0
-        (``hidden="uniform"``) or their input ``W r + c`` at the clipped data rates r
-        (``"response"``; r = 1/2 without data). An optional member of the view
-        protocol: :class:`~skboltz.partition.AIS` uses it when present.
+        ``kind="data"``: visible units at the logits of the clipped data rates, hidden
+        units 0 (uniform). ``"response"``: the same visible units, hidden units at
+        their input ``W r + c`` from the clipped data rates r (r = 1/2 without data).
+        ``"model"``: the model's own biases (b, c), so that the path anneals the
+        weights only. An optional member of the view protocol:
+        :class:`~skboltz.partition.AIS` uses it when present.
 
         Parameters
         ----------
         data_rates : ndarray of shape (n_visible,) or None
             Mean of each visible unit over the training data.
-        hidden : {"uniform", "response"}, default="uniform"
-            Biases of the hidden units of the base model.
+        kind : {"data", "response", "model"}, default="data"
+            Which base model.
 
         Returns
         -------
         base_bias : ndarray of shape (n_units,)
             The base model's biases, visible units first, in float64.
         """
-        return _annealing_base(self, data_rates, hidden, lambda rates: (
+        return _annealing_base(self, data_rates, kind, lambda rates: (
             np.asarray(self.weights, dtype=np.float64) @ rates + self.hidden_bias
         ))
 
@@ -359,11 +366,16 @@ class RBMAnnealing:
     rounding errors of about 1e-6 nats, the transitions' probabilities relative
     errors of 1e-7), the log weights are accumulated in float64.
 
+    Several base models can share one set of chains: with ``base_bias`` of shape
+    (n_chains, n_units) chain k starts from, and is annealed from, the base model of
+    row k (one matrix product serves all of them).
+
     Parameters
     ----------
     view : RBMView
-    base_bias : ndarray of shape (n_units,)
-        Biases of the base model, visible units first.
+    base_bias : ndarray of shape (n_units,) or (n_chains, n_units)
+        Biases of the base model, visible units first; one row per chain for
+        chains from several base models.
     n_chains : int
     rng : numpy.random.Generator
         Seeds the chains' own (SFC64) stream of random numbers.
@@ -374,20 +386,31 @@ class RBMAnnealing:
         dtype = np.dtype(dtype)
         weights = np.asarray(view.weights, dtype=np.float64)
         n_hidden, n_visible = weights.shape
-        base_visible, base_hidden = view._split_base(base_bias)
+        base_bias = np.asarray(base_bias, dtype=np.float64)
+        if base_bias.ndim == 2:  # one base per chain: columns, as the states
+            base_visible = base_bias[:, :n_visible].T
+            base_hidden = (base_bias[:, n_visible:].T if base_bias.shape[1] > n_visible
+                           else np.zeros((n_hidden, n_chains)))
+        else:
+            base_visible, base_hidden = (part[:, None] for part in view._split_base(base_bias))
         visible_bias = np.asarray(view.visible_bias, dtype=np.float64)
         hidden_bias = np.asarray(view.hidden_bias, dtype=np.float64)
         self.dtype = dtype
         self.n_chains = n_chains
         self._weights = np.ascontiguousarray(weights, dtype=dtype)
         self._weights_t = np.ascontiguousarray(weights.T, dtype=dtype)
-        # Hidden inputs on the path: y_beta = beta P + d with P = W v + c - d.
-        self._shift = (hidden_bias - base_hidden).astype(dtype)[:, None]
-        self._base_hidden = base_hidden.astype(dtype)[:, None] if np.any(base_hidden) else None
+        # Hidden inputs on the path: y_beta = beta P + d with P = W v + c - d (a column,
+        # or one column per chain).
+        self._shift = (hidden_bias[:, None] - base_hidden).astype(dtype)
+        self._base_hidden = base_hidden.astype(dtype) if np.any(base_hidden) else None
         # The visible term's slope and the column sums of W (for sum_j P_j): the parts
-        # of the increment linear in v, in float64.
-        self._linear = np.stack([visible_bias - base_visible, weights.sum(axis=0)])
-        self._linear_offset = float(self._shift.astype(np.float64).sum())
+        # of the increment linear in v, in float64; with one base per chain, the slope
+        # is a matrix (visible units x chains).
+        slope = visible_bias[:, None] - base_visible
+        self._slope = slope.astype(dtype) if slope.shape[1] > 1 else None
+        self._linear = np.stack([slope[:, 0] if self._slope is None else np.zeros(n_visible),
+                                 weights.sum(axis=0)])
+        self._linear_offset = self._shift.astype(np.float64).sum(axis=0)
         self._coefficients = np.empty(n_visible, dtype=dtype)
         self._visible_bias = visible_bias
         self._base_visible = base_visible
@@ -407,8 +430,8 @@ class RBMAnnealing:
         self._chosen = np.empty(hidden_shape, dtype=bool)
         self._hidden = np.empty(hidden_shape, dtype=dtype)
         self._visible_input = np.empty((n_visible, n_chains), dtype=dtype)
-        self._visible_shift = np.empty((n_visible, 1), dtype=dtype)
-        self._base_visible_column = base_visible[:, None]
+        self._visible_shift = np.empty(base_visible.shape, dtype=dtype)
+        self._base_visible_column = base_visible
         self._visible_bias_column = visible_bias.astype(dtype)[:, None]
         self._ready = None  # (beta, 1 + exp(-|y_beta|)) for the next transition
 
@@ -420,7 +443,7 @@ class RBMAnnealing:
     def start_from_base(self):
         """Draw every chain's state from the base model."""
         noise = self._noise.logistic(self._visible.shape)
-        np.greater(self._base_visible.astype(self.dtype)[:, None], noise, out=self._visible)
+        np.greater(self._base_visible.astype(self.dtype), noise, out=self._visible)
         self._ready = None
 
     def set_states(self, X):
@@ -454,6 +477,9 @@ class RBMAnnealing:
         # rounding in dtype is scaled by the step, like the rest of the increment.
         np.matmul((step, 0.5 * step), self._linear, out=self._coefficients, casting="unsafe")
         increment = self._coefficients @ self._visible
+        if self._slope is not None:  # each chain's own base: its own slope
+            np.multiply(self._slope, self._visible, out=self._visible_input)
+            increment += self.dtype.type(step) * self._visible_input.sum(axis=0)
         # -|y| at both betas at once, and the sign of y at the next transition's beta.
         pair = self._pair
         self._betas[:, 0, 0] = beta, beta_next
@@ -567,6 +593,11 @@ class AugmentedRBM:
     parallel tempering (p_beta(v, h) proportional to exp(-beta E(v, h))).
     """
 
+    #: What ``negative_visible="auto"`` of the sampling strategies means here: the
+    #: visible units' probabilities in the negative statistics, which make far better
+    #: features of grey-level data (see the RBM user guide).
+    auto_negative_visible = "mean"
+
     #: Coupling of the two constant units: far beyond any input the other weights give
     #: (sigmoid is 1 in float64 above ~40), yet well below where training is declared
     #: diverged (1e6).
@@ -639,12 +670,33 @@ class AugmentedRBM:
             return np.greater(x, noise.logistic(x.shape), out=x)
         return self._draw_tempered(x, noise, beta)
 
+    @staticmethod
+    def draw_hidden_from_input(x, noise, out):
+        """Fill augmented hidden rows ``out`` with a draw from P(h | v) given the hidden
+        inputs ``x`` of v (as :meth:`draw_hidden` draws from the inputs it computes)."""
+        return np.greater(x, noise.logistic(x.shape), out=out)
+
     def draw_visible(self, H, noise, out, beta=None):
         """Fill augmented visible rows ``out`` with a draw from P(v | h) (at ``beta``)."""
         x = np.dot(H, self.params, out=out)
         if beta is None:
             return np.greater(x, noise.logistic(x.shape), out=x)
         return self._draw_tempered(x, noise, beta)
+
+    # The two below run in training, under np.errstate(over="ignore").
+    def visible_mean(self, H, out):
+        """Fill augmented visible rows ``out`` with P(v = 1 | h), the mean of v given h
+        (the constant unit comes out as 1)."""
+        return sigmoid_in_place(np.dot(H, self.params, out=out))
+
+    def draw_visible_and_mean(self, H, noise, out, mean):
+        """Fill ``out`` with a draw from P(v | h) and ``mean`` with P(v = 1 | h): one
+        product for both (the draw compares the inputs with logistic noise first, as
+        :meth:`draw_visible` does, so it makes the same draws)."""
+        x = np.dot(H, self.params, out=mean)
+        np.greater(x, noise.logistic(x.shape), out=out)
+        sigmoid_in_place(x)
+        return out
 
     @staticmethod
     def _draw_tempered(x, noise, beta):
@@ -667,6 +719,10 @@ class AugmentedRBM:
         return float(np.mean(np.square(reconstruction[RBMLayout.units]), dtype=np.float64))
 
     @staticmethod
-    def statistics(H, V):
-        """Sum over rows of h v^T for augmented rows: W, c and b statistics together."""
+    def statistics(H, V, means=False):
+        """Sum over rows of h v^T for augmented rows: W, c and b statistics together.
+
+        ``means`` says that the rows of ``V`` are means of v given some h rather than
+        states; the statistics are linear in v, so they are the same either way.
+        """
         return H.T @ V

@@ -119,7 +119,6 @@ def sub_estimator_seeds(random_state, n):
     return check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n).tolist()
 
 
-
 #: A log Z estimate still running after this many seconds warns once (SlowEstimateWarning).
 SLOW_LOG_Z_SECONDS = 30.0
 #: Seconds between two progress lines of a log Z estimate with ``verbose``.
@@ -127,40 +126,76 @@ LOG_Z_REPORT_SECONDS = 5.0
 
 
 class _LogZProgress:
-    """The ``progress(done, total)`` callable an estimator's log Z estimate reports to.
+    """The ``progress(done, cap)`` callable an estimator's log Z estimate reports to.
 
-    With the estimator's ``verbose`` on, prints a line every LOG_Z_REPORT_SECONDS;
-    otherwise stays silent unless the estimate runs past SLOW_LOG_Z_SECONDS, when it
-    warns once with the share done and how to cap the cost (a ``score`` on a large
-    model can otherwise run for many minutes with nothing printed).
+    Reports what is known for sure: the time elapsed, the work done and the caps it
+    stops by (the estimator's ``cap`` on its steps, its ``max_time``), never a share
+    of a plan that may grow. With the estimator's ``verbose`` on, prints a line every
+    LOG_Z_REPORT_SECONDS; otherwise stays silent unless the estimate runs past
+    SLOW_LOG_Z_SECONDS, when it warns once (a ``score`` on a large model can
+    otherwise run for a long time with nothing printed).
     """
 
     def __init__(self, owner, estimator):
         self.owner = type(owner).__name__
         self.method = getattr(estimator, "name", "") or type(estimator).__name__
+        self.max_time = getattr(estimator, "max_time", None)
         self.verbose = getattr(owner, "verbose", 0)
         self.start = time.perf_counter()
         self.next_line = LOG_Z_REPORT_SECONDS
         self.warned = False
 
-    def __call__(self, done, total):
+    def _caps(self, cap):
+        caps = [f"{cap:,} steps"] if cap else []
+        if self.max_time is not None:
+            caps.append(f"{self.max_time:g} s")
+        return " or ".join(caps) if caps else "no cap"
+
+    def __call__(self, done, cap):
         elapsed = time.perf_counter() - self.start
-        share = f"{100 * done / total:.0f} %" if total else "?"
         if self.verbose and elapsed >= self.next_line:
             self.next_line = elapsed + LOG_Z_REPORT_SECONDS
-            print(f"[{self.owner}] log Z ({self.method}): {share} of the planned work "
-                  f"({done:,} of {total:,} steps), {elapsed:.0f} s")
+            print(f"[{self.owner}] log Z ({self.method}): {done:,} steps done in "
+                  f"{elapsed:.0f} s (stops by {self._caps(cap)})", flush=True)
         if not self.warned and elapsed >= SLOW_LOG_Z_SECONDS:
             self.warned = True
+            advice = []
+            if self.max_time is None:
+                advice.append("Cap its time with a budget or a looser target, e.g. "
+                              "z_estimator=AIS(max_time=60) or "
+                              "AIS(target_std_error=0.05)")
+            if not self.verbose:
+                advice.append("verbose=1 prints its progress")
             warnings.warn(
                 f"{self.owner}: estimating log Z ({self.method}) has run {elapsed:.0f} s "
-                f"and done {share} of its planned work (an adaptive estimate may add "
-                "more). Cap the cost with a time budget or a looser target, e.g. "
-                "z_estimator=AIS(max_time=60) or AIS(target_std_error=0.05); verbose=1 "
-                "prints its progress.",
+                f"and done {done:,} steps; it stops by {self._caps(cap)}."
+                + "".join(f" {text}." for text in advice),
                 SlowEstimateWarning,
                 stacklevel=2,
             )
+
+
+#: With ``verbose``, an epoch still running after this many seconds prints its progress,
+#: and again every as many seconds (exact learning of a large machine, slow sampling).
+EPOCH_REPORT_SECONDS = 5.0
+
+
+class EpochProgress:
+    """Prints the rows an epoch has done, its time and the rows in all, now and then
+    (``verbose`` training of a slow model, e.g. exact learning of a large machine)."""
+
+    def __init__(self, owner, epoch, n_rows):
+        self.prefix = f"[{type(owner).__name__}] epoch {epoch}"
+        self.n_rows = n_rows
+        self.start = time.perf_counter()
+        self.next_line = EPOCH_REPORT_SECONDS
+
+    def __call__(self, rows_done):
+        elapsed = time.perf_counter() - self.start
+        if elapsed >= self.next_line:
+            self.next_line = elapsed + EPOCH_REPORT_SECONDS
+            print(f"{self.prefix}: {rows_done:,} of {self.n_rows:,} rows in {elapsed:.0f} s",
+                  flush=True)
 
 
 class _NoCallbacks:

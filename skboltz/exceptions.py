@@ -101,6 +101,61 @@ class MeanFieldConvergenceWarning(UserWarning):
     """
 
 
+class LogZAccuracyWarning(UserWarning):
+    """A log Z estimate is less accurate than it was asked to be, or may be off.
+
+    Raised by :class:`~skboltz.partition.AIS` when it stops (at its time budget or
+    its caps) with a standard error above its ``target_std_error``, and when its
+    annealing paths from different base models disagree beyond their standard errors
+    (the highest estimate is kept, since annealed importance sampling errs low, but
+    the reported standard error then understates the error). The message gives the
+    numbers and what to do (a longer budget, more betas).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skboltz.exceptions import LogZAccuracyWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", LogZAccuracyWarning)  # make it fatal
+    ...     try:
+    ...         warnings.warn("standard error 0.3 above the target 0.02",
+    ...                       LogZAccuracyWarning)
+    ...     except LogZAccuracyWarning as caught:
+    ...         print("fatal:", caught)
+    fatal: standard error 0.3 above the target 0.02
+    """
+
+
+class ApproximateScoreWarning(UserWarning):
+    """A score uses a bound, an approximation or an unfinished estimate of log Z.
+
+    That is, a lower bound or an approximation of log Z, or an estimate that stopped
+    short of its accuracy criterion.
+    ``score`` and ``score_samples`` are ``-F(x) - log Z``. With a lower bound on log Z
+    (naive mean field, visited states) they are upper bounds on the log-likelihood:
+    optimistic, by an amount that differs from model to model, so models compared on
+    them can be ranked wrongly. With TAP they are approximations of unknown sign. Each
+    fitted model warns once, on the first score that uses such a log Z; the
+    :class:`~skboltz.partition.LogZ` itself says what it is (``kind``, ``converged``,
+    :meth:`~skboltz.partition.LogZ.describe`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skboltz import BoltzmannMachine
+    >>> from skboltz.exceptions import ApproximateScoreWarning
+    >>> X = np.random.default_rng(0).integers(0, 2, size=(50, 6))
+    >>> bm = BoltzmannMachine(n_hidden=2, z_estimator="mean_field", n_iter=2,
+    ...                       random_state=0).fit(X)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = bm.score(X)
+    >>> any(issubclass(w.category, ApproximateScoreWarning) for w in caught)
+    True
+    """
+
+
 class SlowEstimateWarning(UserWarning):
     """A log Z estimate (for ``score``, ``score_samples``, ...) is taking long.
 
@@ -120,8 +175,10 @@ class SlowEstimateWarning(UserWarning):
 
 
 __all__ = [
+    "ApproximateScoreWarning",
     "DataRangeWarning",
     "DataScaleWarning",
+    "LogZAccuracyWarning",
     "MeanFieldConvergenceWarning",
     "SlowEstimateWarning",
     "TooManyStatesError",

@@ -29,6 +29,13 @@ def rbm_visible_log_probabilities(weights, visible_bias, hidden_bias):
     return marginal - logsumexp(marginal)
 
 
+def rbm_hidden_log_probabilities(weights, visible_bias, hidden_bias):
+    """Exact log p(h) for every hidden state, in the order of ``all_states``."""
+    joint = rbm_joint_log_weights(weights, visible_bias, hidden_bias)
+    marginal = logsumexp(joint, axis=0)
+    return marginal - logsumexp(marginal)
+
+
 def rbm_log_partition(weights, visible_bias, hidden_bias):
     return float(logsumexp(rbm_joint_log_weights(weights, visible_bias, hidden_bias)))
 

@@ -32,7 +32,7 @@ def fast_models(rng):
 
 
 # -- the fast chains against float64 references ---------------------------------------
-@pytest.mark.parametrize("hidden", ["uniform", "response"])
+@pytest.mark.parametrize("hidden", ["data", "response", "model"])
 def test_log_ratios_match_the_float64_path(hidden):
     rng = np.random.default_rng(0)
     for view in [random_rbm(9, 70, 1.0, rng), bm_view(8, 5, 1.0, rng, 1.5)]:
@@ -193,7 +193,7 @@ def test_target_std_error_is_reached_and_deterministic():
     assert log_z.cost["stopped_by"] == "target_std_error"
     assert log_z.cost["n_chains"] > 20  # needed more than the first batch
     assert log_z.cost["n_transitions"] >= log_z.cost["n_chains"] * (log_z.cost["n_betas"] - 1)
-    assert log_z.cost["hidden_base"] in ("uniform", "response")
+    assert log_z.cost["base"] in ("data", "response", "model")
     again = ais.estimate(view, rng=0, data_rates=rates)
     assert again.value == log_z.value and again.cost["n_chains"] == log_z.cost["n_chains"]
     assert ais.estimate(view, rng=1, data_rates=rates).value != log_z.value
@@ -202,13 +202,15 @@ def test_target_std_error_is_reached_and_deterministic():
 
 def test_fixed_size_without_target():
     view = random_rbm(5, 4, 1.0, np.random.default_rng(5))
-    for hidden_base in ("uniform", "auto"):
+    for base in ("data", "auto"):
         log_z = AIS(n_chains=30, n_betas=40, target_std_error=None,
-                    hidden_base=hidden_base).estimate(view, rng=0)
+                    base=base).estimate(view, rng=0)
         assert log_z.cost["n_chains"] == 30 and log_z.cost["n_betas"] == 40
         assert log_z.cost["stopped_by"] == "n_chains"
-    # Two pilots of 15 chains through 16 betas, then the batch.
-    assert log_z.cost["n_transitions"] == 2 * 15 * 15 + 30 * 39
+    # The 30 chains are shared between the three bases, which agree.
+    assert sorted(log_z.cost["bases"]) == ["data", "model", "response"]
+    assert [b["n_chains"] for b in log_z.cost["bases"].values()] == [10, 10, 10]
+    assert log_z.cost["n_transitions"] == 30 * 39
 
 
 def test_max_time_stops_early():
@@ -229,11 +231,17 @@ def test_wide_log_weights_double_the_betas():
 def test_progress_and_cost_forecast():
     view = random_rbm(6, 5, 1.0, np.random.default_rng(8))
     calls = []
-    ais = AIS(n_chains=20, n_betas=200, target_std_error=None)
+    ais = AIS(n_chains=20, n_betas=200, target_std_error=None, max_time=None)
     log_z = ais.estimate(view, rng=0, progress=lambda done, total: calls.append((done, total)))
-    done, total = np.array(calls).T
-    assert np.all(np.diff(done) > 0) and np.all(done <= total)
-    assert total[-1] == log_z.cost["n_transitions"] == done[-1]
+    done, cap = np.array(calls).T
+    # Work done only grows, against a cap that never moves (never a share that falls).
+    assert np.all(np.diff(done) > 0) and np.all(done <= cap)
+    assert np.all(cap == cap[0])
+    assert done[-1] == log_z.cost["n_transitions"]
+    # With a time budget the cap is the time: no step count is given.
+    calls.clear()
+    AIS(n_chains=20, n_betas=50).estimate(view, rng=0, progress=lambda *c: calls.append(c))
+    assert calls and all(cap is None for _, cap in calls)
     seconds = ais.estimated_seconds(view, rng=0)
     assert np.isfinite(seconds) and seconds > 0
     assert AIS(max_time=0.5).estimated_seconds(view) <= 0.5

@@ -4,18 +4,28 @@ Each row states the documented behaviour: a ValueError/TypeError whose message s
 what is wrong, a warning that says how to fix the data, or acceptance.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, GaussianRBM
+from skboltz import (
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    DBNClassifier,
+    GaussianRBM,
+)
 from skboltz.exceptions import (
+    ApproximateScoreWarning,
     DataRangeWarning,
     TooManyStatesError,
     TrainingDivergedError,
 )
-from skboltz.learning import CD, PCD
+from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.partition import LogZ, ZEstimator
 
 # Factories of small unfitted estimators, with the methods each one offers after fit.
@@ -42,8 +52,12 @@ ESTIMATORS = {
         lambda: BoltzmannClassifier(RBM(n_components=2, n_iter=2, random_state=0)),
         ["predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba"],
     ),
+    "DBNClassifier": (
+        lambda: DBNClassifier(3, rbm=RBM(n_iter=2), max_iter=5, random_state=0),
+        ["predict", "predict_proba", "predict_log_proba"],
+    ),
 }
-SUPERVISED = {"BoltzmannClassifier"}
+SUPERVISED = {"BoltzmannClassifier", "DBNClassifier"}
 
 RNG = np.random.default_rng(0)
 GOOD = (RNG.random((30, 5)) > 0.5).astype(float)
@@ -192,6 +206,9 @@ def test_unknown_strategy_names_are_rejected_with_choices(estimator_name):
     ({"momentum": (0.5, 1.5)}, "momentum"),
     ({"learning": PCD(n_chains=0)}, "n_chains"),
     ({"learning": CD(n_steps=0)}, "n_steps"),
+    ({"learning": CD(negative_visible="probabilities")}, "negative_visible.*'mean'"),
+    ({"learning": PCD(negative_visible=None)}, "negative_visible.*'sample'"),
+    ({"learning": ParallelTempering(negative_visible="means")}, "negative_visible"),
     ({"validation_fraction": 1.0}, "validation_fraction"),
 ])
 def test_invalid_parameters_are_named(params, message):
@@ -234,10 +251,15 @@ def test_classifier_failing_to_estimate_log_z_publishes_nothing():
 
 
 class _TooLowLogZ(ZEstimator):
-    """A deliberately wrong estimator: log Z far below the truth."""
+    """A deliberately wrong estimator: log Z below the truth, with a given error bar."""
+
+    def __init__(self, value=-100.0, std_error=None, kind=None):
+        self.value = value
+        self.std_error = std_error
+        self.kind = kind
 
     def estimate(self, model, *, rng=None, data_rates=None):
-        return LogZ(-100.0, method="too low")
+        return LogZ(self.value, self.std_error, method="too low", kind=self.kind)
 
 
 @pytest.mark.parametrize("make", [
@@ -255,11 +277,30 @@ def test_scores_outside_the_unit_interval_warn_and_are_clipped(make, transform):
     assert np.all(scores <= 0)
 
 
-def test_a_log_probability_is_never_positive():
+def test_a_log_z_below_a_row_beyond_its_error_is_refused():
+    """log Z >= -F(x) for every row: an estimate 100 nats below that is broken, and
+    capping the scores at 0 would hide it (every row would score 0)."""
     model = RBM(n_components=3, n_iter=2, z_estimator=_TooLowLogZ(), random_state=0).fit(GOOD)
     assert model.estimate_log_partition().value == -100.0
-    scores = model.score_samples(GOOD)
-    assert np.all(scores <= 0) and np.any(scores == 0)
+    with pytest.raises(ValueError, match="log Z = -100 from too low .* is impossible"):
+        model.score_samples(GOOD)
+
+
+def test_a_log_probability_is_never_positive_within_the_error_or_for_a_bound():
+    exact = RBM(n_components=3, n_iter=2, random_state=0).fit(GOOD)
+    highest = float(np.max(-exact.free_energy(GOOD)))  # log Z >= this
+    for estimator in (_TooLowLogZ(highest - 0.05, std_error=0.1),  # within 3 se
+                      _TooLowLogZ(highest - 5.0, kind="lower_bound")):
+        model = RBM(n_components=3, n_iter=2, z_estimator=estimator, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ApproximateScoreWarning)  # the bound's
+            scores = model.fit(GOOD).score_samples(GOOD)
+        assert np.all(scores <= 0) and np.any(scores == 0)
+    # Beyond 3 standard errors the estimate is refused.
+    model = RBM(n_components=3, n_iter=2, z_estimator=_TooLowLogZ(highest - 0.5, 0.1),
+                random_state=0).fit(GOOD)
+    with pytest.raises(ValueError, match=r"beyond 3 standard errors"):
+        model.score_samples(GOOD)
 
 
 def test_classifier_on_inputs_outside_the_unit_interval_warns():
@@ -321,7 +362,8 @@ def test_models_too_large_for_memory_fail_at_once(monkeypatch, make, message):
 
 
 def test_batches_and_chains_never_exceed_the_rows():
-    rbm = RBM(n_components=3, batch_size=10**7, n_iter=2, random_state=0).fit(GOOD)
+    rbm = RBM(n_components=3, batch_size=10**7, learning="pcd", n_iter=2,
+              random_state=0).fit(GOOD)
     assert rbm._training_state.sampler["chains"].shape[0] == GOOD.shape[0]
     bm = BoltzmannMachine(n_hidden=2, batch_size=10**7, n_iter=1, random_state=0).fit(GOOD)
     assert bm._training_state.sampler["chains"].shape[0] == 100  # Gibbs' minimum

@@ -7,7 +7,15 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.neighbors import KernelDensity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skboltz import DBM, DBN, RBM, BoltzmannClassifier, BoltzmannMachine, GaussianRBM
+from skboltz import (
+    DBM,
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    DBNClassifier,
+    GaussianRBM,
+)
 from skboltz.learning import (
     CD,
     PCD,
@@ -27,6 +35,7 @@ ESTIMATORS = [
     BoltzmannMachine(),
     DBN(),
     BoltzmannClassifier(),
+    DBNClassifier(),
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
     RBM(n_components=3, visible_bias_init="zero", momentum=0.0, n_iter=3, random_state=0),
@@ -96,6 +105,12 @@ ESTIMATORS = [
     BoltzmannClassifier(RBM(n_components=3, n_iter=5, random_state=0)),
     BoltzmannClassifier(GaussianRBM(n_components=3, n_iter=5, random_state=0)),
     BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
+    # Pretrained networks: each fine-tuning solver, two layers, a marker.
+    DBNClassifier(4, rbm=RBM(n_iter=2), max_iter=20, random_state=0),
+    DBNClassifier((4, 3), rbm=RBM(learning="cd", n_iter=2), solver="adam",
+                  learning_rate_init=0.01, max_iter=50, random_state=0),
+    DBNClassifier((4,), rbm=RBM(n_iter=2), solver="lbfgs", max_iter=30,
+                  unlabelled_marker="unlabelled", random_state=0),
 ]
 
 
@@ -125,8 +140,9 @@ def test_registered_defaults_satisfy_their_constraints(strategy_class):
 @pytest.mark.parametrize(
     "estimator, y",
     [(DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=1)), None),
-     (BoltzmannClassifier(RBM(n_components=2, n_iter=1)), [0, 1] * 10)],
-    ids=["DBN", "BoltzmannClassifier"],
+     (BoltzmannClassifier(RBM(n_components=2, n_iter=1)), [0, 1] * 10),
+     (DBNClassifier(3, rbm=RBM(n_iter=1), max_iter=2), [0, 1] * 10)],
+    ids=["DBN", "BoltzmannClassifier", "DBNClassifier"],
 )
 def test_skip_parameter_validation_is_honoured(estimator, y, monkeypatch):
     validated = []

@@ -293,17 +293,20 @@ def test_path_ends_and_base_layout():
     assert view.base_log_partition(short) == pytest.approx(
         Exact().estimate(view.interpolate(0.0, short)).value, abs=1e-10)
     assert not view.annealing_base(rates)[4:].any()
-    with pytest.raises(ValueError, match="hidden must be"):
+    np.testing.assert_allclose(  # "model": the machine's own biases, state units first
+        view.annealing_base(rates, "model"),
+        np.concatenate([view.biases[k] for k in (0, 2, 1, 3)]))
+    with pytest.raises(ValueError, match="kind must be one of"):
         view.annealing_base(rates, "other")
     with pytest.raises(ValueError, match="base_bias must have 11 entries"):
         view.interpolate(0.5, np.zeros(4))
 
 
-@pytest.mark.parametrize("hidden", ["uniform", "response"])
-def test_log_ratios_match_the_float64_path(hidden):
+@pytest.mark.parametrize("kind", ["data", "response", "model"])
+def test_log_ratios_match_the_float64_path(kind):
     rng = np.random.default_rng(0)
     view = random_dbm((5, 3, 3, 2), seed=11)
-    base = view.annealing_base(rng.random(5), hidden)
+    base = view.annealing_base(rng.random(5), kind)
     states = (rng.random((50, view.n_state_units)) < 0.5).astype(float)
     for beta, beta_next in [(0.0, 0.001), (0.3, 0.31), (0.99, 1.0), (0.0, 1.0)]:
         expected = np.zeros(50)
@@ -394,7 +397,7 @@ def test_partition_estimators_work_on_the_view():
     assert np.isfinite(TAP().estimate(view).value)
     assert VisitedStates(n_chains=50, n_steps=200).estimate(view, rng=0).lower <= exact + 1e-9
     estimate = AIS().estimate(view, rng=0, data_rates=np.full(8, 0.3))
-    assert estimate.cost["hidden_base"] in ("uniform", "response")
+    assert estimate.cost["base"] in ("data", "response", "model")
     assert abs(estimate.value - exact) < 4 * estimate.std_error
     with pytest.raises(ValueError, match="even-layer units"):
         AIS().reverse_log_likelihood(view, np.zeros((2, 8)))

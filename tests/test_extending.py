@@ -288,7 +288,7 @@ def test_nested_setting_of_a_string_strategy_says_to_pass_the_object(model, key)
 
 def test_grid_search_over_a_string_strategy_setting_fails_clearly():
     search = GridSearchCV(RBM(n_components=2, n_iter=1), {"learning__n_steps": [1, 2]}, cv=2)
-    with pytest.raises(ValueError, match=r"learning='pcd' is a string .* learning=PCD\("):
+    with pytest.raises(ValueError, match=r"learning='cd' is a string .* learning=CD\("):
         search.fit(_binary_data())
     search = GridSearchCV(RBM(n_components=2, n_iter=1, learning=CD()),
                           {"learning__n_steps": [1, 2]}, cv=2).fit(_binary_data())
@@ -395,8 +395,8 @@ class LabelledRBM(RBM):
         self.n_labelled_batches_ = getattr(self, "n_labelled_batches_", 0) + 1
         return super()._minibatch_gradient(model, batch, labels, state, learning, rule)
 
-    def _monitor_epoch(self, state, monitor):
-        record = super()._monitor_epoch(state, monitor)
+    def _monitor_epoch(self, state, monitor, **timing):
+        record = super()._monitor_epoch(state, monitor, **timing)
         assert_allclose(monitor.train, self.X_[monitor.train_labels])
         if monitor.valid is not None:  # fit's held-out rows come with their labels
             assert_allclose(monitor.valid, self.X_[monitor.valid_labels])

@@ -11,7 +11,8 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
 import skboltz._base as base
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
+from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, DBNClassifier
+from skboltz._dbn_classifier import start_from_pretrained
 
 OLD = (np.random.default_rng(0).random((40, 5)) < 0.5).astype(float)
 NEW = (np.random.default_rng(1).random((30, 4)) < 0.3).astype(float)
@@ -132,6 +133,13 @@ META = {
         {inspect.unwrap(BoltzmannClassifier.fit).__code__},
         lambda model: (model.n_features_in_, list(model.classes_),
                        [est.components_.copy() for est in model.estimators_]),
+        lambda model, X, y: model.fit(X, y),
+    ),
+    "DBNClassifier": (
+        DBNClassifier(3, rbm=RBM(n_iter=1), max_iter=3, random_state=0),
+        {inspect.unwrap(DBNClassifier.fit).__code__, _code(start_from_pretrained)},
+        lambda model: (model.n_features_in_, list(model.classes_),
+                       [coef.copy() for coef in model.mlp_.coefs_]),
         lambda model, X, y: model.fit(X, y),
     ),
 }

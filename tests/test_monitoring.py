@@ -32,7 +32,7 @@ def test_history_has_gap_and_likelihoods(binary_digits):
     history = rbm.history_
     expected = {"epoch", "time", "reconstruction_error", "free_energy_train",
                 "reconstruction_error_valid", "free_energy_valid", "free_energy_gap",
-                "log_likelihood_train", "log_likelihood_valid"}
+                "log_likelihood_train", "log_likelihood_valid", "log_z_time"}
     assert set(history) == expected
     assert all(len(values) == 3 for values in history.values())
     assert_allclose(history["free_energy_gap"],
@@ -85,23 +85,37 @@ def test_validation_fraction_needs_rows_on_both_sides():
         RBM(n_components=2, validation_fraction=0.1).fit(np.zeros((3, 4)))
 
 
-# -- progress of long log Z estimates (issue 12) ------------------------------------------
-def _ais_scored_rbm(binary_digits, **params):
+# -- progress of long log Z estimates (issues 12 and 24) ------------------------------------
+def _ais_scored_rbm(binary_digits, max_time=60.0, **params):
     # a small AIS: quick, but it reports its progress as a long one would
-    return RBM(n_components=32, n_iter=1, z_estimator=AIS(n_chains=16, n_betas=50),
+    return RBM(n_components=32, n_iter=1,
+               z_estimator=AIS(n_chains=16, n_betas=50, max_time=max_time),
                random_state=0, **params).fit(binary_digits[:100])
 
 
-def test_a_slow_log_z_estimate_warns_once_with_its_progress(binary_digits, monkeypatch):
-    rbm = _ais_scored_rbm(binary_digits)
+@pytest.mark.parametrize("max_time", [None, 60.0])
+def test_a_slow_log_z_estimate_warns_once_with_its_progress(binary_digits, monkeypatch,
+                                                            max_time):
+    rbm = _ais_scored_rbm(binary_digits, max_time)
     monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
-    expected = r"RBM: estimating log Z \(ais\).*max_time"
+    # Elapsed time, the work done and the caps; the advice fits the settings.
+    expected = (r"RBM: estimating log Z \(ais\) has run \d+ s and done [\d,]+ steps; it "
+                r"stops by " + (r"134,217,728 steps\. Cap its time .*max_time"
+                                if max_time is None else r"60 s\. verbose=1"))
     with pytest.warns(SlowEstimateWarning, match=expected) as caught:
         rbm.score(binary_digits[:10])
     assert sum(issubclass(w.category, SlowEstimateWarning) for w in caught) == 1
     with warnings.catch_warnings():  # cached: no second estimate, no second warning
         warnings.simplefilter("error", SlowEstimateWarning)
         rbm.score(binary_digits[:10])
+
+
+def test_the_slow_warning_does_not_advise_verbose_when_it_is_on(binary_digits, monkeypatch):
+    rbm = _ais_scored_rbm(binary_digits, verbose=1)
+    monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)
+    with pytest.warns(SlowEstimateWarning) as caught:
+        rbm.score(binary_digits[:10])
+    assert "verbose" not in str(caught[0].message)
 
 
 def test_a_quick_log_z_estimate_is_silent_and_verbose_reports_it(binary_digits, monkeypatch,
@@ -116,4 +130,7 @@ def test_a_quick_log_z_estimate_is_silent_and_verbose_reports_it(binary_digits, 
     rbm.score(binary_digits[:10])
     lines = capsys.readouterr().out.splitlines()
     assert lines and all(line.startswith("[RBM] log Z (ais): ") for line in lines)
-    assert "of the planned work" in lines[-1]
+    # Work done only grows, and the caps stay put: no share of a growing plan.
+    done = [int(line.split(": ")[1].split(" steps")[0].replace(",", "")) for line in lines]
+    caps = {line.split("stops by ")[1] for line in lines}
+    assert done == sorted(done) and len(caps) == 1 and "%" not in lines[-1]

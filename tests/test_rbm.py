@@ -7,7 +7,10 @@ import pytest
 import scipy.sparse as sp
 from _oracles import (
     all_states,
+    grbm_exact_samples,
+    random_grbm,
     random_rbm,
+    rbm_hidden_log_probabilities,
     rbm_joint_log_weights,
     rbm_log_partition,
     rbm_visible_log_probabilities,
@@ -23,6 +26,7 @@ from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBM
 from skboltz._energy import RATE_CLIP
+from skboltz._gaussian_rbm_energy import AugmentedGaussianRBM
 from skboltz._rbm_energy import AugmentedRBM
 from skboltz.exceptions import (
     DataRangeWarning,
@@ -31,6 +35,7 @@ from skboltz.exceptions import (
 )
 from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.learning._base import steps_at
+from skboltz.views import GaussianRBMView
 
 
 def rbm_with_parameters(weights, visible_bias, hidden_bias, **params):
@@ -90,14 +95,39 @@ def model_expectation(weights, visible_bias, hidden_bias):
     return (H1 * p[:, None]).T @ V1
 
 
-STRATEGIES = [CD(), CD(n_steps=3), PCD(), ParallelTempering(n_temperatures=4)]
+def mean_field_expectation(weights, visible_bias, hidden_bias):
+    """Exact expectation of the ``negative_visible="mean"`` statistics at equilibrium.
+
+    The chains' hidden states h follow the model's marginal p(h); each gives the
+    visible mean m = P(v = 1 | h) and the hidden probabilities P(h = 1 | m):
+    sum over h of p(h) [P(h | m); 1] [m; 1]^T, in the augmented layout.
+    """
+    H = all_states(weights.shape[0])
+    p = np.exp(rbm_hidden_log_probabilities(weights, visible_bias, hidden_bias))
+    M = 1 / (1 + np.exp(-(H @ weights + visible_bias)))
+    H_of_M = 1 / (1 + np.exp(-(M @ weights.T + hidden_bias)))
+    M1 = np.hstack([M, np.ones((len(H), 1))])
+    H1 = np.hstack([H_of_M, np.ones((len(H), 1))])
+    return (H1 * p[:, None]).T @ M1
+
+
+STRATEGIES = [
+    strategy(**settings, negative_visible=negative_visible)
+    for negative_visible in ("sample", "mean")
+    for strategy, settings in [(CD, {}), (CD, {"n_steps": 3}), (PCD, {}),
+                               (ParallelTempering, {"n_temperatures": 4})]
+]
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES, ids=repr)
 def test_negative_phase_matches_exact_expectation(strategy):
-    """Each sampler, fed (or burnt in to) the model distribution, gives its statistics."""
-    params = random_rbm(4, 3, 1.5, seed=7)
-    exact = model_expectation(*params)
+    """Each sampler, fed (or burnt in to) the model distribution, gives its statistics:
+    the model's expectations with visible samples, their mean-field counterpart (also
+    by enumeration) with visible means. The two differ by 4 times the tolerance."""
+    params = random_rbm(4, 3, 2.0, seed=2)
+    exact = (model_expectation if strategy.negative_visible == "sample"
+             else mean_field_expectation)(*params)
+    assert np.abs(model_expectation(*params) - mean_field_expectation(*params)).max() > 0.08
     log_p = rbm_visible_log_probabilities(*params)
     data = exact_samples(log_p, 4, 6000, seed=1)
     model = AugmentedRBM(
@@ -112,10 +142,18 @@ def test_negative_phase_matches_exact_expectation(strategy):
     assert_allclose(estimate, exact, atol=0.02)
 
 
-@pytest.mark.parametrize("strategy", [PCD(n_steps=2), ParallelTempering(n_temperatures=5)],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "strategy",
+    [PCD(n_steps=2, negative_visible="sample"), PCD(negative_visible="mean"),
+     PCD(n_steps=2, negative_visible="mean"),
+     ParallelTempering(n_temperatures=5, negative_visible="sample"),
+     ParallelTempering(n_temperatures=5, negative_visible="mean")],
+    ids=repr,
+)
 def test_persistent_chains_reach_exact_distribution(strategy):
-    """Total variation between the persistent (beta = 1) chains and p(v) is small."""
+    """Total variation between the persistent (beta = 1) chains and p(v) is small: with
+    visible means in the statistics too, the chains keep sampling the model. (PCD-1
+    chains that drew their hidden states from the means instead came out at 0.11.)"""
     params = random_rbm(4, 3, 2.0, seed=8)  # strongly coupled: far from independent units
     log_p = rbm_visible_log_probabilities(*params)
     model = AugmentedRBM(
@@ -131,6 +169,57 @@ def test_persistent_chains_reach_exact_distribution(strategy):
     # the bound is tight enough to catch a sampler that ignores the couplings
     independent = (rng.random((5000, 4)) < np.exp(log_p) @ all_states(4)).astype(float)
     assert total_variation(independent, log_p) > 0.12
+
+
+def run_negative_phases(strategy, model, data, n_updates):
+    """Negative statistics of ``n_updates`` updates of ``strategy`` on a fixed model,
+    from a fixed random stream, and the strategy's state after them."""
+    rng = np.random.default_rng(1)
+    state = strategy.init_state(model.view(), data, len(data), rng)
+    statistics = [strategy._negative_statistics(model, model.augment(data), state, rng, 1.0)
+                  for _ in range(n_updates)]
+    return state, statistics
+
+
+def binary_training_form():
+    params = random_rbm(5, 4, 1.5, seed=3)
+    data = (np.random.default_rng(0).random((20, 5)) < 0.5).astype(float)
+    return AugmentedRBM(np.block([[params[0], params[2][:, None]],
+                                  [params[1][None, :], np.zeros((1, 1))]])), data
+
+
+def gaussian_training_form():
+    params = random_grbm(3, 3, 1.2, seed=6)
+    data, _ = grbm_exact_samples(*params, n_samples=20, seed=1)
+    return AugmentedGaussianRBM.from_view(GaussianRBMView(*params)), data
+
+
+@pytest.mark.parametrize("strategy", [PCD, ParallelTempering])
+def test_visible_means_leave_the_chains_draws_unchanged(strategy):
+    """The means enter the statistics only: given the same parameters and random
+    stream, the chains make exactly the draws they make with visible samples."""
+    model, data = binary_training_form()
+    sampled, sample_statistics = run_negative_phases(
+        strategy(negative_visible="sample"), model, data, 5)
+    meaned, mean_statistics = run_negative_phases(
+        strategy(negative_visible="mean"), model, data, 5)
+    assert_array_equal(meaned["chains"], sampled["chains"])
+    assert set(np.unique(meaned["chains"])) == {0.0, 1.0}
+    assert not np.allclose(mean_statistics[-1], sample_statistics[-1])
+
+
+@pytest.mark.parametrize("strategy", [CD, PCD, ParallelTempering])
+@pytest.mark.parametrize("units, auto_is", [("binary", "mean"), ("gaussian", "sample")])
+def test_auto_negative_visible_follows_the_units(strategy, units, auto_is):
+    """"auto": the means for binary visible units (better features), the draws for
+    Gaussian ones (the means gave lower held-out densities)."""
+    model, data = (binary_training_form if units == "binary" else gaussian_training_form)()
+    statistics = {option: run_negative_phases(strategy(negative_visible=option), model,
+                                              data, 1)[1][0]
+                  for option in ("auto", "mean", "sample")}
+    other = "sample" if auto_is == "mean" else "mean"
+    assert_array_equal(statistics["auto"], statistics[auto_is])
+    assert not np.allclose(statistics["auto"], statistics[other])
 
 
 def test_sample_matches_exact_distribution():
@@ -190,7 +279,8 @@ def test_float32_is_kept(digits):
     assert rbm64.components_.dtype == np.float64
 
 
-@pytest.mark.parametrize("learning", ["pcd", "cd", "pt"])
+@pytest.mark.parametrize("learning", ["pcd", "cd", "pt", PCD(negative_visible="sample"),
+                                      CD(negative_visible="sample")], ids=repr)
 def test_float32_and_float64_fits_agree_to_float32_precision(digits, learning):
     # Same rows, same random_state: both dtypes draw the same float32 random numbers,
     # so their sampled states agree and the fits differ by float32 rounding only
@@ -205,7 +295,7 @@ def test_float32_and_float64_fits_agree_to_float32_precision(digits, learning):
     assert_allclose(rbm32.intercept_hidden_, rbm64.intercept_hidden_, rtol=1e-5, atol=1e-7)
     assert_allclose(rbm32.intercept_visible_, rbm64.intercept_visible_, rtol=1e-5, atol=1e-7)
     assert_allclose(rbm32.components_, rbm64.components_, rtol=1e-3, atol=1e-6)
-    if learning != "cd":  # the persistent chains made the same draws
+    if rbm64.learning_.name != "cd":  # the persistent chains made the same draws
         assert_array_equal(rbm32._training_state.sampler["chains"],
                            rbm64._training_state.sampler["chains"])
 
@@ -244,7 +334,7 @@ def test_user_strategy_object_is_cloned_not_mutated(digits):
     rbm = RBM(n_components=4, learning=strategy, n_iter=1, random_state=0).fit(digits[:50])
     assert rbm.learning_ is not strategy
     assert rbm.learning_.get_params() == strategy.get_params()
-    assert strategy.get_params() == {"n_steps": 1, "n_chains": 5}
+    assert strategy.get_params() == {"n_steps": 1, "n_chains": 5, "negative_visible": "auto"}
 
 
 def test_steps_schedule_grows_from_start_to_stop():
@@ -448,14 +538,17 @@ def test_averaging_continues_from_hand_edited_parameters(digits):
 def test_averaging_gives_a_better_steadier_model():
     """Held-out exact log-likelihood over epochs 15-20 on the binarized digits.
 
-    Plain PCD iterates swing by 1-2 nats from epoch to epoch (seed 0: mean -21.1, drops
-    summing to 2.3 nats); their average improves steadily (mean -19.7, drops 0.03).
+    Plain PCD iterates (visible samples, BernoulliRBM's algorithm) swing by 1-2 nats
+    from epoch to epoch (seed 0: mean -21.1, drops summing to 2.3 nats); their average
+    improves steadily (mean -19.7, drops 0.03). (The default CD-1 with visible means
+    makes steadier updates: averaging gained 0.1-0.2 nats there.)
     """
     X = (load_digits().data / 16 > 0.5).astype(float)
     train, test = X[:1200], X[1200:]
     curves = {}
     for window in (None, 100):
-        rbm = RBM(n_components=12, n_iter=15, average_window=window, random_state=0)
+        rbm = RBM(n_components=12, n_iter=15, average_window=window, weight_decay=1e-4,
+                  learning=PCD(negative_visible="sample"), random_state=0)
         curve = [rbm.fit(train).score(test)]
         for _ in range(5):
             curve.append(rbm.partial_fit(train).score(test))
@@ -465,23 +558,46 @@ def test_averaging_gives_a_better_steadier_model():
     assert drops[100] < drops[None] / 4
 
 
-class _RecordingPCD(PCD):
-    """PCD that records, per update, the parameters, minibatch and negative rows."""
+class _Recording:
+    """Records, per update of the fused loop, the parameters, minibatch and negative
+    rows, and what the negative rows came from: the persistent chains' hidden states
+    (PCD), or the minibatch's hidden inputs (CD, which draws its hidden states from
+    them)."""
 
     records = []
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
-        super()._sample_negative(model, positive, state, noise, progress, out)
-        self.records.append((model.params.copy(), positive[:, :-1].copy(), out[:, :-1].copy()))
+    def _sample_negative(self, model, positive, state, noise, progress, out,
+                         positive_input=None):
+        if positive_input is not None:
+            source = positive_input[:, :-1].copy()
+            super()._sample_negative(model, positive, state, noise, progress, out,
+                                     positive_input)
+        else:
+            source = state["hidden"][:, :-1].copy()
+            super()._sample_negative(model, positive, state, noise, progress, out)
+        negative = out[: self._n_negative(state, positive.shape[0]), :-1].copy()
+        self.records.append((model.params.copy(), positive[:, :-1].copy(), negative,
+                             source))
+
+
+class _RecordingPCD(_Recording, PCD):
+    pass
+
+
+class _RecordingCD(_Recording, CD):
+    pass
 
 
 @pytest.mark.parametrize(
-    "momentum, weight_decay, average_window",
-    [(0.0, 0.0, None), (0.5, 0.0, None), ((0.2, 0.7), 0.0, None), (0.5, 0.01, None),
-     (0.0, 0.01, 20), ((0.2, 0.7), 0.01, 20)],
+    "momentum, weight_decay, average_window, learning",
+    [(0.0, 0.0, None, "sample"), (0.5, 0.0, None, "sample"),
+     ((0.2, 0.7), 0.0, None, "sample"), (0.5, 0.01, None, "sample"),
+     (0.0, 0.01, 20, "sample"), ((0.2, 0.7), 0.01, 20, "sample"),
+     (0.0, 0.0, None, "mean"), ((0.2, 0.7), 0.01, 20, "mean"),
+     (0.0, 0.0, None, "cd sample"), ((0.2, 0.7), 0.01, 20, "cd mean")],
 )
-def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_decay,
-                                                            average_window):
+def test_sampling_updates_are_the_textbook_formula_with_momentum(momentum, weight_decay,
+                                                            average_window, learning):
     # The stacked-row loop folds learning_rate, momentum, the row counts and both phases
     # into one product; check each update against the textbook formula written out
     # here: step = <h v^T>_data - <h v^T>_negative for W, likewise b and c, with
@@ -495,17 +611,27 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
     # (n_averaged counting the start as one). The loop computes the hidden probabilities'
     # elementwise part in float32 for float64 models too (SIGMOID_DTYPE): a relative
     # rounding of ~6e-8 per probability, hence the tolerances (a wrong term of the
-    # formula, e.g. the decay's sign, is off by orders of magnitude more).
+    # formula, e.g. the decay's sign, is off by orders of magnitude more). With
+    # negative_visible="mean" the negative rows are P(v = 1 | h) of the chains' hidden
+    # states h, and the formula is the same with them in place of visible states. CD
+    # (chains of 5 rows, the minibatches') draws its first hidden states from the
+    # minibatch's hidden inputs, which the loop computes first for it.
     tolerance = dict(rtol=1e-6, atol=1e-7)
-    _RecordingPCD.records = []
+    _Recording.records = []
+    negative_visible = learning.rpartition(" ")[2]
+    if learning.startswith("cd"):
+        strategy, n_negative = _RecordingCD(negative_visible=negative_visible), (5, 5, 3)
+    else:
+        strategy, n_negative = _RecordingPCD(n_chains=6,
+                                             negative_visible=negative_visible), (6, 6, 6)
     rng = np.random.default_rng(3)
     X = rng.random((13, 5))  # 2 minibatches of 5 and one of 3 per epoch
     lr, n_iter, per_epoch = 0.4, 11, 3  # 33 updates: weight decay at 16 and 32
-    rbm = RBM(n_components=4, learning=_RecordingPCD(n_chains=6), batch_size=5,
+    rbm = RBM(n_components=4, batch_size=5, learning=strategy,
               n_iter=n_iter, learning_rate=lr, momentum=momentum,
               weight_decay=weight_decay, average_window=average_window,
               random_state=0).fit(X)
-    records = _RecordingPCD.records
+    records = _Recording.records
     assert len(records) == n_iter * per_epoch
     initial, final = momentum if isinstance(momentum, tuple) else (momentum, momentum)
     velocity = np.zeros_like(records[0][0])
@@ -519,10 +645,18 @@ def test_sampling_updates_are_the_pcd_formula_with_momentum(momentum, weight_dec
             average[...] += weight * (iterate - average)
             since_average = 0
 
-    for t, (params, positive, negative) in enumerate(records):
+    for t, (params, positive, negative, source) in enumerate(records):
         m = initial if t // per_epoch < 5 else final
-        W, c = params[:-1, :-1], params[:-1, -1]
-        assert negative.shape == (6, 5) and set(np.unique(negative)) <= {0.0, 1.0}
+        W, b, c = params[:-1, :-1], params[-1, :-1], params[:-1, -1]
+        assert negative.shape == (n_negative[t % per_epoch], 5)
+        if negative_visible == "sample":
+            assert set(np.unique(negative)) <= {0.0, 1.0}
+        elif learning.startswith("cd"):
+            assert np.all((negative > 0) & (negative < 1))
+        else:
+            assert_allclose(negative, 1 / (1 + np.exp(-(source @ W + b))), rtol=1e-12)
+        if learning.startswith("cd"):  # the minibatch's hidden inputs
+            assert_allclose(source, positive @ W.T + c, rtol=1e-12)
 
         def hidden(v):
             return 1 / (1 + np.exp(-(v @ W.T + c)))

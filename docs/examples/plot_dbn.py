@@ -35,7 +35,9 @@ print([layer.components_.shape for layer in dbn.layers_])
 # ``transform`` goes through all layers; the layers themselves give the intermediate
 # representations. On 1,347 small images a linear classifier does best on the pixels,
 # and each unsupervised layer loses a little class information: depth pays off on
-# larger, richer data (or with supervised fine-tuning, which skboltz does not do).
+# larger, richer data, or with supervised fine-tuning of the whole stack
+# (:class:`skboltz.DBNClassifier`, see
+# :ref:`sphx_glr_auto_examples_plot_dbn_classifier.py`).
 
 H_train, H_test = X_train, X_test
 

@@ -61,7 +61,7 @@ plot_samples(samples, (4, 4), n_cols=15, tile_size=0.55,
 # 12 visible and 6 hidden units with strong couplings; half the rows for training,
 # half held out. The true model's held-out score is the best any model can expect;
 # the gap to it is what a learnt model misses, in nats per row. Here the distribution
-# has few strong modes and all three negative phases come within a few hundredths of a
+# has few strong modes and all three negative phases come within about a tenth of a
 # nat of the truth: the differences between them show on multi-modal data such as
 # bars and stripes.
 X, true_model = make_boltzmann_samples(4000, n_visible=12, n_hidden=6, coupling_scale=1.5,

@@ -115,14 +115,15 @@ fig.tight_layout()
 plt.show()
 
 # %%
-# When this page was last revised, parallel tempering with 3 steps came first (-25.49
-# nats), CD-3 and PCD-3 within 0.02 nats of it, and PCD-1 last (-25.57): after only 10
-# epochs, short chains started at the data do as well as persistent ones, and the whole
-# spread, under 0.1 nats, is about one fold-to-fold standard deviation. Three Gibbs steps helped
-# every strategy, if only slightly. PCD's advantage, a gradient that
-# is not biased towards the data, is expected to matter more for longer training and
-# for models with more modes; parallel tempering costs about ``n_temperatures`` times
-# as much sampling per update (see the fit times above and :ref:`rbm`).
+# When this page was last revised, CD-3 and parallel tempering with 3 steps came first
+# (-25.13 nats), PCD-3 within 0.01 nats of them, and PCD-1 last (-25.24): after only
+# 10 epochs, short chains started at the data do as well as persistent ones, and the
+# whole spread, about 0.1 nats, is one fold-to-fold standard deviation. (All three use
+# the visible units' means in their negative statistics by default, see :ref:`rbm`.)
+# Three Gibbs steps helped every strategy, if only slightly. PCD's advantage, a
+# gradient that is not biased towards the data, is expected to matter more for longer
+# training and for models with more modes; parallel tempering costs about
+# ``n_temperatures`` times as much sampling per update (see the fit times above).
 
 # %%
 # On a dask cluster

@@ -22,7 +22,8 @@ A small training set (50 digits) makes overfitting visible within a few hundred 
 # Fit with a held-out set
 # -----------------------
 # 500 digits, of which ``validation_fraction=0.9`` holds out 450: the model trains on
-# the other 50, with PCD (the default) at a brisk learning rate.
+# the other 50, with the default negative phase (CD-1 with visible means), a brisk
+# learning rate and no weight decay.
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_digits
@@ -59,7 +60,7 @@ print(f"best held-out log-likelihood {history['log_likelihood_valid'][best]:.2f}
 # curves are smooth because the published parameters are a moving average of the last
 # 100 iterates (``average_window=100``, the default); without it the two curves jitter
 # together from epoch to epoch, as log Z, shared by both, moves with the noisy
-# persistent-chain updates, while the gap, which does not involve log Z, stays smooth.
+# updates, while the gap, which does not involve log Z, stays smooth.
 # The distance between them is the free-energy gap in the middle panel, and it grows
 # steadily: the model is
 # memorising its 50 training rows. The cures are more weight decay, fewer epochs or
@@ -77,7 +78,7 @@ plot_history(history, keys=[("log_likelihood_train", "log_likelihood_valid"),
 # when ``monitor_likelihood=True``; otherwise the held-out reconstruction error) has not
 # improved by more than ``tol`` for that many epochs, and keeps the parameters of the
 # best epoch. On this model the held-out log-likelihood keeps improving, slowly, for
-# some 300 epochs before it levels off, so allow up to 800 epochs and a wait of 40.
+# some 350 epochs before it levels off, so allow up to 800 epochs and a wait of 40.
 stopped = RBM(n_iter=800, n_iter_no_change=40, tol=0.0, **settings).fit(X)
 curve = stopped.history_["log_likelihood_valid"]
 print(f"early stopping: stopped after {stopped.n_iter_} epochs; best held-out "

@@ -260,10 +260,13 @@ class RBMLearningStrategy(LearningStrategy):
         if self._uses_fast_loop():
             # The built-in samplers' rows, through their fused-loop hooks.
             model = model._training_form()
-            out = model.empty_visible(self._n_negative(state, batch.shape[0]))
+            n_negative = self._n_negative(state, batch.shape[0])
+            out = model.empty_visible(n_negative + self._n_chain_rows(model, state))
             noise = Noise(rng, block_size=0)
-            self._sample_negative(model, model.augment(batch), state, noise, progress, out)
-            return out[RBMLayout.units]
+            with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
+                self._sample_negative(model, model.augment(batch), state, noise, progress,
+                                      out)
+            return out[:n_negative][RBMLayout.units]
         raise NotImplementedError(
             f"{type(self).__name__} does not produce negative-phase rows; subclasses of "
             "RBMLearningStrategy implement negative_phase."
@@ -282,15 +285,34 @@ class RBMLearningStrategy(LearningStrategy):
         """Number of negative rows :meth:`_sample_negative` writes for ``n_positive`` rows."""
         raise NotImplementedError
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
-        """Write augmented negative rows into ``out`` (shape (n_negative, n_visible + 1)).
+    def _n_chain_rows(self, model, state):
+        """Rows :meth:`_sample_negative` writes after the negative rows whose hidden
+        inputs it needs (:meth:`_observe`) but which stay out of the statistics."""
+        return 0
 
-        The rows are visible states drawn by the training form's ``draw_visible``
-        (binary for an RBM, real-valued for a Gaussian RBM), with the trailing
-        constant unit. ``positive`` holds the minibatch's augmented rows; ``noise`` is
-        the estimator's buffered random stream (:class:`skboltz._noise.Noise`). A
-        strategy may keep a reference to ``out``: it stays valid until the caller's
-        next call (:meth:`_release_buffers` then lets it own what it keeps).
+    def _negative_rows_are_means(self, model):
+        """Whether the negative rows are means of p(v | h) rather than visible states."""
+        return False
+
+    #: Whether the chains start at the minibatch: :meth:`_sample_negative` then also
+    #: receives the hidden inputs of the minibatch's rows (``positive_input``), which
+    #: the update computes anyway, to draw the chains' first hidden states from.
+    _starts_at_data = False
+
+    def _sample_negative(self, model, positive, state, noise, progress, out,
+                         positive_input=None):
+        """Write augmented negative rows into ``out`` (shape (n_negative + n_chain_rows,
+        n_visible + 1)): visible states drawn by the training form's ``draw_visible``
+        (binary for an RBM, real-valued for a Gaussian RBM), or their means given the
+        hidden states when :meth:`_negative_rows_are_means`, then the chain rows if
+        any, each with the trailing constant unit.
+
+        ``positive`` holds the minibatch's augmented rows; ``noise`` is the estimator's
+        buffered random stream (:class:`skboltz._noise.Noise`). A strategy may keep a
+        reference to ``out``: it stays valid until the caller's next call
+        (:meth:`_release_buffers` then lets it own what it keeps).
+        ``positive_input`` (strategies that :attr:`_starts_at_data`) holds the hidden
+        inputs of the minibatch's rows under the current parameters.
         """
         raise NotImplementedError
 
@@ -301,10 +323,10 @@ class RBMLearningStrategy(LearningStrategy):
     def _observe(self, state, inverse_probability, noise):
         """Receive 1 + exp(-x) = 1 / P(h = 1 | v) of the rows just written to ``out``.
 
-        ``x`` is the hidden input of those rows under the parameters of the coming
-        update; persistent chains draw their next hidden state from it
-        (``inverse_probability < noise.reciprocal_uniform(...)``) without another
-        product.
+        ``x`` is the hidden input of those rows (negative rows, then chain rows) under
+        the parameters of the coming update; persistent chains draw their next hidden
+        state from it (``inverse_probability < noise.reciprocal_uniform(...)``) without
+        another product.
         """
 
     def _negative_statistics(self, model, positive, state, rng, progress, noise=None):
@@ -321,16 +343,23 @@ class RBMLearningStrategy(LearningStrategy):
         if self._uses_fast_loop():
             if noise is None:
                 noise = Noise(rng, block_size=0)
-            out = model.empty_visible(self._n_negative(state, positive.shape[0]))
-            self._sample_negative(model, positive, state, noise, progress, out)
-            x = model.hidden_input(out)
-            np.negative(x, out=x)
-            with np.errstate(over="ignore"):
+            n_negative = self._n_negative(state, positive.shape[0])
+            out = model.empty_visible(n_negative + self._n_chain_rows(model, state))
+            with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
+                if self._starts_at_data:
+                    self._sample_negative(model, positive, state, noise, progress, out,
+                                          model.hidden_input(positive))
+                else:
+                    self._sample_negative(model, positive, state, noise, progress, out)
+                x = model.hidden_input(out)
+                np.negative(x, out=x)
                 np.exp(x, out=x)
             x += 1
             self._observe(state, x, noise)
             np.reciprocal(x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
-            return model.statistics(x, out) / out.shape[0]
+            statistics = model.statistics(x[:n_negative], out[:n_negative],
+                                          means=self._negative_rows_are_means(model))
+            return statistics / n_negative
         rows = self.negative_phase(model.view(), positive[RBMLayout.units], state, rng,
                                    progress)
         rows = np.asarray(rows, dtype=model.params.dtype)

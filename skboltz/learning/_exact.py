@@ -1,11 +1,12 @@
 """Exact learning for small models: the model's expectations by enumeration."""
 
+import time
 from numbers import Integral
 
 import numpy as np
 from scipy.special import logsumexp
 
-from .._boltzmann_energy import bm_enumeration_plan, bm_enumeration_size
+from .._boltzmann_energy import BMView, bm_enumeration_plan, bm_enumeration_size
 from .._capabilities import (
     BINARY,
     ENUMERATION,
@@ -15,7 +16,7 @@ from .._capabilities import (
     capabilities_of,
 )
 from .._energy import binary_states
-from .._rbm_energy import AugmentedRBM, RBMLayout, rbm_hidden_free_energy
+from .._rbm_energy import AugmentedRBM, RBMLayout, RBMView, rbm_hidden_free_energy
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import BMLearningStrategy, RBMLearningStrategy, register
@@ -77,6 +78,58 @@ def exact_statistics(model, chunk_size=4096):
         else:
             statistics += (weights * states).T @ model.visible_probability(states)
     return statistics
+
+
+#: The forecast of an enumeration's time runs a smaller one of at most this many states.
+PROBE_STATES = 2**15
+
+
+def _forecast_seconds_per_update(model, n_states):
+    """Seconds of one exact update of ``model`` (``n_states`` states), from a probe.
+
+    Times the exact statistics of the same model with fewer units (the first ones,
+    enough that the probe visits at most PROBE_STATES states) and scales by the
+    number of states. Machine-dependent; for messages, not decisions.
+    """
+    view = model.astype(np.float64)
+    if not _pairwise(model):
+        n_probe = min(model.n_visible, model.n_hidden, int(np.log2(PROBE_STATES)))
+        if model.n_visible <= model.n_hidden:
+            probe = AugmentedRBM.from_view(RBMView(
+                view.weights[:, :n_probe], view.visible_bias[:n_probe], view.hidden_bias))
+        else:
+            probe = AugmentedRBM.from_view(RBMView(
+                view.weights[:n_probe], view.visible_bias, view.hidden_bias[:n_probe]))
+        return _best_time(lambda: exact_statistics(probe)) * n_states / 2**n_probe
+    for n_units in range(model.n_units - 1, 0, -1):
+        probe = BMView(view.coupling[:n_units, :n_units], view.bias[:n_units],
+                       min(model.n_visible, n_units), view.temperature)
+        plan = bm_enumeration_plan(probe.coupling != 0, probe.n_visible)
+        size = bm_enumeration_size(plan)
+        if size <= PROBE_STATES:
+            break
+    return _best_time(lambda: exact_free_moments(probe, plan)) * n_states / size
+
+
+def _best_time(run, repeats=2):
+    """The shortest of a few timings of ``run()`` (the first pays for warming up)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _duration(seconds):
+    """A duration for a message: 0.12 s, 45 s, 12 min, 3.5 h, 2.1 days."""
+    if seconds < 100:
+        return f"{seconds:.2g} s"
+    if seconds < 6000:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.2g} h"
+    return f"{seconds / 86400:.2g} days"
 
 
 @register("exact")
@@ -142,10 +195,16 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
                 else "learning='gibbs' (Gibbs sampling) or 'mean_field' "
                 "(deterministic Boltzmann machine)"
             )
+            n_batches = -(-X.shape[0] // max(1, batch_size))
+            per_update = _forecast_seconds_per_update(model, n_states)
             raise TooManyStatesError(
-                f"learning='exact' enumerates {n_states} states per update, more than "
-                f"max_states={self.max_states}. Use {alternatives} for this model, or "
-                "raise ExactGradient(max_states=...) if you can wait."
+                f"learning='exact' enumerates {n_states:,} states per update, more than "
+                f"max_states={self.max_states:,}: about {_duration(per_update)} per "
+                f"update here (timed on a smaller enumeration), "
+                f"{_duration(per_update * n_batches)} per epoch of {n_batches:,} "
+                f"minibatches. Use {alternatives} for this model, or raise "
+                "ExactGradient(max_states=...) if you can wait (verbose=1 reports the "
+                "progress of each epoch)."
             )
         return None if is_rbm else {"plan": plan}
 

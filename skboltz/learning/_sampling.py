@@ -5,12 +5,42 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._noise import Noise
-from .._sklearn import Interval
+from .._sklearn import Interval, StrOptions
 from ._base import RBMLearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1
         Gibbs steps k per update. A pair ``(start, stop)`` makes k grow linearly from
         ``start`` in the first epoch to ``stop`` in the last one."""
+
+_NEGATIVE_VISIBLE_DOC = """negative_visible : {"auto", "mean", "sample"}, default="auto"
+        The visible rows of the negative statistics. ``"sample"``: the visible state
+        the Gibbs chain draws from p(v | h), with its hidden probabilities P(h = 1 | v)
+        (at equilibrium an unbiased estimate of the model's expectations).
+        ``"mean"``: the mean of p(v | h) given the chain's hidden state instead (the
+        probabilities P(v = 1 | h) for binary units, b + W^T h for Gaussian ones), with
+        the hidden probabilities of that mean (Hinton, "A Practical Guide to Training
+        Restricted Boltzmann Machines", section 3). This mean-field estimate is biased
+        as a likelihood gradient, but much less noisy, and on grey-level data it makes
+        far better features (see the RBM user guide). The mean enters only the
+        statistics: the chains still draw binary (or Gaussian) visible states, so
+        persistent chains remain samplers of the model. ``"auto"``: the means for
+        binary visible units (:class:`~skboltz.RBM`), the draws for Gaussian ones
+        (:class:`~skboltz.GaussianRBM`, where the means gave lower held-out
+        densities)."""
+
+_NEGATIVE_VISIBLE_CONSTRAINT = {
+    "negative_visible": [StrOptions({"auto", "mean", "sample"})],
+}
+
+
+class _GibbsNegativePhase(RBMLearningStrategy):
+    """What the block-Gibbs strategies share: the ``negative_visible`` setting."""
+
+    def _negative_rows_are_means(self, model):
+        choice = self.negative_visible
+        if choice == "auto":  # the training form says what suits its visible units
+            choice = model.auto_negative_visible
+        return choice == "mean"
 
 
 def _initial_chains(model, data, n_chains, rng):
@@ -25,15 +55,18 @@ def _initial_chains(model, data, n_chains, rng):
 
 
 @register("cd")
-class CD(RBMLearningStrategy):
+class CD(_GibbsNegativePhase):
     __doc__ = f"""Contrastive divergence, CD-k (Hinton 2002).
 
     Each update starts k steps of block Gibbs sampling at the minibatch itself. Cheap
-    and good for features; biased as a likelihood gradient for small k.
+    and good for features; biased as a likelihood gradient for small k. With
+    visible means (``negative_visible``, below) the last step's visible units give
+    their means, the k - 1 steps before it draw states.
 
     Parameters
     ----------
     {_N_STEPS_DOC}
+    {_NEGATIVE_VISIBLE_DOC}
 
     Examples
     --------
@@ -44,10 +77,14 @@ class CD(RBMLearningStrategy):
     3
     """
 
-    _parameter_constraints = {"n_steps": [Interval(Integral, 1, None, closed="left"), tuple]}
+    _parameter_constraints = {
+        "n_steps": [Interval(Integral, 1, None, closed="left"), tuple],
+        **_NEGATIVE_VISIBLE_CONSTRAINT,
+    }
 
-    def __init__(self, n_steps=1):
+    def __init__(self, n_steps=1, negative_visible="auto"):
         self.n_steps = n_steps
+        self.negative_visible = negative_visible
 
     def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
@@ -56,27 +93,41 @@ class CD(RBMLearningStrategy):
     def _n_negative(self, state, n_positive):
         return n_positive
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
+    _starts_at_data = True
+
+    def _sample_negative(self, model, positive, state, noise, progress, out,
+                         positive_input=None):
         H = model.empty_hidden(positive.shape[0])
         V = positive
-        for _ in range(steps_at(self.n_steps, progress)):
-            model.draw_hidden(V, noise, H)
-            V = model.draw_visible(H, noise, out)
+        n_steps = steps_at(self.n_steps, progress)
+        means = self._negative_rows_are_means(model)
+        for step in range(1, n_steps + 1):
+            if step == 1 and positive_input is not None:
+                model.draw_hidden_from_input(positive_input, noise, H)
+            else:
+                model.draw_hidden(V, noise, H)
+            if step == n_steps and means:
+                model.visible_mean(H, out)
+            else:
+                V = model.draw_visible(H, noise, out)
 
 
 @register("pcd")
-class PCD(RBMLearningStrategy):
+class PCD(_GibbsNegativePhase):
     __doc__ = f"""Persistent contrastive divergence (Tieleman 2008).
 
     Negative statistics come from Markov chains that persist across updates (and
     across ``partial_fit`` calls), so they follow the model instead of restarting at the
-    data: a much better likelihood gradient than CD at the same cost.
+    data: a much better likelihood gradient than CD at the same cost. With visible
+    means (``negative_visible``, below) each update costs one more matrix product (the
+    hidden inputs of the means, beside those of the chains' visible states).
 
     Parameters
     ----------
     {_N_STEPS_DOC}
     n_chains : int or None, default=None
         Number of persistent chains; None uses the estimator's ``batch_size``.
+    {_NEGATIVE_VISIBLE_DOC}
 
     Examples
     --------
@@ -90,11 +141,13 @@ class PCD(RBMLearningStrategy):
     _parameter_constraints = {
         "n_steps": [Interval(Integral, 1, None, closed="left"), tuple],
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],
+        **_NEGATIVE_VISIBLE_CONSTRAINT,
     }
 
-    def __init__(self, n_steps=1, n_chains=None):
+    def __init__(self, n_steps=1, n_chains=None, negative_visible="auto"):
         self.n_steps = n_steps
         self.n_chains = n_chains
+        self.negative_visible = negative_visible
 
     def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
@@ -110,15 +163,27 @@ class PCD(RBMLearningStrategy):
     def _n_negative(self, state, n_positive):
         return state["hidden"].shape[0]
 
+    def _n_chain_rows(self, model, state):
+        # With means, the chains' visible states follow the means in ``out``: their
+        # hidden inputs give the chains' next hidden states, not statistics.
+        return state["hidden"].shape[0] if self._negative_rows_are_means(model) else 0
+
     def _sample_negative(self, model, positive, state, noise, progress, out):
         H = state["hidden"]
+        n_chains = H.shape[0]
         for _ in range(steps_at(self.n_steps, progress) - 1):
-            model.draw_hidden(model.draw_visible(H, noise, out), noise, H)
-        state["chains"] = model.draw_visible(H, noise, out)
+            model.draw_hidden(model.draw_visible(H, noise, out[:n_chains]), noise, H)
+        if self._negative_rows_are_means(model):
+            state["chains"] = model.draw_visible_and_mean(H, noise, out[n_chains:],
+                                                          out[:n_chains])
+        else:
+            state["chains"] = model.draw_visible(H, noise, out)
 
     def _observe(self, state, inverse_probability, noise):
+        # the chains' rows are the last ones (after the means, if any)
         hidden = state["hidden"]
-        np.less(inverse_probability, noise.reciprocal_uniform(hidden.shape), out=hidden)
+        np.less(inverse_probability[-hidden.shape[0] :],
+                noise.reciprocal_uniform(hidden.shape), out=hidden)
 
     def _release_buffers(self, state):
         chains = state["chains"]
@@ -130,7 +195,7 @@ class PCD(RBMLearningStrategy):
 
 
 @register("pt")
-class ParallelTempering(RBMLearningStrategy):
+class ParallelTempering(_GibbsNegativePhase):
     __doc__ = f"""Parallel tempering (Desjardins et al. 2010; Cho et al. 2010).
 
     Persistent chains run at inverse temperatures ``beta`` evenly spaced from 1 down to
@@ -147,6 +212,9 @@ class ParallelTempering(RBMLearningStrategy):
         Chains per temperature; None uses the estimator's ``batch_size``.
     min_beta : float, default=0.0
         The hottest inverse temperature (0 is the uniform distribution).
+    {_NEGATIVE_VISIBLE_DOC}
+        With means, they are those given the beta = 1 chains' hidden states, one more
+        matrix product per update.
 
     Examples
     --------
@@ -162,13 +230,16 @@ class ParallelTempering(RBMLearningStrategy):
         "n_steps": [Interval(Integral, 1, None, closed="left"), tuple],
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],
         "min_beta": [Interval(Real, 0, 1, closed="left")],
+        **_NEGATIVE_VISIBLE_CONSTRAINT,
     }
 
-    def __init__(self, n_temperatures=10, n_steps=1, n_chains=None, min_beta=0.0):
+    def __init__(self, n_temperatures=10, n_steps=1, n_chains=None, min_beta=0.0,
+                 negative_visible="auto"):
         self.n_temperatures = n_temperatures
         self.n_steps = n_steps
         self.n_chains = n_chains
         self.min_beta = min_beta
+        self.negative_visible = negative_visible
 
     def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
@@ -201,7 +272,10 @@ class ParallelTempering(RBMLearningStrategy):
             model.draw_visible(H, noise, V, row_betas)
         model.draw_hidden(V, noise, H, row_betas)
         self._swap(model, V, H, state, noise.rng)
-        out[...] = V[:n_chains]
+        if self._negative_rows_are_means(model):
+            model.visible_mean(H[:n_chains], out)
+        else:
+            out[...] = V[:n_chains]
 
     @staticmethod
     def _swap(model, V, H, state, rng):

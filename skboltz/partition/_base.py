@@ -1,6 +1,8 @@
 """Interface of partition-function (log Z) estimators, the LogZ result and the registry."""
 
+import math
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -8,9 +10,58 @@ from sklearn.base import BaseEstimator
 from .._capabilities import Requires
 
 
+#: What a :class:`LogZ` value is, and what it makes of a log-likelihood -F(x) - log Z.
+KINDS = {
+    "exact": "exact",
+    "estimate": "a sampling estimate (unbiased for Z, so log Z errs low on average; "
+                "the log-likelihood errs high by about as much)",
+    "lower_bound": "a lower bound on log Z, so the log-likelihood is an upper bound "
+                   "(optimistic)",
+    "upper_bound": "an upper bound on log Z, so the log-likelihood is a lower bound "
+                   "(conservative)",
+    "approximation": "an approximation with no error bar and no bound (either side)",
+}
+
+
+def _infer_kind(value, std_error, lower, upper):
+    if lower is not None and upper is not None and lower == value == upper:
+        return "exact"
+    if std_error is not None:
+        return "estimate"
+    if lower is not None and lower == value:
+        return "lower_bound"
+    if upper is not None and upper == value:
+        return "upper_bound"
+    return "approximation"
+
+
+def _finite_real(name, x, *, allow_none=True):
+    """``x`` as a float, refusing anything that is not a finite real number."""
+    if x is None and allow_none:
+        return None
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (Real, np.floating, np.integer)):
+        raise TypeError(
+            f"LogZ.{name} must be a finite real number, got {type(x).__name__} {x!r}. "
+            "An estimator returns log Z as a float (natural log)."
+        )
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(
+            f"LogZ.{name} must be finite, got {x}. log Z of a model with finite "
+            "parameters is a finite number: an estimator that gives +-inf or NaN has "
+            "overflowed or failed (check its log-sum-exp, or the model's parameters)."
+        )
+    return x
+
+
 @dataclass(frozen=True)
 class LogZ:
     """An estimate of log Z, with how far to trust it.
+
+    Every field is checked: ``value``, ``std_error``, ``lower`` and ``upper`` must be
+    finite real numbers (or None where allowed); anything else (NaN, +-inf, a string)
+    raises at once, naming the field, instead of turning every score into NaN or 0
+    later.
 
     Parameters
     ----------
@@ -26,6 +77,20 @@ class LogZ:
     cost : dict
         What the estimate cost, e.g. ``{"n_states": 65536}`` or
         ``{"n_chains": 100, "n_steps": 1000}``.
+    kind : {"exact", "estimate", "lower_bound", "upper_bound", "approximation"} or None
+        What ``value`` is: exact; a sampling estimate with ``std_error`` (annealed
+        importance sampling is unbiased for Z, so its log Z errs low on average); a
+        lower bound on log Z (naive mean field, visited states: a log-likelihood
+        computed from it is an upper bound, i.e. optimistic); an upper bound (the
+        log-likelihood is then conservative); or an approximation with neither an
+        error bar nor a bound (TAP). None infers it from the other fields: exact when
+        ``lower == value == upper``, an estimate with a ``std_error``, a lower (upper)
+        bound when ``lower`` (``upper``) equals ``value``, else an approximation.
+    converged : bool, default=True
+        False when the method stopped short of its own accuracy criterion: annealed
+        importance sampling short of its ``target_std_error`` or with annealing paths
+        that disagree, a mean-field iteration that did not converge. Scores computed
+        from such an estimate warn on first use.
 
     Examples
     --------
@@ -35,6 +100,10 @@ class LogZ:
     -3.2
     >>> z.interval(2)
     (-3.3, -3.1)
+    >>> z.kind
+    'estimate'
+    >>> LogZ(9.6, lower=9.6, method="mean_field").kind
+    'lower_bound'
     """
 
     value: float
@@ -43,14 +112,64 @@ class LogZ:
     upper: float | None = None
     method: str = ""
     cost: dict = field(default_factory=dict)
+    kind: str | None = None
+    converged: bool = True
+
+    def __post_init__(self):
+        checked = {"value": _finite_real("value", self.value, allow_none=False)}
+        for name in ("std_error", "lower", "upper"):
+            checked[name] = _finite_real(name, getattr(self, name))
+        if checked["std_error"] is not None and checked["std_error"] < 0:
+            raise ValueError(f"LogZ.std_error must be >= 0, got {checked['std_error']}.")
+        kind = self.kind
+        if kind is None:
+            kind = _infer_kind(checked["value"], checked["std_error"], checked["lower"],
+                               checked["upper"])
+        elif kind not in KINDS:
+            raise ValueError(f"LogZ.kind must be one of {sorted(KINDS)} or None, got {kind!r}.")
+        checked["kind"] = kind
+        checked["converged"] = bool(self.converged)
+        for name, value in checked.items():  # frozen: set through object
+            object.__setattr__(self, name, value)
 
     def __float__(self):
         return float(self.value)
 
     @property
     def is_exact(self):
-        """True when the value is exact (both bounds equal the value)."""
-        return self.lower == self.value == self.upper
+        """True when the value is exact."""
+        return self.kind == "exact"
+
+    @property
+    def is_reliable(self):
+        """True for an exact value, or a sampling estimate that reached its target.
+
+        False for bounds and approximations (their error is unknown, or one-sided and
+        of unknown size) and for estimates that stopped short (``converged=False``):
+        the scores computed from such a value warn on first use.
+        """
+        return self.kind in ("exact", "estimate") and self.converged
+
+    def describe(self):
+        """One sentence saying what the value is and what it does to a log-likelihood.
+
+        Returns
+        -------
+        description : str
+            E.g. ``"log Z = 12.3 +- 0.02 by ais: a sampling estimate (...)"``.
+
+        Examples
+        --------
+        >>> from skboltz.partition import LogZ
+        >>> print(LogZ(9.6, lower=9.6, method="mean_field").describe())
+        log Z = 9.6 by mean_field: a lower bound on log Z, so the log-likelihood is an upper bound (optimistic).
+        """
+        error = f" +- {self.std_error:.3g}" if self.std_error is not None else ""
+        text = f"log Z = {self.value:.6g}{error} by {self.method or 'an estimator'}: "
+        text += KINDS[self.kind]
+        if not self.converged:
+            text += "; it stopped short of its accuracy criterion (see its cost)"
+        return text + "."
 
     def interval(self, n_sigma=3.0):
         """``value -/+ n_sigma * std_error``; the bounds when there is no standard error.
@@ -134,9 +253,10 @@ class ZEstimator(BaseEstimator):
             Mean activation of each visible unit on the training data, for estimators
             that build a base model from it.
         progress : callable or None
-            Long-running estimators call ``progress(done, total)`` now and then, in
-            units of their own work (states enumerated, Gibbs transitions, ...);
-            ``total`` may grow during the estimate. Quick ones ignore it.
+            Long-running estimators call ``progress(done, cap)`` now and then, in
+            units of their own work (states enumerated, Gibbs transitions, ...):
+            the work done so far, which only grows, and a fixed cap on it (None when
+            the estimator is capped by time instead). Quick ones ignore it.
         """
         raise NotImplementedError
 

@@ -111,7 +111,8 @@ class Exact(ZEstimator):
         value = float(logsumexp(tops, b=sums))
         if progress is not None:
             progress(n_states, n_states)
-        return LogZ(value, None, value, value, method=self.name, cost={"n_states": n_states})
+        return LogZ(value, None, value, value, method=self.name, cost={"n_states": n_states},
+                    kind="exact")
 
     def estimated_seconds(self, model, *, data_rates=None, rng=None):
         """A rough forecast of the seconds :meth:`estimate` will take (None: quick).

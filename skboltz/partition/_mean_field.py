@@ -233,7 +233,9 @@ class MeanField(ZEstimator):
         value = mean_field_free_energy(coupling, bias, m, self.order)
         lower = value if self.order == 1 else None
         return LogZ(value, None, lower, None, method=method,
-                    cost={"n_iter": n_iter, "converged": converged})
+                    cost={"n_iter": n_iter, "converged": converged},
+                    kind="lower_bound" if self.order == 1 else "approximation",
+                    converged=converged)
 
 
 @register("tap")

@@ -88,6 +88,7 @@ class VisitedStates(ZEstimator):
             value, None, value, None, method=self.name,
             cost={"n_chains": self.n_chains, "n_steps": self.n_steps,
                   "n_distinct_states": int(distinct.shape[0])},
+            kind="lower_bound",
         )
 
 
