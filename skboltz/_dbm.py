@@ -1,5 +1,6 @@
 """Deep Boltzmann machine: binary layers, each coupled only to its neighbours."""
 
+import warnings
 import zlib
 from dataclasses import dataclass
 from numbers import Integral
@@ -14,6 +15,7 @@ from ._base import (
     BoltzmannBase,
     as_dense,
     document_strategy_options,
+    parameter_fingerprint,
     strategy_constraints,
 )
 from ._boltzmann import OFFSET_RATE
@@ -28,6 +30,7 @@ from ._dbm_pretraining import greedy_pretraining
 from ._energy import clipped_rates, logit_of_rates
 from ._sklearn import Interval, StrOptions
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
+from .exceptions import ApproximateScoreWarning
 
 #: ``likelihood="auto"`` sums the hidden layers of a row exactly up to this many
 #: enumerated hidden units (2**16 states per row: about a millisecond a row).
@@ -522,10 +525,15 @@ class DBM(BoltzmannBase):
         hidden layers summed out as ``likelihood`` says. With the default
         ``likelihood="auto"``, a machine with more than 16 enumerated hidden units is
         scored by the **mean-field lower bound**: the values are lower bounds on
-        log p(v) (up to the error of log Z), not estimates of it; set
-        ``likelihood="estimate"`` for a per-row AIS estimate of log p(v) itself (slow:
-        one annealing run per row). Deterministic and row-wise; values outside [0, 1]
-        are clipped into it with a :class:`~skboltz.exceptions.DataRangeWarning`.
+        log p(v) (up to the error of log Z), not estimates of it, and the first score
+        of each fitted model says so with an
+        :class:`~skboltz.exceptions.ApproximateScoreWarning` (as a score on a bound of
+        log Z does: models compared on bounds can be ranked wrongly, since the gap
+        differs between models). Set ``likelihood="estimate"`` for a per-row
+        estimate of log p(v) itself (slow: one annealing run per row; pass an
+        :class:`~skboltz.partition.AIS` object as ``z_estimator`` to choose its
+        precision). Deterministic and row-wise; values outside [0, 1] are clipped into
+        it with a :class:`~skboltz.exceptions.DataRangeWarning`.
 
         Parameters
         ----------
@@ -535,11 +543,29 @@ class DBM(BoltzmannBase):
         Returns
         -------
         log_likelihood : ndarray of shape (n_samples,)
-            The log p(v) of each row in float64: exact, a lower bound
-            (``likelihood="bound"``) or an estimate (``likelihood="estimate"``), as
-            ``likelihood`` says.
+            The log p(v) of each row in float64: exact (``likelihood="exact"``, with an
+            exact log Z; with an AIS log Z an estimate whose error, shared by every
+            row, is ``estimate_log_partition().std_error``), a **lower bound**
+            (``likelihood="bound"``) or a per-row estimate
+            (``likelihood="estimate"``), as ``likelihood`` says.
         """
-        return super().score_samples(X)
+        check_is_fitted(self, "_training_state")
+        log_likelihood = super().score_samples(X)
+        view = self._model_view()
+        if self._hidden_sum(view) == "bound":
+            flag = ("warned_bound", parameter_fingerprint(view))
+            if flag not in self._log_z_cache:
+                self._log_z_cache[flag] = True
+                warnings.warn(
+                    f"{type(self).__name__}: the scores are the mean-field lower bound on "
+                    "log p(v) (likelihood='bound'; 'auto' chooses it beyond "
+                    f"{AUTO_EXACT_HIDDEN_UNITS} enumerated hidden units), not "
+                    "log-probabilities: compare them with other bounds. "
+                    "likelihood='estimate' estimates log p(v) row by row (slow).",
+                    ApproximateScoreWarning,
+                    stacklevel=2,
+                )
+        return log_likelihood
 
 
 __all__ = ["DBM"]

@@ -25,7 +25,7 @@ from skboltz._dbm_energy import (
 )
 from skboltz._dbm_pretraining import compose, greedy_pretraining, tied_rbm_statistics
 from skboltz._energy import sigmoid
-from skboltz.exceptions import TrainingDivergedError
+from skboltz.exceptions import ApproximateScoreWarning, TrainingDivergedError
 from skboltz.learning import PCD, DBMLearningStrategy, MeanFieldPCD
 from skboltz.partition import AIS, Exact
 
@@ -82,7 +82,8 @@ def test_score_samples_equals_brute_force_enumeration():
 def test_mean_field_bound_is_below_the_exact_log_likelihood():
     view = random_dbm(SIZES, scale=1.5, seed=2)
     exact = dbm_with(view).score_samples(all_bits(SIZES[0])[::3])
-    bound = dbm_with(view, likelihood="bound").score_samples(all_bits(SIZES[0])[::3])
+    with pytest.warns(ApproximateScoreWarning):
+        bound = dbm_with(view, likelihood="bound").score_samples(all_bits(SIZES[0])[::3])
     assert np.all(bound <= exact + 1e-10)
     assert np.all(bound > exact - 3.0)  # a real bound, not a trivial one
     assert np.mean(exact - bound) > 1e-3  # and not the exact value by mistake
@@ -122,8 +123,30 @@ def test_auto_likelihood_is_exact_small_and_a_bound_beyond():
     V = binary_rows(5, 6)
     view = large._model_view()
     bound = view.mean_field_log_bound(V, view.inference_mean_field(V))
-    np.testing.assert_allclose(large.score_samples(V),
-                               bound - large.estimate_log_partition().value, atol=1e-9)
+    with pytest.warns(ApproximateScoreWarning):
+        scores = large.score_samples(V)
+    np.testing.assert_allclose(scores, bound - large.estimate_log_partition().value, atol=1e-9)
+
+
+def test_bound_scores_warn_once_per_fitted_model_and_exact_ones_never():
+    """A mean-field score is a lower bound, not a log-probability: the first score of
+    each fitted model says so (ApproximateScoreWarning), as a bound on log Z does."""
+    import warnings
+
+    view = random_dbm(SIZES, seed=6)
+    V = all_bits(SIZES[0])[::50]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ApproximateScoreWarning)
+        dbm_with(view).score_samples(V)  # exact: no warning
+    bounded = dbm_with(view, likelihood="bound")
+    with pytest.warns(ApproximateScoreWarning, match="lower bound on log p"):
+        bounded.score(V)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ApproximateScoreWarning)
+        bounded.score_samples(V)  # once per fitted model
+    bounded.weights_[0] = bounded.weights_[0] + 0.1  # another model: warns again
+    with pytest.warns(ApproximateScoreWarning):
+        bounded.score_samples(V)
 
 
 # -- the sampler ---------------------------------------------------------------------
