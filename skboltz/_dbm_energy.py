@@ -540,7 +540,7 @@ class DBMView(ModelView):
     def n_hidden_enumerated(self):
         """Hidden units whose 2**n states the exact sum over one row's hidden layers lists.
 
-        One colour of the hidden layers (see :func:`hidden_enumeration_plan`); the
+        One colour of the hidden layers (the one whose enumeration costs less); the
         other is summed in closed form. :meth:`free_energy` and
         :meth:`hidden_probability` cost about 2**n_hidden_enumerated per row.
         """
