@@ -309,6 +309,7 @@ class BoltzmannMachine(BoltzmannBase):
 
     _view_class = BMView
     _layout = BMLayout
+    _structural_parameters = ("n_hidden", "connectivity")
     _inference_dtype = np.float64  # transform and reconstruct compute in float64
 
     _parameter_constraints = {

@@ -870,17 +870,21 @@ class BMView(ModelView):
         bm_gibbs_sweep(S, self.coupling, self.bias, rng, self.temperature, visible, mask)
         return np.ascontiguousarray(S[:, :n_visible])
 
-    def draw_samples(self, n_samples, n_steps, start, rng):
+    def draw_samples(self, n_samples, n_steps, start, rng, means=False):
         # Visible units start on at the rates `start`, hidden units at 1/2; then
         # block Gibbs sweeps over all units at the temperature (coloured by the
         # coupling mask: units that share no coupling are drawn together).
         probability = np.full((n_samples, self.n_units), 0.5)
         probability[:, : self.n_visible] = start
+        if means and n_steps == 0:
+            return probability[:, : self.n_visible].astype(self.dtype)
         S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=self.dtype)
         sweep = GibbsSweep(self.coupling, self.bias, None, self.dtype,
                            self.coupling_mask)  # prepared once
         for _ in range(n_steps):
             sweep(S.T, sweep.noise(rng, n_samples), self.temperature)
+        if means:  # each visible unit's P(v_i = 1 | the other units) in the last state
+            return np.ascontiguousarray(self.unit_probability(S)[:, : self.n_visible])
         return np.ascontiguousarray(S[:, : self.n_visible])
 
     # -- sampling protocol -----------------------------------------------------------

@@ -246,7 +246,16 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
 
     def _log_posterior(self, X):
         joint = self.predict_joint_log_proba(X)
-        return joint - logsumexp(joint, axis=1, keepdims=True)
+        evidence = logsumexp(joint, axis=1, keepdims=True)
+        # A row every class model gives zero density (log-likelihood -inf, as
+        # KernelDensity does far from its data) tells the classes nothing apart: its
+        # posterior is the prior, not NaN.
+        unexplained = np.isneginf(evidence[:, 0])
+        if unexplained.any():
+            with np.errstate(divide="ignore"):
+                joint[unexplained] = np.log(self.class_prior_)
+            evidence[unexplained] = 0.0
+        return joint - evidence
 
     def predict_log_proba(self, X):
         """Log posterior class probabilities log p(y | x), the log of ``predict_proba``.
@@ -299,7 +308,7 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             The class of highest posterior probability for each row.
         """
         check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
+        return self.classes_[np.argmax(self._log_posterior(X), axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -314,19 +323,33 @@ def _fit_class_model(model, X, *, callback_ctx, caller, name, verbose):
         if verbose:
             print(f"[BoltzmannClassifier] {name}: fitting", flush=True)
         start = time.perf_counter()
-        model.fit(X)
-        # Estimated here, so that log Z estimates run in parallel too; the model
-        # caches it, so scoring never estimates it again.
-        log_z = (
-            model.estimate_log_partition()
-            if hasattr(model, "estimate_log_partition")
-            else None
-        )
+        try:
+            model.fit(X)
+            # Estimated here, so that log Z estimates run in parallel too; the model
+            # caches it, so scoring never estimates it again.
+            log_z = (
+                model.estimate_log_partition()
+                if hasattr(model, "estimate_log_partition")
+                else None
+            )
+        except Exception as error:
+            raise _naming_the_class(error, name) from error
         if verbose:
             elapsed = time.perf_counter() - start
             print(f"[BoltzmannClassifier] {name}: done in {elapsed:.2f}s", flush=True)
         callback_ctx.call_on_fit_task_end(estimator=caller, X=X)
     return model, log_z
+
+
+def _naming_the_class(error, name):
+    """``error`` of a class model's fit, with a message that starts with the class
+    (e.g. which class has too few rows); ``error`` itself if its type cannot be made
+    from a message."""
+    try:
+        named = type(error)(f"The model of {name} failed: {error}")
+    except Exception:
+        return error
+    return named if str(named).endswith(str(error)) else error
 
 
 __all__ = ["BoltzmannClassifier"]

@@ -208,6 +208,7 @@ class DBM(BoltzmannBase):
     """
 
     _view_class = DBMView
+    _structural_parameters = ("hidden_layer_sizes",)
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],

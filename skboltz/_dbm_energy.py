@@ -642,16 +642,22 @@ class DBMView(ModelView):
             np.greater(field, logistic_noise(rng, field.shape, dtype), out=layers[0])
         return layers[0]
 
-    def draw_samples(self, n_samples, n_steps, start, rng):
+    def draw_samples(self, n_samples, n_steps, start, rng, means=False):
         # Visible units start on at the rates `start`, the hidden layers at a draw of
         # the bottom-up pass from them; then n_steps two-colour sweeps.
         dtype = self.dtype
+        if means and n_steps == 0:
+            return np.broadcast_to(np.asarray(start, dtype=dtype),
+                                   (n_samples, self.n_visible)).copy()
         V = (rng.random((n_samples, self.n_visible)) < start).astype(dtype)
         layers = [V]
         for mu in bottom_up_magnetisations(V, self.weights, self.biases, dtype)[1:]:
             layers.append((rng.random(mu.shape, dtype=dtype) < mu).astype(dtype))
         for _ in range(n_steps):
             dbm_gibbs_sweep(layers, self.weights, self.biases, rng)
+        if means:  # P(v = 1 | x_1) of the last sweep, which v was drawn from
+            field = layer_input(layers, self.weights, self.biases, 0, n_samples)
+            return sigmoid(field).astype(dtype, copy=False)
         return layers[0]
 
     # -- mean field ----------------------------------------------------------------------

@@ -435,7 +435,7 @@ class ModelView(Protocol):
         """
         ...
 
-    def draw_samples(self, n_samples, n_steps, start, rng):
+    def draw_samples(self, n_samples, n_steps, start, rng, means=False):
         """Run Gibbs chains from independent units and return their visible rows.
 
         Parameters
@@ -450,11 +450,16 @@ class ModelView(Protocol):
             start on with probability 1/2.
         rng : numpy.random.Generator
             Source of randomness.
+        means : bool, default=False
+            Return the visible units' conditional means in the last step (P(v = 1 |
+            ...) for binary units) instead of the states drawn from them; with
+            ``n_steps=0``, the means of the start. Only passed when True, so a view
+            without the option still samples.
 
         Returns
         -------
         V : ndarray of shape (n_samples, n_visible)
-            The chains' visible rows after ``n_steps`` steps.
+            The chains' visible rows (or means) after ``n_steps`` steps.
         """
         ...
 

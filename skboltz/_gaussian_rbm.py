@@ -1,6 +1,6 @@
 """Gaussian-Bernoulli restricted Boltzmann machine: real-valued visible units."""
 
-import warnings
+import time
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -24,9 +24,10 @@ from ._gaussian_rbm_energy import (
     GaussianRBMView,
 )
 from ._restricted import RestrictedBoltzmannBase
+from ._runtime import check_memory, warn_user
 from ._sklearn import Interval
 from ._training import AveragedTrainingState, shared
-from .exceptions import DataScaleWarning, TrainingDivergedError
+from .exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
 #: standardised" (DataScaleWarning).
@@ -43,6 +44,47 @@ MIN_VARIANCE = 1e-6
 #: deviation, lies this many times the data's scale (largest feature standard deviation)
 #: from the data: far below DIVERGED_MAGNITUDE, yet no real fit comes near it.
 RUNAWAY_SCALE = 1e3
+
+#: A later partial_fit call judges a small scale from at least this many values.
+MIN_SCALE_VALUES = 50
+
+#: The whitening's Ledoit-Wolf covariance needs this many rows: with 2 its shrinkage is
+#: 0 and the covariance of 2 rows has rank 1.
+MIN_WHITENING_ROWS = 3
+
+#: d x d float64 matrices the whitening of d features holds at once (the empirical and
+#: the shrunk covariance, then the shrunk covariance and its Cholesky factor), and one
+#: for the factor in float32 data's dtype.
+WHITENING_MATRICES = 3
+
+
+def value_bound(dtype):
+    """The largest magnitude a Gaussian RBM takes in ``dtype``: the fourth root of the
+    largest float (about 1e77 in float64, 4e9 in float32), so that squares, their sums
+    over features and products with weights stay finite. A row beyond it has a log
+    density below -1e150 (float64) and saturated hidden units either way."""
+    return float(np.finfo(dtype).max) ** 0.25
+
+
+def bounded_rows(X, what="values"):
+    """``X`` (dense, finite) with values beyond :func:`value_bound` clipped to it.
+
+    Such values would overflow the Gaussian RBM's arithmetic (squares, sums of
+    infinities of both signs: NaN scores, transforms and class probabilities); clipped,
+    every result is finite. Warns when it clips; ``X`` itself when nothing is clipped.
+    """
+    bound = value_bound(X.dtype)
+    if X.size == 0 or (X.max() <= bound and X.min() >= -bound):
+        return X
+    outside = np.any(np.abs(X) > bound, axis=1)
+    warn_user(
+        f"{int(outside.sum())} of {X.shape[0]} rows have {what} beyond +-{bound:.3g}, "
+        "where a Gaussian RBM's arithmetic would overflow: they are used at values "
+        f"clipped to +-{bound:.3g}, where their log density is astronomically low and "
+        "their hidden units saturated either way. Check the scale of the input.",
+        DataRangeWarning,
+    )
+    return np.clip(X, -bound, bound)
 
 @dataclass(eq=False, kw_only=True)
 class GaussianRBMTrainingState(AveragedTrainingState):
@@ -67,13 +109,14 @@ class Whitening:
     factor: np.ndarray
 
     def transform(self, X):
-        """z = L^-1 (x - mean) for each row x of ``X``, in the dtype of ``X``."""
+        """z = L^-1 (x - mean) for each row x of ``X``, in the dtype of ``X`` (and within
+        :func:`value_bound`; see :func:`bounded_rows`)."""
         centred = X - self.mean.astype(X.dtype, copy=False)
         # L z^T = (x - mean)^T for all rows at once, one triangular solve
-        return solve_triangular(
+        return bounded_rows(solve_triangular(
             self.factor.astype(X.dtype, copy=False), centred.T, lower=True,
             check_finite=False,
-        ).T
+        ).T, "whitened values")
 
     def inverse_transform(self, Z):
         """x = mean + L z for each row z of ``Z``, in the dtype of ``Z``."""
@@ -93,22 +136,38 @@ def feature_spread(X):
     return std, std <= 1e-8 * (1 + np.abs(X.mean(axis=0, dtype=np.float64)))
 
 
-def warn_if_unscaled(X):
-    """Gaussian units with unit starting variances want standardised features."""
-    if X.shape[0] < 2:
+def warn_if_unscaled(X, whitened=False):
+    """Gaussian units with unit starting variances want standardised features.
+
+    ``whitened``: ``X`` holds the rows whitened by a covariance estimated from them.
+    """
+    n_samples, n_features = X.shape
+    if n_samples < 2:
         return
     std, constant = feature_spread(X)
     off_scale = ~constant & ((std > SCALE_TOLERANCE) | (std < 1 / SCALE_TOLERANCE))
     problems = []
     if off_scale.any():
         shown = ", ".join(f"feature {i}: {std[i]:.3g}" for i in np.flatnonzero(off_scale)[:5])
-        problems.append(
-            f"{off_scale.sum()} feature(s) have standard deviations far from 1 ({shown}"
-            f"{', ...' if off_scale.sum() > 5 else ''}). GaussianRBM models standardised "
-            "features (its variances start at 1 and its learning rate assumes that "
-            "scale): put sklearn.preprocessing.StandardScaler() in front of it in a "
-            "Pipeline."
-        )
+        shown += ", ..." if off_scale.sum() > 5 else ""
+        if whitened and n_samples <= n_features:
+            problems.append(
+                f"Whitened with a covariance estimated from {n_samples} rows of "
+                f"{n_features} features, {off_scale.sum()} feature(s) have standard "
+                f"deviations far from 1 on these rows ({shown}). With fewer rows than "
+                "features the Ledoit-Wolf estimate is mostly its shrinkage target, so "
+                "whitening rescales the features without making them standard; this "
+                "says nothing about how the input was scaled. Use whiten=False, or whiten "
+                "from more rows than features (the first call of partial_fit fixes the "
+                "whitening)."
+            )
+        else:
+            problems.append(
+                f"{off_scale.sum()} feature(s) have standard deviations far from 1 "
+                f"({shown}). GaussianRBM models standardised features (its variances "
+                "start at 1 and its learning rate assumes that scale): put "
+                "sklearn.preprocessing.StandardScaler() in front of it in a Pipeline."
+            )
     if constant.any():
         shown = ", ".join(str(i) for i in np.flatnonzero(constant)[:5])
         problems.append(
@@ -118,32 +177,52 @@ def warn_if_unscaled(X):
             "sklearn.feature_selection.VarianceThreshold(), before StandardScaler()."
         )
     if problems:
-        warnings.warn(" ".join(problems), DataScaleWarning, stacklevel=7)
+        warn_user(" ".join(problems), DataScaleWarning)
 
 
-def estimate_whitening(X):
+def estimate_whitening(X, verbose=0):
     """Mean and lower Cholesky factor L of the Ledoit-Wolf covariance of X's rows, float64.
 
     z = L^-1 (x - mean) has unit covariance under that estimate. The shrinkage keeps
-    the estimate positive definite with fewer rows than features too; it fails only
-    with fewer than 2 rows or when every feature is constant.
+    the estimate positive definite with fewer rows than features too; it fails with
+    fewer than MIN_WHITENING_ROWS rows or when every feature is constant. The memory
+    of the d x d matrices is checked first; ``verbose`` prints the step and its time.
     """
-    n_samples = X.shape[0]
-    if n_samples < 2:
+    n_samples, n_features = X.shape
+    if n_samples < MIN_WHITENING_ROWS:
         raise ValueError(
             "GaussianRBM(whiten=True) estimates the covariance of the features, which "
-            f"needs at least 2 samples; got n_samples = {n_samples}. For partial_fit, "
-            "make the first call a batch of rows representative of the data."
+            f"needs at least {MIN_WHITENING_ROWS} samples (the Ledoit-Wolf estimate of 2 "
+            f"rows has rank 1); got n_samples = {n_samples}. For partial_fit, make the "
+            "first call a batch of rows representative of the data."
         )
-    estimate = LedoitWolf().fit(X.astype(np.float64))
+    check_memory(
+        WHITENING_MATRICES * 8 * n_features**2,
+        f"Whitening {n_features} features (GaussianRBM(whiten=True): {n_features} x "
+        f"{n_features} covariance matrices)",
+        "Use whiten=False, or fewer features (e.g. sklearn.decomposition.PCA first).",
+    )
+    start = time.perf_counter()
+    if verbose:
+        print(f"[GaussianRBM] whitening: the Ledoit-Wolf covariance of {n_features} "
+              f"features from {n_samples} rows, and its Cholesky factor", flush=True)
+    # No precision matrix: sklearn's would be a pseudo-inverse, an eigendecomposition
+    # that took 14 s of the 14.5 s for 3,000 features.
+    estimate = LedoitWolf(store_precision=False).fit(X.astype(np.float64))
+    location, covariance = estimate.location_, estimate.covariance_
+    del estimate
     try:
-        factor = np.linalg.cholesky(estimate.covariance_)
+        factor = np.linalg.cholesky(covariance)
     except np.linalg.LinAlgError:
         raise ValueError(
             "GaussianRBM(whiten=True) could not whiten the data: the estimated covariance "
             "is singular (are all features constant?)."
         ) from None
-    return estimate.location_, factor
+    del covariance
+    if verbose:
+        print(f"[GaussianRBM] whitening: done in {time.perf_counter() - start:.2f}s",
+              flush=True)
+    return location, factor
 
 
 class GaussianRBM(RestrictedBoltzmannBase):
@@ -243,9 +322,11 @@ class GaussianRBM(RestrictedBoltzmannBase):
         model of z. Costs a d x d covariance and an O(d^3) factorisation once per
         ``fit`` (d features), and a triangular solve per call. ``partial_fit``
         estimates the whitening on its first call and keeps it fixed afterwards, so
-        make that call a representative batch (at least 2 rows; with few rows the
-        shrinkage pulls the estimate towards a multiple of the identity, and
-        whitening then does little).
+        make that call a representative batch (at least 3 rows: the covariance of 2
+        rows has rank 1, which no shrinkage makes a useful whitening; with few rows
+        the shrinkage pulls the estimate towards a multiple of the identity, and
+        whitening then does little). The memory of the d x d matrices is checked
+        before they are made, and ``verbose`` reports the estimate's progress.
     {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
@@ -328,6 +409,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
     _view_class = GaussianRBMView
     _layout = GaussianRBMLayout
     _training_form = AugmentedGaussianRBM
+    _structural_parameters = ("n_components", "whiten")
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -383,47 +465,64 @@ class GaussianRBM(RestrictedBoltzmannBase):
     )
 
     # -- validation and whitening ----------------------------------------------------
-    def _check_rows(self, X, *, reset, check_range):
-        # Any real values; sparse input is accepted and densified (standardised, or
-        # centred, data are dense).
-        return as_dense(validate_data(
+    def _check_rows(self, X, *, reset):
+        # Any real values within the value bound; sparse input is accepted and
+        # densified (standardised, or centred, data are dense).
+        return bounded_rows(as_dense(validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
-        ))
+        )))
 
     def _new_input_transform(self, X):
         if not self.whiten:
             return None
-        mean, factor = estimate_whitening(X)
-        return Whitening(mean.astype(X.dtype), factor.astype(X.dtype))
+        mean, factor = estimate_whitening(X, verbose=self.verbose)
+        return Whitening(mean.astype(X.dtype), factor.astype(X.dtype, copy=False))
 
     def _input_transform(self):
         # From the public attributes, so that edits take effect.
         factor = self.whitening_factor_
         return None if factor is None else Whitening(self.whitening_mean_, factor)
 
-    def _fit(self, X, y, *, partial):
-        if partial and hasattr(self, "_training_state"):
-            fitted_whiten = self._input_transform() is not None
-            if self.whiten != fitted_whiten:
-                raise ValueError(
-                    f"whiten={self.whiten} but the model was fitted with "
-                    f"whiten={fitted_whiten}; partial_fit keeps the whitening of the first "
-                    "call. Call fit to start again with the new setting."
-                )
-        return super()._fit(X, y, partial=partial)
-
     def _data_hint(self, X):
         std, constant = feature_spread(as_dense(X))
-        if np.any(std[~constant] > SCALE_TOLERANCE):
+        largest = float(std[~constant].max(initial=0.0))
+        if largest > SCALE_TOLERANCE:
             return (
                 "The features are not standardised (largest standard deviation "
-                f"{std.max():.3g}); put sklearn.preprocessing.StandardScaler() in front."
+                f"{largest:.3g}); put sklearn.preprocessing.StandardScaler() in front."
+            )
+        if 0 < largest < 1 / SCALE_TOLERANCE:
+            return (
+                "The features are on a tiny scale (largest standard deviation "
+                f"{largest:.3g}), where the variances, which start at 1, cannot fit "
+                "them at any learning rate: standardise them with "
+                "sklearn.preprocessing.StandardScaler() in front (or use whiten=True)."
             )
         return None
 
+    def _check_continued_rows(self, X, state):
+        # The first call checks each feature's spread (warn_if_unscaled); a later call,
+        # often one small minibatch, only the rows' root-mean-square deviation from the
+        # training mean, which is about 1 for standardised rows (a hot path: two cheap
+        # passes). Too few values say little about a small scale.
+        deviation = X - state.data_mean.astype(X.dtype, copy=False)
+        rms = float(np.sqrt(np.vdot(deviation, deviation) / max(deviation.size, 1)))
+        if rms > SCALE_TOLERANCE or (
+            deviation.size >= MIN_SCALE_VALUES and rms < 1 / SCALE_TOLERANCE
+        ):
+            warn_user(
+                f"The rows of this partial_fit call lie at a root-mean-square distance of "
+                f"{rms:.3g} from the training mean, where standardised features lie at "
+                "about 1. GaussianRBM models standardised features (its variances start "
+                "at 1 and its learning rate assumes that scale): put "
+                "sklearn.preprocessing.StandardScaler() in front of it in a Pipeline, "
+                "fitted once, before streaming.",
+                DataScaleWarning,
+            )
+
     # -- training hooks ------------------------------------------------------------
     def _new_training_state(self, X, y, learning, rng):
-        warn_if_unscaled(X)
+        warn_if_unscaled(X, whitened=self.whiten)
         dtype = X.dtype
         n_visible = X.shape[1]
         data_mean = X.mean(axis=0, dtype=np.float64)

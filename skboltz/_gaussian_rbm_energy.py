@@ -212,14 +212,18 @@ class GaussianRBMView(RestrictedView):
     def visible_gibbs_step(self, V, rng):
         return self.sample_visible(self.sample_hidden(V, rng), rng)
 
-    def draw_samples(self, n_samples, n_steps, start, rng):
+    def draw_samples(self, n_samples, n_steps, start, rng, means=False):
         # Independent normal units at the means `start` with the model's variances.
         mean = np.asarray(start).astype(self.dtype)
+        if means and n_steps == 0:
+            return np.tile(mean, (n_samples, 1))
         V = rng.standard_normal((n_samples, self.n_visible), dtype=self.dtype)
         V *= np.sqrt(self.variance)
         V += mean
-        for _ in range(n_steps):
+        for _ in range(n_steps - 1 if means else n_steps):
             V = self.visible_gibbs_step(V, rng)
+        if means:  # the last step's h, then E[v | h] = b + W^T h instead of a draw
+            return self.visible_mean(self.sample_hidden(V, rng)).astype(self.dtype, copy=False)
         return V
 
     # -- sampling protocol: the states are hidden vectors ---------------------------

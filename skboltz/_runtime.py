@@ -2,13 +2,15 @@
 
 Nothing here knows about Boltzmann machines: the BLAS thread limit of small products,
 the memory check before a large fit, the numpy Generators drawn from a ``random_state``,
-the progress reporter of long log Z estimates, and the callback contexts of
-scikit-learn's callback API.
+the progress reporter of long log Z estimates, the callback contexts of
+scikit-learn's callback API, and :func:`warn_user`, which points a warning at the
+user's line.
 """
 
 import contextlib
 import functools
 import os
+import sys
 import threading
 import time
 import warnings
@@ -25,6 +27,39 @@ except ImportError:  # older scikit-learn: no callbacks, fit_callback_context do
 
     class CallbackSupportMixin:
         """Stand-in for scikit-learn's callback mixin where it does not exist."""
+
+
+@functools.cache
+def _library_prefixes():
+    """Path prefixes of the code between a user's call and a warning: skboltz, the
+    scikit-learn and joblib layers a call may pass through (``Pipeline``,
+    ``GridSearchCV``, ``Parallel``, ``_fit_context``), and the standard library's
+    context-manager and decorator helpers."""
+    import joblib
+    import sklearn
+
+    packages = [os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+                for module in (sys.modules[__package__], sklearn, joblib)]
+    helpers = [os.path.abspath(module.__file__) for module in (contextlib, functools)]
+    return tuple(packages + helpers)
+
+
+def warn_user(message, category):
+    """``warnings.warn`` pointed at the user's line, whatever the route to it.
+
+    The stack level is the first frame outside skboltz, scikit-learn and joblib, so a
+    warning raised deep in a fit, a score or a log Z estimate names the line that
+    called ``fit``, ``score``, ``Pipeline.fit`` or ``GridSearchCV.fit``, and the
+    default filter shows it once per such line. (``warnings.warn``'s
+    ``skip_file_prefixes`` does this from Python 3.12 on; skboltz supports 3.10.)
+    """
+    prefixes = _library_prefixes()
+    frame, level = sys._getframe(1), 2  # stacklevel 2: the caller of warn_user
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        prefixes
+    ):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 #: BLAS threads pay off only for large products. Below this many multiply-adds per
@@ -166,12 +201,11 @@ class _LogZProgress:
                               "AIS(target_std_error=0.05)")
             if not self.verbose:
                 advice.append("verbose=1 prints its progress")
-            warnings.warn(
+            warn_user(
                 f"{self.owner}: estimating log Z ({self.method}) has run {elapsed:.0f} s "
                 f"and done {done:,} steps; it stops by {self._caps(cap)}."
                 + "".join(f" {text}." for text in advice),
                 SlowEstimateWarning,
-                stacklevel=2,
             )
 
 

@@ -286,6 +286,9 @@ class TrainingState:
     #: The fixed map of the input rows learnt at the first call (GaussianRBM's
     #: whitening), or None: the model sees ``input_transform.transform(X)``.
     input_transform: object = shared(default=None)
+    #: The structural parameters (``n_components``, ...) as the first call found them;
+    #: a later ``partial_fit`` refuses to continue if they changed.
+    structure: dict = shared(default_factory=dict)
 
     def begin_update(self, learning):
         """A copy to update in place, and how to undo the update if it fails.

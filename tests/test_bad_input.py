@@ -277,6 +277,26 @@ def test_scores_outside_the_unit_interval_warn_and_are_clipped(make, transform):
     assert np.all(scores <= 0)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: RBM(n_components=3, n_iter=2, random_state=0),
+    lambda: BoltzmannMachine(n_hidden=2, learning="exact", n_iter=2, random_state=0),
+], ids=["RBM", "BoltzmannMachine"])
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_training_rows_outside_the_unit_interval_are_clipped_as_for_scoring(make, method):
+    """fit and score see the same rows: unscaled input (e.g. the digits as 0-16) is
+    trained on at its clipped values, with the warning, as it is scored and
+    transformed (it used to be trained on as it was and scored clipped)."""
+    bad = GOOD * 16 - 3
+    with pytest.warns(DataRangeWarning, match=r"30 of 30 rows .* clipped into \[0, 1\]"):
+        model = getattr(make(), method)(bad)
+    reference = getattr(make(), method)(np.clip(bad, 0, 1))
+    assert_array_equal(model.transform(GOOD), reference.transform(GOOD))
+    for call in ("transform", "free_energy", "reconstruct", "score_samples"):
+        with pytest.warns(DataRangeWarning, match="30 of 30 rows"):
+            result = getattr(model, call)(bad)
+        assert_allclose(result, getattr(model, call)(np.clip(bad, 0, 1)))
+
+
 def test_a_log_z_below_a_row_beyond_its_error_is_refused():
     """log Z >= -F(x) for every row: an estimate 100 nats below that is broken, and
     capping the scores at 0 would hide it (every row would score 0)."""

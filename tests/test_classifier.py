@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pytest
 from joblib import parallel_config
+from numpy.testing import assert_allclose
 from scipy.special import logsumexp
 from sklearn.datasets import load_digits
 from sklearn.neighbors import KernelDensity
@@ -214,3 +215,17 @@ def test_a_single_class_is_refused_with_what_to_do_instead():
     X = np.random.default_rng(0).random((20, 4))
     with pytest.raises(ValueError, match="at least 2 classes.*RBM\\(\\).fit"):
         BoltzmannClassifier(RBM(n_components=2, n_iter=1)).fit(X, np.zeros(20))
+
+
+def test_rows_no_class_model_explains_get_the_prior_not_nan():
+    """KernelDensity gives -inf far from its data: every class's log-likelihood of such a
+    row is -inf, which made the posterior NaN; it is the prior, and predict agrees."""
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = np.array([0] * 10 + [1] * 30)
+    clf = BoltzmannClassifier(KernelDensity()).fit(X, y)
+    far = np.array([[1e200, 1e200], [0.0, 0.0]])
+    assert np.all(np.isneginf(clf.predict_joint_log_proba(far[:1])))
+    proba = clf.predict_proba(far)
+    assert_allclose(proba[0], [0.25, 0.75])
+    assert_allclose(clf.predict_log_proba(far[:1]), np.log([[0.25, 0.75]]))
+    assert clf.predict(far[:1])[0] == 1

@@ -102,7 +102,11 @@ ESTIMATORS = [
     DBN(hidden_layer_sizes=[3], rbm=RBM(learning="cd", n_iter=2, random_state=0)),
     DBN(hidden_layer_sizes=(4, 3), first_layer=GaussianRBM(n_iter=2), rbm=RBM(n_iter=2),
         random_state=0),
-    BoltzmannClassifier(RBM(n_components=3, n_iter=5, random_state=0)),
+    # The checks train classifiers on standardised blobs, outside [0, 1], which binary
+    # units see clipped into it (as in fit, so in scoring): these settings reach 0.85
+    # accuracy on them, the check wants 0.83 (a 5-nearest-neighbour classifier of the
+    # clipped rows reaches 0.88).
+    BoltzmannClassifier(RBM(n_components=8, n_iter=20, learning_rate=0.3, random_state=0)),
     BoltzmannClassifier(GaussianRBM(n_components=3, n_iter=5, random_state=0)),
     BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
     # Pretrained networks: each fine-tuning solver, two layers, a marker.

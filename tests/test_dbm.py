@@ -174,6 +174,25 @@ def test_the_sample_check_fails_for_a_wrong_sampler(monkeypatch):
         assert_samples_match(samples, log_p)
 
 
+def test_sampled_means_average_to_the_models_visible_means():
+    """sample(return_means=True): P(v = 1 | x_1) of each chain's last sweep; over many
+    chains they average to the model's visible means, and the states drawn by the same
+    chains are draws from them."""
+    view = random_dbm((5, 3, 2), scale=1.0, seed=7)
+    dbm = dbm_with(view)
+    exact = np.exp(exact_visible_log_probabilities(view)) @ all_bits(5)
+    n = 20000
+    means = dbm.sample(n, random_state=0, n_steps=20, return_means=True)
+    assert means.shape == (n, 5) and 0 < means.min() and means.max() < 1
+    assert np.all(np.abs(means.mean(axis=0) - exact) < 5 * 0.5 / np.sqrt(n))
+    states = dbm.sample(n, random_state=0, n_steps=20)
+    assert set(np.unique(states)) <= {0.0, 1.0}
+    assert np.all(np.abs((states - means).mean(axis=0)) < 5 * 0.5 / np.sqrt(n))
+    # no steps: the means of the start, the training data's rates
+    start = dbm.sample(3, n_steps=0, return_means=True)
+    np.testing.assert_allclose(start, np.tile(binary_rows(40, 5).mean(axis=0), (3, 1)))
+
+
 # -- the training gradient against enumeration ---------------------------------------------
 def test_positive_phase_is_the_mean_field_fixed_point():
     view = random_dbm((8, 5, 4, 3), seed=7)

@@ -1,13 +1,18 @@
 """DBN: greedy stacking, transform through all layers, sampling with a down pass."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 
-from skboltz import DBN, RBM
+from skboltz import DBN, RBM, GaussianRBM
+from skboltz._base import held_updates
 from skboltz._runtime import make_generator
+from skboltz.exceptions import TrainingDivergedError
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +170,102 @@ def test_the_missing_score_says_why_and_what_to_use(method):
     assert not hasattr(dbn, method)  # so GridSearchCV asks for a scorer
     with pytest.raises(AttributeError, match=f"DBN has no {method}: .*tractable.*scoring="):
         getattr(dbn, method)
+
+
+def _layer_states(dbn):
+    """What a DBN's next partial_fit continues from: each layer's parameters, epochs,
+    history and random streams."""
+    return [
+        (layer.components_.copy(), layer.n_iter_, layer.history_["epoch"],
+         layer._training_state.rng.bit_generator.state,
+         layer._training_state.noise.checkpoint())
+        for layer in dbn.layers_
+    ]
+
+
+class _FailingCallback:
+    """Raises when the given layer's task ends, after the layer published its epoch (a
+    user's callback failing mid-call). The layer's own task is merged with the DBN's
+    task of that layer: it ends as the RBM's "fit" task, numbered from 0."""
+
+    max_propagation_depth = None
+
+    def __init__(self, layer):
+        self.layer = layer
+
+    def setup(self, estimator, context):
+        pass
+
+    def teardown(self, estimator, context):
+        pass
+
+    def on_fit_task_begin(self, estimator, context):
+        pass
+
+    def on_fit_task_end(self, estimator, context, *, fitted_estimator=None):
+        if (context.estimator_name, context.task_name, context.task_id) == (
+            "RBM", "fit", self.layer - 1
+        ):
+            raise RuntimeError("callback failed")
+        return False
+
+
+@pytest.mark.parametrize("failure", ["divergence", "callback"])
+def test_a_failed_partial_fit_leaves_every_layer_as_if_never_called(digits, failure):
+    """All or nothing across layers: layer 1's successful epoch of a call that fails
+    in layer 2 is undone too (its history and random streams included), so the next
+    call continues exactly as a DBN that never saw the failed call."""
+    dbn = DBN((16, 8), rbm=RBM(n_iter=1), random_state=0).partial_fit(digits)
+    untouched = copy.deepcopy(dbn)
+    before = _layer_states(dbn)
+    if failure == "divergence":
+        dbn.layers_[1].set_params(learning_rate=1e5)
+        error = TrainingDivergedError
+    else:
+        pytest.importorskip("sklearn.callback")
+        dbn.set_callbacks(_FailingCallback(layer=2))
+        error = RuntimeError
+    with pytest.raises(error):
+        dbn.partial_fit(digits)
+    after = _layer_states(dbn)
+    assert pickle.dumps(after) == pickle.dumps(before)
+    # The next call continues as if the failed one had never happened.
+    dbn.layers_[1].set_params(learning_rate=untouched.layers_[1].learning_rate)
+    if failure == "callback":
+        dbn.set_callbacks()
+    dbn.partial_fit(digits)
+    untouched.partial_fit(digits)
+    for layer, reference in zip(dbn.layers_, untouched.layers_):
+        assert_array_equal(layer.components_, reference.components_)
+        assert layer.history_["epoch"] == reference.history_["epoch"] == [1, 2]
+
+
+def test_held_updates_undo_several_models_at_once(digits):
+    first = RBM(n_components=4, random_state=0).partial_fit(digits)
+    second = RBM(n_components=4, random_state=1).partial_fit(digits)
+    references = copy.deepcopy([first, second])
+    with pytest.raises(KeyboardInterrupt), held_updates([first, second]):
+        first.partial_fit(digits)
+        second.fit(digits)
+        raise KeyboardInterrupt
+    for model, reference in zip([first, second], references):
+        assert model.n_iter_ == 1 and model.history_ == reference.history_
+        model.partial_fit(digits)
+        reference.partial_fit(digits)
+        assert_array_equal(model.components_, reference.components_)
+    with held_updates([first]):  # a block that finishes keeps its updates
+        first.partial_fit(digits)
+    assert first.n_iter_ == 3
+
+
+@pytest.mark.parametrize("change", [
+    {"hidden_layer_sizes": (8, 8)}, {"hidden_layer_sizes": (16,)},
+    {"first_layer": GaussianRBM(learn_variance=False)},
+])
+def test_partial_fit_refuses_a_changed_structure(digits, change):
+    dbn = DBN((16, 8), rbm=RBM(n_iter=1), random_state=0).partial_fit(digits)
+    name = next(iter(change))
+    with pytest.raises(ValueError, match=f"{name}.*fitted.*Call fit to start again"):
+        dbn.set_params(**change).partial_fit(digits)
+    assert [layer.n_iter_ for layer in dbn.layers_] == [1, 1]
+    assert dbn.fit(digits).transform(digits).shape[0] == digits.shape[0]

@@ -16,6 +16,7 @@ from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import DBN, RBM, DBNClassifier, GaussianRBM
 from skboltz._runtime import sub_estimator_seeds
+from skboltz.exceptions import DataRangeWarning
 from skboltz._dbn_classifier import pretrained_weights
 
 
@@ -315,3 +316,44 @@ def test_pipeline_and_grid_search(digits):
     search = fit_quietly(search, X * 16, y)
     assert len(search.cv_results_["params"]) == 4
     assert search.best_estimator_.score(X * 16, y) > 0.5
+
+
+# -- rows outside [0, 1] (issue 23) -------------------------------------------------------
+def test_rows_outside_the_unit_interval_are_clipped_in_fit_and_predict(digits):
+    # The network's input units are the RBMs' binary visible units: pretraining,
+    # fine-tuning and prediction all see the same clipped rows, as an RBM's fit and
+    # score do.
+    X, y = digits
+    unscaled = 2 * X - 0.5  # values in [-0.5, 1.5]
+    with pytest.warns(DataRangeWarning, match="clipped into"):
+        clf = fit_quietly(small(), unscaled, y)
+    on_clipped = fit_quietly(small(), np.clip(unscaled, 0, 1), y)
+    assert_same_network(clf.mlp_, on_clipped.mlp_)
+    with pytest.warns(DataRangeWarning):
+        proba = clf.predict_proba(unscaled)
+    assert_array_equal(proba, clf.mlp_.predict_proba(np.clip(unscaled, 0, 1)))
+    with pytest.warns(DataRangeWarning):
+        assert_array_equal(clf.predict(sp.csr_matrix(unscaled)), clf.predict(np.clip(unscaled, 0, 1)))
+
+
+def test_the_defaults_classify_scikit_learns_blobs_scaled_into_the_unit_interval():
+    # What check_classifiers_train measures (0.83 accuracy on the training rows; the
+    # poor_score tag skips it there, where the blobs are standardised, outside [0, 1]).
+    from sklearn.datasets import make_blobs
+    from sklearn.utils import shuffle
+
+    X, y = make_blobs(n_samples=300, random_state=0)
+    X, y = shuffle(X, y, random_state=7)
+    X = MinMaxScaler().fit_transform(X)
+    for rows in (slice(None), y != 2):
+        clf = DBNClassifier(random_state=0).fit(X[rows], y[rows])
+        assert clf.score(X[rows], y[rows]) > 0.83
+
+
+def test_network_warnings_point_at_the_users_line(digits):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        small(max_iter=2).fit(2 * digits[0], digits[1])
+    for category in (ConvergenceWarning, DataRangeWarning):
+        found = [w for w in caught if issubclass(w.category, category)]
+        assert found and all(w.filename == __file__ for w in found), category

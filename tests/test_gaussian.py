@@ -28,11 +28,12 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+import skboltz._runtime
 from skboltz import DBN, RBM, BoltzmannClassifier, GaussianRBM
 from skboltz._gaussian_rbm_energy import AugmentedGaussianRBM
 from skboltz._noise import Noise
 from skboltz._runtime import make_generator
-from skboltz.exceptions import DataScaleWarning, TrainingDivergedError
+from skboltz.exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 from skboltz.learning import (
     CD,
     PCD,
@@ -499,9 +500,12 @@ def test_whitened_partial_fit_fixes_the_whitening_of_the_first_call(wine):
                     clone(streamed).fit(wine).score_samples(wine))
 
 
-def test_whitening_needs_two_rows_and_some_variance():
-    with pytest.raises(ValueError, match="at least 2 samples"):
-        GaussianRBM(whiten=True).partial_fit(np.ones((1, 3)))
+def test_whitening_needs_three_rows_and_some_variance():
+    rows = np.random.default_rng(0).normal(size=(2, 3))
+    for n_rows in (1, 2):  # the Ledoit-Wolf covariance of 2 rows has rank 1
+        with pytest.raises(ValueError, match=r"at least 3 samples .* got n_samples = "
+                           f"{n_rows}"):
+            GaussianRBM(whiten=True).partial_fit(rows[:n_rows])
     with pytest.raises(ValueError, match="singular"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         GaussianRBM(whiten=True).fit(np.ones((5, 3)))
@@ -521,6 +525,98 @@ def test_whitened_data_scale_warnings_judge_the_whitened_rows():
     with pytest.warns(DataScaleWarning, match="constant"):
         GaussianRBM(n_components=2, n_iter=0, whiten=True, random_state=0).fit(
             np.column_stack([X, np.ones(40)]))
+
+
+def test_a_class_with_too_few_rows_to_whiten_is_named():
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    y = np.array([0] * 10 + [1] * 2)
+    clf = BoltzmannClassifier(GaussianRBM(n_components=2, n_iter=1, whiten=True))
+    with pytest.raises(ValueError, match=r"The model of class 2/2 \(label 1, 2 rows\) "
+                       r"failed: .*at least 3 samples"):
+        clf.fit(X, y)
+
+
+def test_whitening_wide_data_checks_memory_first_and_reports_progress(monkeypatch,
+                                                                     capsys):
+    X = np.random.default_rng(0).normal(size=(5, 300))
+    # 3 d x d float64 matrices: 2.2 MB for 300 features; say only 1 MB is free
+    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
+    with pytest.raises(MemoryError, match="Whitening 300 features .* whiten=False"):
+        GaussianRBM(n_components=2, n_iter=1, whiten=True).fit(X)
+    monkeypatch.undo()
+    model = GaussianRBM(n_components=2, n_iter=1, whiten=True, verbose=1, random_state=0)
+    with pytest.warns(DataScaleWarning, match="estimated from 5 rows of 300 features.*"
+                      "says nothing about how the input was scaled") as caught:
+        model.fit(X)  # standard features: the advice is not StandardScaler
+    assert "StandardScaler" not in str(caught[0].message)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[GaussianRBM] whitening: the Ledoit-Wolf covariance of "
+                               "300 features from 5 rows")
+    assert lines[1].startswith("[GaussianRBM] whitening: done in ")
+
+
+def test_later_partial_fit_calls_check_the_data_scale(wine):
+    model = GaussianRBM(n_components=2, random_state=0).partial_fit(wine)
+    with pytest.warns(DataScaleWarning, match="root-mean-square distance of .* from the "
+                      "training mean"):
+        model.partial_fit(30 * wine[:20])  # unscaled rows move the model: say so
+    with pytest.warns(DataScaleWarning):
+        model.partial_fit(1e-3 * wine[:20])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataScaleWarning)
+        for start in range(0, 60, 10):  # standardised minibatches, even single rows
+            model.partial_fit(wine[start : start + 10])
+            model.partial_fit(wine[start : start + 1])
+
+
+def test_a_tiny_data_scale_is_named_in_the_error():
+    X = 1e-4 * np.random.default_rng(0).normal(size=(50, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        with pytest.raises(TrainingDivergedError, match=r"tiny scale \(largest standard "
+                           r"deviation 0.000111\).*StandardScaler.*whiten=True"):
+            GaussianRBM(n_components=4, n_iter=2, random_state=0).fit(X)
+        # as the error says: whitened, the same rows train
+        GaussianRBM(n_components=4, n_iter=2, whiten=True, random_state=0).fit(X)
+
+
+def huge_rows(dtype=np.float64):
+    """Finite rows near the largest float of ``dtype`` (+-1.6e308, +-3e38), and at its
+    square root."""
+    big = 0.9 * float(np.finfo(dtype).max)
+    root = np.sqrt(big)
+    return np.array([[big, -big, 0.0], [big, big, big], [-big, 5.0, root],
+                     [root, root, -root]], dtype=dtype)
+
+
+@pytest.mark.parametrize("whiten", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_finite_rows_never_give_nan(dtype, whiten):
+    """Rows of +-1e308 (+-3e38 in float32) gave NaN scores, free energies and, whitened,
+    transforms: now their values are clipped to the largest magnitude the model's
+    arithmetic takes, with a warning."""
+    X = np.random.default_rng(0).normal(size=(60, 3)).astype(dtype)
+    model = GaussianRBM(n_components=4, n_iter=2, whiten=whiten, random_state=0).fit(X)
+    huge = huge_rows(dtype)
+    for method in ("score_samples", "free_energy", "transform", "reconstruct"):
+        with pytest.warns(DataRangeWarning, match="beyond"):
+            result = getattr(model, method)(huge)
+        assert np.all(np.isfinite(result)), method
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataRangeWarning)  # ordinary rows: no warning
+        model.score_samples(X)
+    assert np.all(model.score_samples(huge) < -1e15)
+
+
+def test_a_classifier_of_gaussian_models_never_gives_nan():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), np.arange(60) % 2
+    clf = BoltzmannClassifier(GaussianRBM(n_components=2, n_iter=2, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataRangeWarning)
+        proba = clf.fit(X, y).predict_proba(huge_rows())
+    assert np.all(np.isfinite(proba))
+    assert_allclose(proba.sum(axis=1), 1)
 
 
 # -- training ---------------------------------------------------------------------

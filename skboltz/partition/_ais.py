@@ -2,7 +2,6 @@
 
 import math
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,6 +9,7 @@ from sklearn.utils import check_array
 
 from .._capabilities import ANNEALING, Requires
 from .._energy import bernoulli_sample, sigmoid
+from .._runtime import warn_user
 from .._sklearn import Interval, StrOptions
 from ..exceptions import DataRangeWarning, LogZAccuracyWarning
 from ._base import LogZ, ZEstimator, as_generator, register
@@ -603,12 +603,11 @@ def _checked_rows(X, n_visible):
         )
     outside = np.any((X < 0) | (X > 1), axis=1)
     if outside.any():
-        warnings.warn(
+        warn_user(
             f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], "
             "where binary units have no probability: they are annealed from their "
             "values clipped into [0, 1]. Scale the features as for fit.",
             DataRangeWarning,
-            stacklevel=3,
         )
         X = np.clip(X, 0, 1)
     return X
@@ -909,7 +908,7 @@ class _AdaptiveRun:
             stop = {"max_time": f"at its time budget (max_time={ais.max_time} s)",
                     "target_std_error": "at its target",
                     "n_chains": "after its one batch"}.get(stopped_by, f"at {stopped_by}")
-            warnings.warn(
+            warn_user(
                 f"AIS stopped {stop} with log Z = {value:.2f} +- {std_error:.3g} nats, "
                 f"from the {', '.join(repr(name) for name in alive)} base(s) "
                 f"({cost['n_chains']} chains x {n_betas} betas, log weights spread "
@@ -918,7 +917,6 @@ class _AdaptiveRun:
                 + ". More time (AIS(max_time=...), None for no limit) gives a more "
                 "accurate estimate; scores computed from this one carry its error.",
                 LogZAccuracyWarning,
-                stacklevel=4,
             )
         return LogZ(
             value, std_error, value - 3 * std_error, value + 3 * std_error,

@@ -2,11 +2,11 @@
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._runtime import warn_user
 from ._ais import AIS, _checked_rows
 
 #: RAISE's betas to start from and their ceiling when ``n_betas="auto"`` (the user
@@ -162,22 +162,20 @@ def log_likelihood_bounds(model, X, log_z, *, data_rates=None, n_betas="auto",
         betas *= 2
     advice = "more betas (n_betas, or a longer max_time) would settle it"
     if gap < -2 * gap_error:
-        warnings.warn(
+        warn_user(
             f"The reverse (RAISE) estimate is {-gap:.3g} nats above the forward one at "
             f"{betas} betas: it is not conservative yet. RAISE bounds the likelihood of "
             "its annealing chain read as a model, which fits the data better than the "
             "model itself until the annealing is long enough (a model with modes far "
             f"from the data, e.g. one trained by CD-1, needs many betas); {advice}.",
             UserWarning,
-            stacklevel=3,
         )
     elif moving and len(gaps) > 1:
-        warnings.warn(
+        warn_user(
             f"The log-likelihood bracket was still changing when its budget ran out "
             f"(width {gap:.3g} nats at {betas} betas, {previous[0]:.3g} at {betas // 2}): "
             f"{advice}.",
             UserWarning,
-            stacklevel=3,
         )
     lower_error = math.hypot(rows_error, gaps[betas][1])
     return LogLikelihoodBounds(

@@ -1,6 +1,5 @@
 """Mean-field approximations of log Z: naive mean field (a lower bound) and TAP."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,6 +7,7 @@ from scipy.special import entr
 
 from .._capabilities import BINARY, MEAN_FIELD, Requires
 from .._energy import clipped_rates, sigmoid
+from .._runtime import warn_user
 from .._sklearn import Interval
 from ..exceptions import MeanFieldConvergenceWarning
 from ._base import LogZ, ZEstimator, register
@@ -223,12 +223,11 @@ class MeanField(ZEstimator):
             converged = converged and order_converged
         method = "tap" if self.order == 2 else "mean_field"
         if not converged:
-            warnings.warn(
+            warn_user(
                 f"The {method} fixed-point iteration did not converge in {self.max_iter} "
                 "iterations; the log Z value may be poor. Raise damping or max_iter, "
                 "or use AIS for strongly coupled models.",
                 MeanFieldConvergenceWarning,
-                stacklevel=2,
             )
         value = mean_field_free_energy(coupling, bias, m, self.order)
         lower = value if self.order == 1 else None
