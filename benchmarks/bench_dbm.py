@@ -11,7 +11,7 @@ with the least training time next (so the machine's load falls on all alike):
 - ``DBM(hidden_layer_sizes=(500, 1000), learning_rate=0.02)``, otherwise its defaults
   (at the default 0.05 the posteriors of its hidden layers stopped depending on the
   row within 15 epochs here: top-layer features at 19 % accuracy, against 87 % at
-  0.02; ``--dbm-learning-rate`` sets it);
+  0.02, see ``--learning-rates``; ``--dbm-learning-rate`` sets it);
 - ``RBM(n_components=500)`` with its defaults (CD-1 with the visible means, learning
   rate 0.1, batch 10, weight decay 1e-3);
 - with ``--long`` or ``--pcd`` also ``RBM(n_components=500, learning="pcd")`` with the
@@ -33,12 +33,14 @@ Run from the repository root::
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --seconds 60 120 240 480
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --long     # about 90 minutes
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --centering  # a few minutes
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --learning-rates  # ~3 minutes
 
 The default run trains each model for 120 s (checkpoints at 30, 60 and 120 s) on 2,000
 rows and scores with 50 AIS chains through 1,000 betas; ``--seconds`` sets the
 checkpoints; ``--long`` is 4,000 rows, checkpoints up to 1,200 s, 100 chains through
 5,000 betas and a third model. ``--centering`` measures instead the learning options
-(centring, pretraining) on machines small enough to score exactly. The absolute times depend on the machine and its load
+(centring, pretraining) on machines small enough to score exactly, ``--learning-rates``
+the DBM(500, 1000)'s first epochs by learning rate. The absolute times depend on the machine and its load
 (printed first and last).
 """
 
@@ -57,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np
 from _data import SPLIT_SEEDS, digits_784_split, digits_splits
 from _machine import print_machine
+from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 
@@ -150,12 +153,44 @@ def centering_and_pretraining(n_iter):
               + f"{np.mean(scores):>9.2f}{seconds / len(scores):>8.1f}", flush=True)
 
 
+def learning_rates(n_iter):
+    """How a DBM(500, 1000) leaves its first epochs on the 784-pixel digits, by
+    learning rate: the hidden posteriors' spread over the rows (the mean over units of
+    each unit's standard deviation across rows; near 0 when they no longer depend on
+    the row) and a logistic regression's accuracy on the top layer."""
+    X_train, X_test, y_train, y_test = digits_784_split(
+        2000, 500, flip=0.02, seed=0, dtype=np.float32)
+    print(f"DBM(500, 1000), {n_iter} epochs on 2,000 784-pixel rows\n")
+    print(f"{'setting':<34}{'fit s':>7}{'spread 1':>10}{'spread 2':>10}{'accuracy':>10}")
+    for name, chosen in {"learning_rate=0.05 (default)": dict(learning_rate=0.05),
+                         "learning_rate=0.05, pretrained 3": dict(learning_rate=0.05,
+                                                                  pretraining_iter=3),
+                         "learning_rate=0.02": dict(learning_rate=0.02)}.items():
+        model = DBM(hidden_layer_sizes=(500, 1000), n_iter=n_iter, random_state=0,
+                    transform_layers="all", **chosen)
+        start = time.perf_counter()
+        model.fit(X_train)
+        seconds = time.perf_counter() - start
+        layers = model.transform(X_train)
+        spread = [layers[:, :500].std(axis=0).mean(), layers[:, 500:].std(axis=0).mean()]
+        model.set_params(transform_layers="top")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the logistic regression's convergence
+            classifier = LogisticRegression(max_iter=2000).fit(model.transform(X_train),
+                                                                y_train)
+        accuracy = classifier.score(model.transform(X_test), y_test)
+        print(f"{name:<34}{seconds:>7.0f}{spread[0]:>10.3f}{spread[1]:>10.3f}"
+              f"{accuracy:>10.3f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--long", action="store_true",
                         help="4,000 rows, up to 1,200 s per model, precise AIS, 3 models")
     parser.add_argument("--seconds", type=float, nargs="+",
                         help="checkpoints: seconds of training per model")
+    parser.add_argument("--betas", type=int,
+                        help="betas of the AIS log Z of every model (default 1,000)")
     parser.add_argument("--pcd", action="store_true",
                         help="also an RBM(500) trained by PCD with the DBM's step and batch")
     parser.add_argument("--dbm-learning-rate", type=float, default=0.02,
@@ -163,13 +198,22 @@ def main():
     parser.add_argument("--centering", type=int, metavar="N_ITER", nargs="?", const=150,
                         help="instead: centring and pretraining on/off, DBM(16, 16) on "
                         "the 8 x 8 digits, exact scores (default 150 epochs)")
+    parser.add_argument("--learning-rates", type=int, metavar="N_ITER", nargs="?",
+                        const=15, help="instead: the DBM(500, 1000)'s hidden posteriors "
+                        "after N_ITER epochs (default 15) by learning rate")
     args = parser.parse_args()
+    if args.learning_rates:
+        print_machine()
+        learning_rates(args.learning_rates)
+        return
     if args.centering:
         print_machine()
         centering_and_pretraining(args.centering)
         return
     settings = dict(LONG if args.long else DEFAULT)
     settings["third_model"] |= args.pcd
+    if args.betas:
+        settings["ais_log_z"] = clone(settings["ais_log_z"]).set_params(n_betas=args.betas)
     if args.seconds:
         settings["checkpoints"] = tuple(sorted(args.seconds))
     print_machine()
