@@ -12,6 +12,7 @@ from ._dbn import DBN
 from ._dbn_classifier import DBNClassifier
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
+from ._rbm_classifier import RBMClassifier
 
 __version__ = "0.1.0.dev0"
 
@@ -20,6 +21,7 @@ __all__ = [
     "DBN",
     "DBNClassifier",
     "RBM",
+    "RBMClassifier",
     "BoltzmannClassifier",
     "BoltzmannMachine",
     "GaussianRBM",

@@ -104,7 +104,9 @@ MONITOR_LOG_Z_SECONDS = 1.0
 _FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-#: What validate_data(reset=True) sets on an estimator before any training happens.
+#: What validate_data(reset=True) sets on an estimator before any training happens (an
+#: estimator adds what its own validation sets, e.g. a classifier's ``classes_``, in its
+#: class attribute ``_input_attributes``).
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_")
 
 
@@ -130,17 +132,20 @@ def all_or_nothing(estimator):
 
     Fits publish their results only at the end (:func:`publish`), but
     ``validate_data(reset=True)`` records ``n_features_in_`` (and ``feature_names_in_``)
-    at the start; restoring them keeps a failed or interrupted fit from leaving them
-    out of step with the kept model. The restore is one store, like the publication.
+    at the start, and an estimator's own validation may record more (its class
+    attribute ``_input_attributes``, e.g. a classifier's ``classes_``); restoring them
+    keeps a failed or interrupted fit from leaving them out of step with the kept
+    model. The restore is one store, like the publication.
     """
-    saved = {k: estimator.__dict__[k] for k in _INPUT_ATTRIBUTES if k in estimator.__dict__}
+    names = getattr(estimator, "_input_attributes", _INPUT_ATTRIBUTES)
+    saved = {k: estimator.__dict__[k] for k in names if k in estimator.__dict__}
     generation = estimator.__dict__.get(_GENERATION, 0)
     try:
         yield
     except BaseException:
         if estimator.__dict__.get(_GENERATION, 0) == generation:  # nothing published
             restored = {
-                k: v for k, v in estimator.__dict__.items() if k not in _INPUT_ATTRIBUTES
+                k: v for k, v in estimator.__dict__.items() if k not in names
             }
             restored.update(saved)
             estimator.__dict__ = restored
@@ -453,6 +458,9 @@ class BoltzmannBase(
     _layout = None
     #: The dtype transform and reconstruct compute in (None: the input's).
     _inference_dtype = None
+    #: Attributes input validation sets before training (restored if a fit fails; see
+    #: :func:`all_or_nothing`): validate_data's, and e.g. a classifier's ``classes_``.
+    _input_attributes = _INPUT_ATTRIBUTES
     #: Parameters that fix the model's structure at the first call (sizes, masks, input
     #: maps): ``partial_fit`` refuses to continue a model after one of them changed.
     _structural_parameters = ()
@@ -566,11 +574,16 @@ class BoltzmannBase(
             return bool(X.min() >= 0) and bool(X.max() <= 1)
         return bool(np.isfinite(X.sum()))
 
-    def _validate_y(self, X, y, *, reset):
+    def _validate_y(self, X, y, *, reset, classes=None):
         """The training labels the estimator uses (None: it models ``X`` alone).
 
         Density models ignore ``y`` (a ``Pipeline`` passes it to every step); an
-        estimator trained on ``(X, y)`` validates and encodes it here.
+        estimator trained on ``(X, y)`` validates and encodes it here. With ``reset``
+        (``fit``, or the first ``partial_fit``) it may record what it learns of the
+        labels on the estimator, as ``validate_data`` records ``n_features_in_``: name
+        those attributes in ``_input_attributes``, and a fit that fails puts them back.
+        ``classes`` is what ``partial_fit(X, y, classes=...)`` received (a classifier's
+        full set of labels, known before all of them are seen).
         """
         return None
 
@@ -688,11 +701,11 @@ class BoltzmannBase(
         """
         return self._fit(X, y, partial=True)
 
-    def _fit(self, X, y, *, partial):
+    def _fit(self, X, y, *, partial, classes=None):
         with all_or_nothing(self):
-            return self._fit_unguarded(X, y, partial=partial)
+            return self._fit_unguarded(X, y, partial=partial, classes=classes)
 
-    def _fit_unguarded(self, X, y, *, partial):
+    def _fit_unguarded(self, X, y, *, partial, classes=None):
         # Strategies the model cannot serve are refused before any work.
         learning = self._resolve_learning()
         if isinstance(self.z_estimator, ZEstimator):
@@ -701,7 +714,7 @@ class BoltzmannBase(
         if not first_call:
             self._check_structure_unchanged()
         X = self._validate_X(X, reset=first_call)
-        y = self._validate_y(X, y, reset=first_call)
+        y = self._validate_y(X, y, reset=first_call, classes=classes)
         validation = None
         if first_call:
             # A fixed map of the inputs (GaussianRBM's whitening), from all the rows.
@@ -747,11 +760,9 @@ class BoltzmannBase(
                     callback_ctx=callback_ctx,
                 )
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
-                self._check_likelihood(
-                    state, learning, monitor.train,
-                    None if first_call else self._model_view(),
-                    mean_field_steps=(MEAN_FIELD_STEPS
-                                      if n_updates >= MEAN_FIELD_CHECK_UPDATES else 0),
+                self._check_divergence(
+                    state, learning, monitor, None if first_call else self._model_view(),
+                    n_updates=n_updates,
                 )
             view = self._model_view_of(state)
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
@@ -892,7 +903,8 @@ class BoltzmannBase(
         """
         params = self._begin_epoch(state, learning)
         model = self._training_model(X, params, state)
-        momentum, step = momentum_and_step(self._momentum_at(state.n_iter), self.learning_rate)
+        momentum, step = momentum_and_step(self._momentum_at(state.n_iter),
+                                           self._learning_rate_of(state))
         rule = UpdateRule(momentum, step, step * self.weight_decay, self._progress(state))
         window = self._average_window()
         order = state.rng.permutation(X.shape[0])
@@ -964,6 +976,24 @@ class BoltzmannBase(
         Binary visible units see their rows clipped into [0, 1] (with a warning), so
         their data never does; real-valued units name the scale they find."""
         return None
+
+    def _check_divergence(self, state, learning, monitor, previous_view=None, *,
+                          n_updates):
+        """Raise TrainingDivergedError if this call made the model provably far worse.
+
+        Run at the end of every ``fit`` and ``partial_fit`` (the parameters' magnitude
+        is checked after every epoch). ``monitor`` holds the call's monitoring rows (and
+        their labels), ``previous_view`` the model the call started from (None for a
+        fresh fit), ``n_updates`` the updates the call made. Density models bound their
+        log-likelihood (:meth:`_check_likelihood`; with mean-field steps only after
+        enough updates to have moved the model); an estimator with another objective
+        checks that.
+        """
+        self._check_likelihood(
+            state, learning, monitor.train, previous_view,
+            mean_field_steps=(MEAN_FIELD_STEPS
+                              if n_updates >= MEAN_FIELD_CHECK_UPDATES else 0),
+        )
 
     def _check_likelihood(self, state, learning, rows, previous_view=None,
                           mean_field_steps=MEAN_FIELD_STEPS):
@@ -1153,6 +1183,11 @@ class BoltzmannBase(
             initial, final = self.momentum
             return initial if epoch < MOMENTUM_WARMUP_EPOCHS else final
         return self.momentum
+
+    def _learning_rate_of(self, state):
+        """The learning rate of the coming epoch (``learning_rate``; an estimator with a
+        schedule or an adaptive step returns its own)."""
+        return self.learning_rate
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""
@@ -1542,9 +1577,9 @@ class BoltzmannBase(
                                        max_time=120.0):
         """Bracket the mean log-likelihood of ``X``: an estimate from above and below.
 
-        ``upper`` is :meth:`score` (``mean(-F(x)) - log Z``), high on average when
-        log Z is an annealed-importance-sampling estimate (AIS errs low). ``lower``
-        is conservative: reverse annealing (RAISE: Burda, Grosse & Salakhutdinov,
+        ``upper`` is the mean of :meth:`score_samples` (``mean(-F(x)) - log Z``),
+        high on average when log Z is an annealed-importance-sampling estimate (AIS
+        errs low). ``lower`` is conservative: reverse annealing (RAISE: Burda, Grosse & Salakhutdinov,
         "Accurate and conservative estimates of MRF log-likelihood using reverse
         annealing", AISTATS 2015) from up to ``max_rows`` evenly spaced rows back to
         the base model of the forward estimate, low on average; the gap between the

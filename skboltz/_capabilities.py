@@ -27,9 +27,11 @@ from dataclasses import dataclass
 
 from ._sklearn import InvalidParameterError
 
-#: Unit types (the values a unit takes given the others).
+#: Unit types (the values a unit takes given the others): 0/1, real-valued, and one of
+#: K (a softmax unit, e.g. a classification RBM's class unit).
 BINARY = "binary"
 GAUSSIAN = "gaussian"
+SOFTMAX = "softmax"
 
 #: Operations a view declares and a strategy may require, with what each one means.
 RESTRICTED = "restricted"
@@ -309,6 +311,7 @@ __all__ = [
     "OPERATIONS",
     "PAIRWISE",
     "RESTRICTED",
+    "SOFTMAX",
     "Capabilities",
     "Requires",
     "check_supported",

@@ -9,11 +9,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import all_or_nothing, clipped_into_unit_interval, publish
 from ._dbn import DBN
+from ._labels import UNLABELLED_MARKER_CONSTRAINT, labelled_rows
 from ._rbm import RBM
 from ._runtime import sub_estimator_seeds, warn_user
 from ._sklearn import Interval, StrOptions, _fit_context
@@ -106,7 +106,8 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
     unlabelled_marker : int, str or None, default=None
         The label that marks a row as unlabelled, e.g. -1 as in
         :mod:`sklearn.semi_supervised`: such rows take part in pretraining only.
-        None means every row is labelled.
+        None (the default) makes every value of y a class label, as in
+        scikit-learn's classifiers (where -1 is an ordinary class).
     random_state : int, RandomState instance or None, default=None
         Seeds the pretraining (a seed per RBM), the new output layer and the
         fine-tuning (initial weights, minibatches, validation split). None leaves the
@@ -218,7 +219,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "unlabelled_marker": [None, Integral, str],
+        **UNLABELLED_MARKER_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -293,26 +294,6 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
             verbose=self.verbose,
         )
 
-    def _labelled_rows(self, y):
-        """Indices of the labelled rows; checks that they make a classification problem."""
-        if self.unlabelled_marker is None:
-            labelled = np.arange(len(y))
-        else:
-            labelled = np.flatnonzero(y != self.unlabelled_marker)
-            if labelled.size == 0:
-                raise ValueError(
-                    f"Every row of y is marked unlabelled ({self.unlabelled_marker!r}): "
-                    "fine-tuning needs labelled rows of at least 2 classes."
-                )
-        check_classification_targets(y[labelled])
-        classes = np.unique(y[labelled])
-        if classes.size < 2:
-            raise ValueError(
-                f"The labelled rows of y hold one class only ({classes.tolist()[0]!r}); "
-                "a classifier needs at least 2 classes."
-            )
-        return labelled
-
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -338,7 +319,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
                 self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
             )
             X = clipped_into_unit_interval(X)  # the network's input units are binary
-            labelled = self._labelled_rows(y)
+            labelled = np.flatnonzero(labelled_rows(y, self.unlabelled_marker))
             dbn_seed, output_seed, mlp_seed = sub_estimator_seeds(self.random_state, 3)
             dbn = self._new_dbn(dbn_seed)
 
@@ -431,7 +412,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         # and the blobs overlap (a 5-nearest-neighbour classifier of the clipped rows
         # reaches 0.88, a logistic MLPClassifier 0.84, the defaults 0.79 to 0.86 by
         # seed). On the same blobs scaled into [0, 1] the defaults reach 0.91
-        # (tests/test_dbn_classifier.py checks it).
+        # (tests/test_classifiers.py checks it).
         tags.classifier_tags.poor_score = True
         return tags
 

@@ -7,9 +7,10 @@ parameters, so one strategy serves every model with the same math, and a strateg
 be tested on hand-built parameters without fitting anything.
 
 Every view satisfies the :class:`ModelView` protocol, where the contract is written
-down; :class:`RBMView`, :class:`GaussianRBMView` and :class:`BMView` are the views of
-:class:`~skboltz.RBM`, :class:`~skboltz.GaussianRBM` and
-:class:`~skboltz.BoltzmannMachine` (build one from a fitted model's attributes, as in
+down; :class:`RBMView`, :class:`GaussianRBMView`, :class:`BMView` and
+:class:`ClassRBMView` are the views of :class:`~skboltz.RBM`,
+:class:`~skboltz.GaussianRBM`, :class:`~skboltz.BoltzmannMachine` and
+:class:`~skboltz.RBMClassifier` (build one from a fitted model's attributes, as in
 their examples), and :class:`DBMView` that of a deep Boltzmann machine. Views do not
 change their arrays.
 
@@ -36,6 +37,7 @@ from ._capabilities import (
     MEAN_FIELD,
     PAIRWISE,
     RESTRICTED,
+    SOFTMAX,
     Capabilities,
     Requires,
     supports,
@@ -43,11 +45,12 @@ from ._capabilities import (
 from ._dbm_energy import DBMView
 from ._energy import ModelView
 from ._gaussian_rbm_energy import GaussianRBMView
+from ._rbm_classifier_energy import ClassRBMView
 from ._rbm_energy import RBMView
 
 # Documented, pickled and shown under their public home.
-for _public in (ModelView, RBMView, GaussianRBMView, BMView, DBMView, Capabilities, Requires,
-                supports):
+for _public in (ModelView, RBMView, GaussianRBMView, BMView, ClassRBMView, DBMView,
+                Capabilities, Requires, supports):
     _public.__module__ = __name__
 del _public
 
@@ -56,6 +59,7 @@ __all__ = [
     "BINARY",
     "BMView",
     "Capabilities",
+    "ClassRBMView",
     "DBMView",
     "ENUMERATION",
     "GAUSSIAN",
@@ -67,5 +71,6 @@ __all__ = [
     "RBMView",
     "RESTRICTED",
     "Requires",
+    "SOFTMAX",
     "supports",
 ]

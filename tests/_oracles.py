@@ -176,3 +176,45 @@ def assert_samples_match(samples, log_probabilities, n_sigma=6.0):
     """The samples' total variation is within ``n_sigma`` of the exact draws' noise."""
     excess = total_variation_excess(samples, log_probabilities)
     assert excess < n_sigma, f"total variation {excess:.1f} standard deviations above exact"
+
+
+# -- classification RBMs (features x, a softmax class y, hidden units h) ----------------
+def class_rbm_joint_log_weights(weights, visible_bias, hidden_bias, class_weights,
+                                class_bias):
+    """-E(y, x, h) for every (x, y, h): shape (2**n_features, n_classes, 2**n_hidden).
+
+    E(y, x, h) = -h.W x - b.x - c.h - d_y - h.U[:, y].
+    """
+    X = all_states(weights.shape[1])
+    H = all_states(weights.shape[0])
+    n_classes = class_bias.shape[0]
+    log_w = np.empty((len(X), n_classes, len(H)))
+    for y in range(n_classes):
+        log_w[:, y, :] = ((X @ weights.T) @ H.T + (X @ visible_bias)[:, None]
+                          + (H @ (hidden_bias + class_weights[:, y]))[None, :]
+                          + class_bias[y])
+    return log_w
+
+
+def class_rbm_statistics(weights, visible_bias, hidden_bias, class_weights, class_bias):
+    """E[h v^T], E[h], E[v] under the joint model, with v = (x, e_y): the exact model
+    expectations, as (E[h v^T] of shape (n_hidden, n_features + n_classes), E[h],
+    E[v])."""
+    log_w = class_rbm_joint_log_weights(weights, visible_bias, hidden_bias, class_weights,
+                                        class_bias)
+    p = np.exp(log_w - logsumexp(log_w))
+    X = all_states(weights.shape[1])
+    H = all_states(weights.shape[0])
+    n_classes = class_bias.shape[0]
+    h_v = np.zeros((weights.shape[0], weights.shape[1] + n_classes))
+    mean_h = np.zeros(weights.shape[0])
+    mean_v = np.zeros(weights.shape[1] + n_classes)
+    for y in range(n_classes):
+        py = p[:, y, :]  # (x states, h states)
+        e_y = np.eye(n_classes)[y]
+        h_x = H.T @ py.T @ X  # sum p h x^T
+        h_y = (H.T @ py.sum(axis=0))[:, None] * e_y[None, :]
+        h_v += np.hstack([h_x, h_y])
+        mean_h += H.T @ py.sum(axis=0)
+        mean_v += np.concatenate([X.T @ py.sum(axis=1), e_y * py.sum()])
+    return h_v, mean_h, mean_v

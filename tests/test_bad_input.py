@@ -19,6 +19,7 @@ from skboltz import (
     BoltzmannMachine,
     DBNClassifier,
     GaussianRBM,
+    RBMClassifier,
 )
 from skboltz.exceptions import (
     ApproximateScoreWarning,
@@ -60,8 +61,13 @@ ESTIMATORS = {
         lambda: DBNClassifier(3, rbm=RBM(n_iter=2), max_iter=5, random_state=0),
         ["predict", "predict_proba", "predict_log_proba"],
     ),
+    "RBMClassifier": (
+        lambda: RBMClassifier(n_components=3, n_iter=2, random_state=0),
+        ["predict", "predict_proba", "predict_log_proba", "transform", "score_samples",
+         "free_energy", "gibbs", "reconstruct"],
+    ),
 }
-SUPERVISED = {"BoltzmannClassifier", "DBNClassifier"}
+SUPERVISED = {"BoltzmannClassifier", "DBNClassifier", "RBMClassifier"}
 
 RNG = np.random.default_rng(0)
 GOOD = (RNG.random((30, 5)) > 0.5).astype(float)

@@ -15,6 +15,7 @@ from skboltz import (
     BoltzmannMachine,
     DBNClassifier,
     GaussianRBM,
+    RBMClassifier,
 )
 from skboltz.learning import (
     CD,
@@ -36,6 +37,7 @@ ESTIMATORS = [
     DBN(),
     BoltzmannClassifier(),
     DBNClassifier(),
+    RBMClassifier(),
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
     RBM(n_components=3, visible_bias_init="zero", momentum=0.0, n_iter=3, random_state=0),
@@ -115,6 +117,22 @@ ESTIMATORS = [
                   learning_rate_init=0.01, max_iter=50, random_state=0),
     DBNClassifier((4,), rbm=RBM(n_iter=2), solver="lbfgs", max_iter=30,
                   unlabelled_marker="unlabelled", random_state=0),
+    # Classification RBMs: discriminative, hybrid with each sampler, semi-supervised,
+    # early stopping, averaging and momentum, each log Z estimator it accepts.
+    RBMClassifier(n_components=3, generative_weight=0.0, n_iter=3, random_state=0),
+    RBMClassifier(n_components=3, n_iter=3, random_state=0),
+    RBMClassifier(n_components=3, learning="pcd", n_iter=3, random_state=0),
+    RBMClassifier(n_components=3, learning=ParallelTempering(n_temperatures=3), n_iter=3,
+                  random_state=0),
+    # (the checks' labels include -1: a marker they never use keeps it a class)
+    RBMClassifier(n_components=3, unlabelled_marker=-99, n_iter=3, random_state=0),
+    RBMClassifier(n_components=3, validation_fraction=0.3, n_iter_no_change=2, n_iter=5,
+                  random_state=0),
+    RBMClassifier(n_components=3, average_window=10, momentum=(0.5, 0.9),
+                  weight_decay=1e-3, n_iter=3, random_state=0),
+    RBMClassifier(n_components=3, z_estimator=AIS(n_chains=10, n_betas=50), n_iter=5,
+                  random_state=0),
+    RBMClassifier(n_components=3, z_estimator="visited_states", n_iter=5, random_state=0),
 ]
 
 

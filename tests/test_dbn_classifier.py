@@ -336,20 +336,6 @@ def test_rows_outside_the_unit_interval_are_clipped_in_fit_and_predict(digits):
         assert_array_equal(clf.predict(sp.csr_matrix(unscaled)), clf.predict(np.clip(unscaled, 0, 1)))
 
 
-def test_the_defaults_classify_scikit_learns_blobs_scaled_into_the_unit_interval():
-    # What check_classifiers_train measures (0.83 accuracy on the training rows; the
-    # poor_score tag skips it there, where the blobs are standardised, outside [0, 1]).
-    from sklearn.datasets import make_blobs
-    from sklearn.utils import shuffle
-
-    X, y = make_blobs(n_samples=300, random_state=0)
-    X, y = shuffle(X, y, random_state=7)
-    X = MinMaxScaler().fit_transform(X)
-    for rows in (slice(None), y != 2):
-        clf = DBNClassifier(random_state=0).fit(X[rows], y[rows])
-        assert clf.score(X[rows], y[rows]) > 0.83
-
-
 def test_network_warnings_point_at_the_users_line(digits):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -194,3 +194,34 @@ def test_doc_page_doctests(page):
         np.random.set_state(state)
     assert results.attempted > 0
     assert results.failed == 0, f"{results.failed} doctest(s) failed in docs/{page}"
+
+
+def _documented_default(text):
+    """The value of a numpydoc type's ``default=...`` (None when it is not a literal)."""
+    try:
+        return True, eval(text, {"__builtins__": {}})  # literals: 1e-4, 2**16, "cd", ()
+    except Exception:
+        return False, None
+
+
+@pytest.mark.parametrize(
+    "name", [name for name, obj in PUBLIC_OBJECTS
+             if inspect.isclass(obj) and not issubclass(obj, BaseException)]
+)
+def test_documented_defaults_are_the_signatures(name):
+    # A default changed in __init__ but not in the Parameters section misleads users.
+    from numpydoc.docscrape import ClassDoc
+
+    cls = dict(PUBLIC_OBJECTS)[name]
+    signature = inspect.signature(cls).parameters
+    for parameter in ClassDoc(cls)["Parameters"]:
+        documented = parameter.type.partition("default=")[2].strip()
+        if not documented or parameter.name not in signature:
+            continue
+        literal, value = _documented_default(documented)
+        actual = signature[parameter.name].default
+        assert literal, f"{name}({parameter.name}): default={documented} is not a literal"
+        assert value == actual or (not value and not actual), (
+            f"{name}({parameter.name}): documented default={documented}, "
+            f"signature {actual!r}"
+        )

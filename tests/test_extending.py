@@ -386,7 +386,7 @@ def test_strategies_report_their_diagnostics_in_history():
 class LabelledRBM(RBM):
     """An RBM that takes labels through the base's seams (a classifier's plumbing)."""
 
-    def _validate_y(self, X, y, *, reset):
+    def _validate_y(self, X, y, *, reset, classes=None):
         return None if y is None else np.asarray(y)
 
     def _minibatch_gradient(self, model, batch, labels, state, learning, rule):

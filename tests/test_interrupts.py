@@ -11,7 +11,14 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
 import skboltz._base as base
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, DBNClassifier
+from skboltz import (
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    DBNClassifier,
+    RBMClassifier,
+)
 from skboltz._dbn_classifier import start_from_pretrained
 
 OLD = (np.random.default_rng(0).random((40, 5)) < 0.5).astype(float)
@@ -119,6 +126,39 @@ def test_an_interrupt_at_any_publishing_line_leaves_old_or_new(name):
 
 LABELS_OLD = np.arange(40) % 2
 LABELS_NEW = np.arange(30) % 3
+
+
+def test_an_interrupted_classifier_keeps_its_old_classes_or_takes_the_new():
+    # RBMClassifier learns classes_ while validating, before training: an interrupt
+    # anywhere from there to the publication leaves all of the old fit or the new one.
+    template = RBMClassifier(n_components=3, n_iter=2, random_state=0)
+    traced = _publishing_code(template) | {
+        _code(RBMClassifier._fit), _code(RBMClassifier._validate_y),
+    }
+
+    def snapshot(model):
+        return {**_snapshot(model, "class_weights_"), "classes_": list(model.classes_)}
+
+    old = snapshot(clone(template).fit(OLD, LABELS_OLD))
+    new = snapshot(clone(template).fit(NEW, LABELS_NEW))
+    outcomes = set()
+    for line in range(1, 10_000):
+        model = clone(template).fit(OLD, LABELS_OLD)
+        interrupted = _interrupted_at_line(
+            lambda: model.fit(NEW, LABELS_NEW), line, traced  # noqa: B023 (called now)
+        )
+        state = snapshot(model)
+        if _same(state, old):
+            outcomes.add("old")
+            model.predict(OLD)  # and it still works
+        else:
+            assert _same(state, new), f"mixed model after an interrupt at line {line}"
+            outcomes.add("new")
+        if not interrupted:
+            break
+    assert line > 20
+    assert outcomes == {"old", "new"}
+
 
 META = {
     "DBN": (
