@@ -904,7 +904,7 @@ class BoltzmannBase(
         params = self._begin_epoch(state, learning)
         model = self._training_model(X, params, state)
         momentum, step = momentum_and_step(self._momentum_at(state.n_iter),
-                                           self._learning_rate_of(state))
+                                           self._learning_rate_of(state, learning))
         rule = UpdateRule(momentum, step, step * self.weight_decay, self._progress(state))
         window = self._average_window()
         order = state.rng.permutation(X.shape[0])
@@ -1184,9 +1184,10 @@ class BoltzmannBase(
             return initial if epoch < MOMENTUM_WARMUP_EPOCHS else final
         return self.momentum
 
-    def _learning_rate_of(self, state):
-        """The learning rate of the coming epoch (``learning_rate``; an estimator with a
-        schedule or an adaptive step returns its own)."""
+    def _learning_rate_of(self, state, learning=None):
+        """The learning rate of the coming epoch under ``learning`` (``learning_rate``;
+        an estimator with a schedule, an adaptive step or a per-strategy default returns
+        its own)."""
         return self.learning_rate
 
     def _progress(self, state):

@@ -588,7 +588,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         mean_square = float(squares.sum(dtype=np.float64)) / X.shape[0]
         return min(1.0, AUTO_STEP / np.sqrt(1.0 + mean_square))
 
-    def _learning_rate_of(self, state):
+    def _learning_rate_of(self, state, learning=None):
         if self.learning_rate == "auto":
             return state.learning_rate
         return self.learning_rate
