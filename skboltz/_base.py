@@ -26,7 +26,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import entr
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -36,6 +35,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._capabilities import BINARY, check_supported, supports
+from ._energy import binary_entropy_row_sums
 from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
@@ -86,11 +86,16 @@ RECONSTRUCTION_ROWS = 256
 LIKELIHOOD_CHECK_ROWS = 32
 
 #: The divergence check's bound on log Z takes this many mean-field steps from its best
-#: candidate (see ``BoltzmannBase._likelihood_upper_bound``), in calls that make at
-#: least this many minibatch updates: the steps cost about as much as a small model's
-#: update, so a partial_fit on one minibatch (a hot path) checks without them.
+#: candidate (see ``BoltzmannBase._likelihood_upper_bound``) when the calls it checks
+#: made at least this many minibatch updates: the steps cost about as much as a small
+#: model's update, so a check of a few partial_fit calls on one minibatch each (a hot
+#: path) goes without them.
 MEAN_FIELD_STEPS = 2
 MEAN_FIELD_CHECK_UPDATES = 10
+
+#: partial_fit calls are checked for divergence together once they have trained on
+#: this many rows (see BoltzmannBase._check_divergence_when_due).
+PARTIAL_FIT_CHECK_ROWS = 256
 
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
@@ -686,6 +691,13 @@ class BoltzmannBase(
         split into minibatches of ``batch_size``, so a call with ``batch_size`` rows is
         one parameter update.
 
+        A call that fails (e.g. :class:`~skboltz.exceptions.TrainingDivergedError`)
+        leaves the estimator as it was. Every call checks that the parameters stay
+        finite; whether a model of binary units became provably far worse than the
+        uniform distribution is checked once the calls since the last check trained on
+        256 rows, against the model the first of them started from (the check costs
+        about as much as the update of a small minibatch).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -760,10 +772,8 @@ class BoltzmannBase(
                     callback_ctx=callback_ctx,
                 )
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
-                self._check_divergence(
-                    state, learning, monitor, None if first_call else self._model_view(),
-                    n_updates=n_updates,
-                )
+                self._check_divergence_when_due(state, learning, monitor, X.shape[0],
+                                                n_updates, first_call)
             view = self._model_view_of(state)
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
             attributes = self._fitted_attributes(state)
@@ -977,14 +987,60 @@ class BoltzmannBase(
         their data never does; real-valued units name the scale they find."""
         return None
 
+    def _check_divergence_when_due(self, state, learning, monitor, n_rows, n_updates,
+                                   first_call):
+        """Run :meth:`_check_divergence` at the end of every ``fit``, and of
+        ``partial_fit`` calls once the calls since it last ran have trained on
+        PARTIAL_FIT_CHECK_ROWS rows.
+
+        The likelihood check costs about as much as the update of a minibatch of 32
+        rows (a free-energy pass over LIKELIHOOD_CHECK_ROWS rows and their roundings),
+        whatever the call's size: on every ``partial_fit`` call it was a tenth of a call
+        at batch 100, a quarter at batch 10. Calls are therefore checked together (at
+        batch 100 every third call, at batch 10 every 26th), on the last call's rows,
+        against the model the first of them started from, so that a model a run of
+        unchecked calls made poor is still blamed on them; ``n_updates`` counts the
+        updates of the calls checked. A hand edit of the parameters starts a new run,
+        judged against the edit; where the training state cannot tell edits (no iterate
+        averaging) every call is checked. Every call still checks the parameters' size
+        (``_train``).
+        """
+        if first_call:
+            state.unchecked_rows, state.unchecked_updates = 0, 0
+            state.check_reference = None
+            self._check_divergence(state, learning, monitor, n_updates=n_updates)
+            return
+        if state.unchecked_rows == 0 or state.hand_edited is not False:
+            # a new run of calls: judged against the public model before this call
+            state.unchecked_rows, state.unchecked_updates = 0, 0
+            state.check_reference = self._model_view()
+        state.unchecked_rows += n_rows
+        state.unchecked_updates += n_updates
+        if state.unchecked_rows < PARTIAL_FIT_CHECK_ROWS and state.hand_edited is False:
+            return
+        try:
+            self._check_divergence(state, learning, monitor, state.check_reference,
+                                   n_updates=state.unchecked_updates)
+        except TrainingDivergedError as error:
+            earlier = state.unchecked_rows - n_rows
+            if not earlier:
+                raise
+            raise TrainingDivergedError(
+                f"{error} The partial_fit calls since the last check ({earlier} rows "
+                "before this call's) were checked with it; their updates stay applied."
+            ) from None
+        state.unchecked_rows, state.unchecked_updates = 0, 0
+        state.check_reference = None
+
     def _check_divergence(self, state, learning, monitor, previous_view=None, *,
                           n_updates):
         """Raise TrainingDivergedError if this call made the model provably far worse.
 
-        Run at the end of every ``fit`` and ``partial_fit`` (the parameters' magnitude
-        is checked after every epoch). ``monitor`` holds the call's monitoring rows (and
-        their labels), ``previous_view`` the model the call started from (None for a
-        fresh fit), ``n_updates`` the updates the call made. Density models bound their
+        Run at the end of every ``fit`` and of runs of ``partial_fit`` calls (see
+        :meth:`_check_divergence_when_due`; the parameters' magnitude is checked after
+        every epoch). ``monitor`` holds the call's monitoring rows (and their labels),
+        ``previous_view`` the model the calls started from (None for a fresh fit),
+        ``n_updates`` the updates the calls made. Density models bound their
         log-likelihood (:meth:`_check_likelihood`; with mean-field steps only after
         enough updates to have moved the model); an estimator with another objective
         checks that.
@@ -1000,10 +1056,10 @@ class BoltzmannBase(
         """Raise TrainingDivergedError if training made the model provably far worse.
 
         Diverged means: the bound of :meth:`_likelihood_upper_bound` on the training
-        log-likelihood ends far below the uniform distribution's, and (for a
-        ``partial_fit`` continuing ``previous_view``) far below where this call
+        log-likelihood ends far below the uniform distribution's, and (for
+        ``partial_fit`` calls continuing ``previous_view``) far below where the calls
         started, so a model that was already poor (e.g. edited by hand) is not blamed
-        on the call. A healthy fit is never flagged: the bound is an upper bound. Only
+        on them. A healthy fit is never flagged: the bound is an upper bound. Only
         for binary visible units with a cheap exact free energy (real-valued units
         have their own checks). ``mean_field_steps`` tightens the bound (0 for the
         cheap bound of a call that made few updates).
@@ -1014,10 +1070,9 @@ class BoltzmannBase(
             return
         # float32 whatever the model's dtype: the bound's rounding (about 1e-5 nats per
         # nat of free energy) is far below the margin, and float64 exp and log cost 3-5
-        # times as much on CPUs without AVX-512 (every partial_fit call pays for this)
-        view = view.astype(np.float32)
-        if previous_view is not None:
-            previous_view = previous_view.astype(np.float32)
+        # times as much on CPUs without AVX-512 (partial_fit calls pay for this)
+        if view.dtype != np.float32:
+            view = view.astype(np.float32)
         step = max(1, rows.shape[0] // LIKELIHOOD_CHECK_ROWS)
         rows = rows[::step]
         chains = learning.persistent_chains(state.sampler)
@@ -1027,6 +1082,8 @@ class BoltzmannBase(
         if upper >= uniform - margin:
             return
         if previous_view is not None:
+            if previous_view.dtype != np.float32:
+                previous_view = previous_view.astype(np.float32)
             before = self._likelihood_upper_bound(previous_view, rows, chains,
                                                   mean_field_steps)
             if upper >= before - margin:
@@ -1060,7 +1117,7 @@ class BoltzmannBase(
         rows = rows.astype(view.dtype, copy=False)
         n_rows, n_visible = rows.shape
         rounded = np.rint(rows)
-        fractional = not np.array_equal(rounded, rows)
+        fractional = bool((rounded != rows).any())
         n_chains = 0
         if isinstance(chains, np.ndarray):  # persistent chains: states near the modes
             chains = chains[:: max(1, chains.shape[0] // LIKELIHOOD_CHECK_ROWS), :n_visible]
@@ -1077,7 +1134,7 @@ class BoltzmannBase(
             log_weights = -np.asarray(view.free_energy(candidates), dtype=np.float64)
             mean_log_weight = float(log_weights[:n_rows].sum()) / n_rows
             if fractional:  # binary candidates have zero entropy
-                log_weights[:n_rows] += _binary_entropy(rows)
+                log_weights[:n_rows] += binary_entropy_row_sums(rows)
             best = int(np.argmax(log_weights))
             log_z_bound = float(log_weights[best])
             if mean_field_steps:
@@ -1087,7 +1144,7 @@ class BoltzmannBase(
                 for _ in range(mean_field_steps):
                     means = view.reconstruct(means)
                 log_z_bound = max(log_z_bound, float(
-                    -view.free_energy(means)[0] + _binary_entropy(means)[0]))
+                    -view.free_energy(means)[0] + binary_entropy_row_sums(means)[0]))
             return mean_log_weight - log_z_bound
 
     # -- monitoring and early stopping ---------------------------------------------
@@ -1634,6 +1691,12 @@ class BoltzmannBase(
             rng=np.random.default_rng(self._training_state.log_z_seed),
         )
 
+    def __sklearn_is_fitted__(self):
+        # What scikit-learn's _fit_context asks before every partial_fit call (to skip
+        # the parameter validation of a fitted estimator): without this method it lists
+        # every attribute ending in "_", a few microseconds each call.
+        return "_training_state" in self.__dict__
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -1686,12 +1749,6 @@ def _short_repr(value):
     if isinstance(value, np.ndarray) or (isinstance(value, list) and len(value) > 8):
         return f"<array of shape {np.shape(value)}>"
     return repr(value)
-
-
-def _binary_entropy(means):
-    """Entropy in nats of independent binary units with these means, per row."""
-    means = np.asarray(means, dtype=np.float64)
-    return (entr(means) + entr(1 - means)).sum(axis=1)
 
 
 def parameter_fingerprint(view):

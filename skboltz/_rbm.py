@@ -13,7 +13,7 @@ from ._base import (
     document_strategy_options,
     strategy_constraints,
 )
-from ._energy import logit_of_rates, sigmoid
+from ._energy import logit_of_rates, sigmoid_of_negated
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
@@ -441,14 +441,19 @@ class RBM(RestrictedBoltzmannBase):
 
     @staticmethod
     def _reconstruction_error(view, rows):
-        # Run every epoch (and every partial_fit call): float32, and few calls.
-        weights = view.weights.astype(np.float32)
+        # Run every epoch and every partial_fit call: float32, and few numpy calls. The
+        # weights are cast negated (one call): -(W v + c) feeds exp directly, and
+        # h @ (-W) - b is -(W^T h + b), so each sigmoid is three passes. Negation is
+        # exact, so the result is the same as with sigmoid(W v + c), bit for bit (the
+        # biases stay in their own dtype, as in that formula).
+        negated = np.negative(view.weights, dtype=np.float32)
         rows = rows.astype(np.float32, copy=False)
-        hidden = rows @ weights.T
-        hidden += view.hidden_bias
-        reconstruction = sigmoid(hidden, out=hidden) @ weights
-        reconstruction += view.visible_bias
-        sigmoid(reconstruction, out=reconstruction)
+        hidden = rows @ negated.T
+        hidden -= view.hidden_bias
+        with np.errstate(over="ignore"):  # exp(-x) = inf is the limit sigmoid(x) = 0
+            reconstruction = sigmoid_of_negated(hidden) @ negated
+            reconstruction -= view.visible_bias
+            sigmoid_of_negated(reconstruction)
         reconstruction -= rows
         np.square(reconstruction, out=reconstruction)
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size

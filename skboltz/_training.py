@@ -32,7 +32,8 @@ DIVERGED_MAGNITUDE = 1e6
 
 def diverged(params):
     """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
-    return not np.abs(params).max() < DIVERGED_MAGNITUDE  # NaN compares False
+    # Two reductions, no temporary array; NaN compares False.
+    return not (params.max() < DIVERGED_MAGNITUDE and params.min() > -DIVERGED_MAGNITUDE)
 
 
 def momentum_and_step(momentum, learning_rate):
@@ -110,6 +111,9 @@ class IterateAverage:
     def restart(self):
         """Forget the past iterates (the parameters were edited by hand)."""
         self.n_averaged, self.n_pending = 1, 0
+
+    def __copy__(self):  # every partial_fit call copies it: copy.copy's protocol is slow
+        return IterateAverage(self.n_averaged, self.n_pending)
 
 
 #: Updates between two moves of the published average (it also moves at each epoch's
@@ -289,6 +293,16 @@ class TrainingState:
     #: The structural parameters (``n_components``, ...) as the first call found them;
     #: a later ``partial_fit`` refuses to continue if they changed.
     structure: dict = shared(default_factory=dict)
+    #: Rows and updates of the ``partial_fit`` calls since the likelihood check last
+    #: ran, and the model those calls started from (a view of the public parameters),
+    #: which the check judges them against (``BoltzmannBase._check_divergence_when_due``).
+    unchecked_rows: int = shared(default=0)
+    unchecked_updates: int = shared(default=0)
+    check_reference: object = shared(default=None)
+    #: Set by :meth:`resume` in a call's first epoch: whether the parameters the call
+    #: started from were edited by hand since the last call published them (None: the
+    #: state cannot tell).
+    hand_edited: bool | None = shared(default=None)
 
     def begin_update(self, learning):
         """A copy to update in place, and how to undo the update if it fails.
@@ -316,6 +330,7 @@ class TrainingState:
     def resume(self, averaging):
         """The parameters this epoch's updates move (``params``; see
         :class:`AveragedTrainingState` for averaging)."""
+        self.hand_edited = None  # nothing published to compare with
         return self.params
 
     def count_update(self, window):
@@ -395,10 +410,12 @@ class AveragedTrainingState(TrainingState):
         """
         params = self.params
         published, self.published = self.published, None
+        self.hand_edited = None
         if not averaging:
             self.iterate = params
         elif published is not None:
-            if (params == published.astype(params.dtype, copy=False)).all():
+            self.hand_edited = not (params == published.astype(params.dtype, copy=False)).all()
+            if not self.hand_edited:
                 self.iterate = self.iterate.astype(params.dtype, copy=False)
             else:
                 self.iterate = params.copy()

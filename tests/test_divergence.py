@@ -6,7 +6,7 @@ from numpy.testing import assert_array_equal
 from scipy.special import logsumexp
 
 from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
-from skboltz._base import BoltzmannBase
+from skboltz._base import MEAN_FIELD_STEPS, PARTIAL_FIT_CHECK_ROWS, BoltzmannBase
 from skboltz._energy import binary_states
 from skboltz.exceptions import TrainingDivergedError
 from skboltz.views import BMView, RBMView
@@ -127,3 +127,36 @@ def test_divergence_messages_name_the_likely_cause(digits):
     X = (digits[:, :8] > 0.5).astype(float)
     with pytest.raises(TrainingDivergedError, match="temperature=1e-300"):
         BoltzmannMachine(n_hidden=2, temperature=1e-300, n_iter=2, random_state=0).fit(X)
+
+
+def test_small_partial_fit_calls_are_checked_together(digits):
+    # Checked once their rows reach PARTIAL_FIT_CHECK_ROWS, against the model the run
+    # started from: the error names the earlier calls, whose updates stay applied.
+    rbm = RBM(n_components=16, batch_size=10, random_state=0)
+    for start in range(0, 600, 200):
+        rbm.partial_fit(digits[start : start + 200])
+    rbm.set_params(learning_rate=1000)
+    n_calls = 0
+    with pytest.raises(TrainingDivergedError, match="partial_fit calls since the last check"):
+        for start in range(600, 600 + PARTIAL_FIT_CHECK_ROWS, 10):
+            n_calls += 1
+            rbm.partial_fit(digits[start : start + 10])
+    assert n_calls == -(-PARTIAL_FIT_CHECK_ROWS // 10)  # the first call reaching them
+    assert rbm.n_iter_ == 3 + n_calls - 1  # only the failing call is rolled back
+
+
+def test_a_run_of_small_calls_is_checked_with_the_mean_field_steps(digits, monkeypatch):
+    # One call on one minibatch makes too few updates to pay for the steps; the run of
+    # calls a check covers makes enough (here 26 updates of 10 rows).
+    steps = []
+    bound = BoltzmannBase._likelihood_upper_bound
+
+    def recording(view, rows, chains=None, mean_field_steps=MEAN_FIELD_STEPS):
+        steps.append(mean_field_steps)
+        return bound(view, rows, chains, mean_field_steps)
+
+    rbm = RBM(n_components=8, batch_size=10, random_state=0).partial_fit(digits[:10])
+    monkeypatch.setattr(BoltzmannBase, "_likelihood_upper_bound", staticmethod(recording))
+    for start in range(10, 10 + PARTIAL_FIT_CHECK_ROWS, 10):
+        rbm.partial_fit(digits[start : start + 10])
+    assert steps and set(steps) == {MEAN_FIELD_STEPS}

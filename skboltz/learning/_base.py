@@ -114,6 +114,8 @@ class LearningStrategy(BaseEstimator):
         copy : object
             An independent copy.
         """
+        if state is None:  # CD's (every partial_fit call copies the state)
+            return None
         if type(state) is dict and all(
             isinstance(value, (np.ndarray, *_IMMUTABLE)) for value in state.values()
         ):
@@ -356,7 +358,7 @@ class RBMLearningStrategy(LearningStrategy):
                 np.exp(x, out=x)
             x += 1
             self._observe(state, x, noise)
-            np.reciprocal(x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
+            np.divide(1, x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
             statistics = model.statistics(x[:n_negative], out[:n_negative],
                                           means=self._negative_rows_are_means(model))
             return statistics / n_negative
