@@ -6,11 +6,12 @@
   (stratified, so every class is present; the rest are unlabelled).
 - :func:`digits_784`: 784-pixel binary images made from the digits (8 x 8 upsampled
   bilinearly to 28 x 28 and binarized at 0.5), with their labels; optionally drawn with
-  replacement with a fraction of pixels flipped, for MNIST-sized row counts.
+  replacement with a fraction of pixels flipped, for MNIST-sized row counts;
+  :func:`digits_784_split` draws training and held-out rows from different digits.
 
 Usage, from a script in this directory::
 
-    from _data import digits_splits, digits_784, labelled_subset
+    from _data import digits_splits, digits_784, digits_784_split, labelled_subset
 """
 
 import numpy as np
@@ -48,7 +49,8 @@ def labelled_subset(y, n_labelled, seed):
     return np.sort(keep)
 
 
-def digits_784(n_rows=None, flip=0.0, seed=0, dtype=np.float64, frame=False):
+def digits_784(n_rows=None, flip=0.0, seed=0, dtype=np.float64, frame=False,
+               originals=None):
     """784-pixel binary digit images and their labels.
 
     The 1797 digits, 8 x 8 upsampled to 28 x 28 (bilinear) and binarized at 0.5. With
@@ -56,7 +58,9 @@ def digits_784(n_rows=None, flip=0.0, seed=0, dtype=np.float64, frame=False):
     pixels flipped, for MNIST-sized data sets. With ``frame``, the digits are upsampled
     to 20 x 20 and centred in a 28 x 28 frame with a blank border of 4 pixels, as
     MNIST's are (``digits_784(4000, flip=0.01, frame=True)`` is the 784-pixel data of
-    the issue "Classification that pays").
+    the issue "Classification that pays"). ``originals`` (indices into the 1797
+    digits) restricts the draws to those digits, so that training and held-out rows
+    can come from different digits (see :func:`digits_784_split`).
 
     Returns
     -------
@@ -70,6 +74,8 @@ def digits_784(n_rows=None, flip=0.0, seed=0, dtype=np.float64, frame=False):
     else:
         images = zoom(digits.images / 16.0, (1, 3.5, 3.5), order=1) > 0.5
     X, y = images.reshape(len(images), -1), digits.target
+    if originals is not None:
+        X, y = X[originals], y[originals]
     if n_rows is not None:
         rng = np.random.default_rng(seed)
         rows = rng.integers(0, len(X), n_rows)
@@ -77,3 +83,23 @@ def digits_784(n_rows=None, flip=0.0, seed=0, dtype=np.float64, frame=False):
         if flip:
             X = X ^ (rng.random(X.shape) < flip)
     return X.astype(dtype), y
+
+
+def digits_784_split(n_train, n_test, flip=0.0, seed=0, dtype=np.float64):
+    """Training and held-out 784-pixel rows drawn from different digits.
+
+    The 1797 digits are split 75/25 (stratified, ``seed``); ``n_train`` rows are drawn
+    from the first part and ``n_test`` from the second, as :func:`digits_784` draws
+    them (with replacement, ``flip`` of the pixels flipped), so no held-out row is a
+    noisy copy of a training digit.
+
+    Returns
+    -------
+    X_train, X_test, y_train, y_test : ndarrays
+    """
+    y = load_digits().target
+    train, test = train_test_split(np.arange(len(y)), test_size=0.25, stratify=y,
+                                   random_state=seed)
+    X_train, y_train = digits_784(n_train, flip, seed, dtype, originals=np.sort(train))
+    X_test, y_test = digits_784(n_test, flip, seed + 1, dtype, originals=np.sort(test))
+    return X_train, X_test, y_train, y_test

@@ -5,7 +5,20 @@
    ``sample`` did), a ``GibbsSweep`` prepared once and run 10 times (as Gibbs learning
    within an update and ``sample`` do) and a plain per-unit reference sweep
    (field = S @ W[:, i] + b_i, sigmoid, compare), alternating; medians of repeats.
-   Target: >= 1000 sweeps/s at 64 units (float32).
+   Target: >= 1000 sweeps/s at 64 units (float32). The connectivity is full, so the
+   block sweep is the sequential one (one unit per colour, in index order).
+   Then block (chromatic) Gibbs against the sequential sweep it replaced
+   (``SequentialSweep``, a copy of the old ``GibbsSweep`` kept here), 64 visible + 64
+   hidden units, 1000 and 100 chains, for the masks full, "no_hidden_hidden",
+   "bipartite", layered (64 visible, hidden layers of 32 and 32, each layer coupled
+   only to its neighbours) and random sparse (each pair coupled with probability
+   0.05), alternating; and, for reference, an RBM's block Gibbs step v -> h -> v
+   (``AugmentedRBM``, the RBM's training sampler) with 64 x 64 units. For the full
+   mask also the block sweep without the fused runs of single units (one
+   matrix-vector product per unit), which is what chromatic Gibbs alone would do; for
+   the bipartite mask also the rate of drawing a sweep's logistic noise alone (the
+   floor of both sweeps).
+   Target (issue 26): bipartite sweeps/s more than 10x the sequential sweep's.
 2. The encoders of Ackley, Hinton & Sejnowski (1985): two groups of visible units that
    meet only through the hidden units (a connectivity mask with no couplings between
    the groups; every other pair coupled, hidden-hidden included), trained on the
@@ -29,6 +42,7 @@
 
 Run from the repository root (PYTHONPATH=. so the working copy is imported):
 PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python benchmarks/bench_boltzmann.py [--quick] [--sweeps-only]
+(``--sweeps-only``: the two sweep tables only.)
 """
 
 import sys
@@ -38,9 +52,13 @@ import numpy as np
 from _machine import print_machine
 from scipy.special import logsumexp
 
+import skboltz._boltzmann_energy as bm_energy_module
 from skboltz import BoltzmannMachine
-from skboltz._boltzmann_energy import GibbsSweep, bm_gibbs_sweep, bm_mean_field
+from skboltz._boltzmann import connectivity_mask
+from skboltz._boltzmann_energy import GibbsSweep, bm_gibbs_sweep, bm_mean_field, greedy_colouring
 from skboltz._energy import binary_states, sigmoid
+from skboltz._noise import Noise, logistic_noise
+from skboltz._rbm_energy import AugmentedRBM, RBMView
 from skboltz.exceptions import TrainingDivergedError
 from skboltz.learning import Gibbs, MeanFieldGradient
 
@@ -109,6 +127,140 @@ def bench_sweeps(sizes, n_repeats, n_chains=1000):
             rates[n, np.dtype(dtype).name] = (s, p)
             print(f"{n:>8}{np.dtype(dtype).name:>9}{s:>16.0f}{p:>14.0f}{r:>11.0f}{s / r:>7.1f}")
     return rates
+
+
+# -- block (chromatic) Gibbs against the sequential sweep ---------------------------------
+class SequentialSweep:
+    """The sequential single-unit sweep that block Gibbs replaced (reference copy).
+
+    Units in increasing order; runs of up to 16 consecutive units get their fields
+    from the units outside the run with one matrix product, then each unit adds the
+    run's earlier units (a short dot product) and compares with T * logistic noise.
+    """
+
+    def __init__(self, coupling, bias, dtype, block=16):
+        self.dtype = np.dtype(dtype)
+        W = np.ascontiguousarray(coupling, dtype=self.dtype)
+        n_units = W.shape[0]
+        self.n_units = n_units
+        self.negative_bias = -np.asarray(bias).astype(self.dtype)[:, None]
+        self.blocks = []
+        for first in range(0, n_units, block):
+            size = min(block, n_units - first)
+            run = slice(first, first + size)
+            outer = W[run].copy()
+            outer[:, run] = np.triu(outer[:, run])
+            earlier = [W[first + k, first : first + k] for k in range(size)]
+            self.blocks.append((first, size, outer, earlier))
+
+    def noise(self, rng, n_chains):
+        return logistic_noise(rng, (self.n_units, n_chains), self.dtype)
+
+    def __call__(self, states_t, noise, temperature=1.0):
+        thresholds = noise
+        if temperature != 1.0:
+            thresholds *= self.dtype.type(temperature)
+        thresholds += self.negative_bias
+        field = np.empty(states_t.shape[1], dtype=self.dtype)
+        for first, size, outer, earlier in self.blocks:
+            threshold = thresholds[first : first + size]
+            threshold -= outer @ states_t
+            np.less(threshold[0], 0, out=states_t[first])
+            for k in range(1, size):
+                np.dot(earlier[k], states_t[first : first + k], out=field)
+                np.less(threshold[k], field, out=states_t[first + k])
+        return states_t
+
+
+def layered_mask(sizes):
+    """Coupling mask of layers of units, each layer coupled only to its neighbours."""
+    edges = np.cumsum([0, *sizes])
+    mask = np.zeros((edges[-1], edges[-1]), dtype=bool)
+    for k in range(len(sizes) - 1):
+        lower, upper = slice(edges[k], edges[k + 1]), slice(edges[k + 1], edges[k + 2])
+        mask[lower, upper] = mask[upper, lower] = True
+    return mask
+
+
+def sparse_mask(n_units, density, seed=0):
+    upper = np.triu(np.random.default_rng(seed).random((n_units, n_units)) < density, 1)
+    return upper | upper.T
+
+
+def block_sweep_masks(n_visible=64, n_hidden=64):
+    return {
+        "full": connectivity_mask("full", n_visible, n_hidden),
+        "no_hidden_hidden": connectivity_mask("no_hidden_hidden", n_visible, n_hidden),
+        "bipartite": connectivity_mask("bipartite", n_visible, n_hidden),
+        "layered 64-32-32": layered_mask([n_visible, n_hidden // 2, n_hidden // 2]),
+        "sparse (p=0.05)": sparse_mask(n_visible + n_hidden, 0.05),
+    }
+
+
+def rates_per_second(candidates, n_repeats, n_sweeps):
+    """Median sweeps per second of each candidate (name -> callable), alternating."""
+    rates = {name: [] for name in candidates}
+    for _ in range(n_repeats):
+        for name, run in candidates.items():
+            start = time.perf_counter()
+            for _ in range(n_sweeps):
+                run()
+            rates[name].append(n_sweeps / (time.perf_counter() - start))
+    return {name: float(np.median(r)) for name, r in rates.items()}
+
+
+def bench_block_sweeps(n_repeats, chain_counts=(1000, 100)):
+    rng = np.random.default_rng(0)
+    masks = block_sweep_masks()
+    print("\nBlock (chromatic) Gibbs sweeps per second against the sequential sweep, "
+          f"64 + 64 units (median of {n_repeats} alternating repeats)")
+    print(f"{'mask':<18}{'colours':>8}{'chains':>7}{'dtype':>9}{'sequential':>12}"
+          f"{'block':>9}{'ratio':>7}{'unfused':>9}{'RBM step':>10}{'noise':>8}")
+    ratios = {}
+    for n_chains in chain_counts:
+        for name, mask in masks.items():
+            n = mask.shape[0]
+            W = np.triu(rng.normal(0, 1 / np.sqrt(n), size=(n, n)), 1)
+            W = (W + W.T) * mask
+            b = rng.normal(0, 0.5, size=n)
+            for dtype in (np.float32, np.float64):
+                S = np.asfortranarray(rng.integers(0, 2, (n_chains, n)).astype(dtype))
+                sequential = SequentialSweep(W, b, dtype)
+                block = GibbsSweep(W, b, None, dtype, mask)
+                candidates = {
+                    "sequential": lambda: sequential(S.T, sequential.noise(rng, n_chains)),
+                    "block": lambda: block(S.T, block.noise(rng, n_chains)),
+                }
+                if name == "full":  # one unit per colour without the fused runs
+                    bm_energy_module.SWEEP_BLOCK = 1
+                    unfused = GibbsSweep(W, b, None, dtype, mask)
+                    bm_energy_module.SWEEP_BLOCK = 16
+                    candidates["unfused"] = lambda: unfused(S.T, unfused.noise(rng, n_chains))
+                if name == "bipartite":  # an RBM's block step at the same size
+                    rbm = AugmentedRBM.from_view(RBMView(
+                        W[64:, :64].astype(dtype), b[:64].astype(dtype), b[64:].astype(dtype)))
+                    noise = Noise.seeded_from(rng)
+                    V = rbm.chains_from_rows(rng.random((n_chains, 64)), rng)
+                    H = rbm.empty_hidden(n_chains)
+
+                    def rbm_step(rbm=rbm, noise=noise, V=V, H=H):
+                        rbm.draw_hidden(V, noise, H)
+                        rbm.draw_visible(H, noise, V)
+
+                    candidates["RBM step"] = rbm_step
+                    # The floor of either sweep: one logistic number per unit and chain.
+                    candidates["noise"] = lambda: block.noise(rng, n_chains)
+                n_sweeps = max(4, 40_000 // n_chains) if n_chains < 1000 else 20
+                r = rates_per_second(candidates, n_repeats, n_sweeps)
+                ratio = r["block"] / r["sequential"]
+                ratios[name, n_chains, np.dtype(dtype).name] = ratio
+                extra = "".join(f"{r[key]:>{width}.0f}" if key in r else f"{'-':>{width}}"
+                                for key, width in (("unfused", 9), ("RBM step", 10),
+                                                   ("noise", 8)))
+                print(f"{name:<18}{len(greedy_colouring(mask)):>8}{n_chains:>7}"
+                      f"{np.dtype(dtype).name:>9}{r['sequential']:>12.0f}{r['block']:>9.0f}"
+                      f"{ratio:>7.1f}{extra}")
+    return ratios
 
 
 # -- encoders -----------------------------------------------------------------------------
@@ -201,7 +353,8 @@ def retrieval_share(bm, n_group, n_chains=100, seed=0):
     rng = np.random.default_rng(seed)
     view = bm._model_view()
     n_units = view.n_units
-    sweep = GibbsSweep(view.coupling, view.bias, np.arange(n_group, n_units), view.dtype)
+    sweep = GibbsSweep(view.coupling, view.bias, np.arange(n_group, n_units), view.dtype,
+                       view.coupling_mask)
     T = view.temperature
     temperatures = [f * T for f in (8, 6, 4, 3, 2, 1.5, 1.2)] + [T] * 20
     right = 0
@@ -258,10 +411,19 @@ def verdict(label, value, target, met):
     print(f"{label:<52}{value:>22}{target:>14}{'MET' if met else 'MISSED':>8}")
 
 
+def block_verdicts(ratios):
+    for n_chains in (1000, 100):
+        ratio = ratios["bipartite", n_chains, "float32"]
+        verdict(f"Block/sequential sweeps/s, bipartite 64+64, {n_chains} chains, f32",
+                f"x{ratio:.1f}", "> x10", ratio > 10)
+
+
 if __name__ == "__main__":
     print_machine()
     rates = bench_sweeps([16, 32, 64, 128], n_repeats=3 if QUICK else 7)
+    block_ratios = bench_block_sweeps(n_repeats=3 if QUICK else 7)
     if "--sweeps-only" in sys.argv:
+        block_verdicts(block_ratios)
         sys.exit()
     defaults = [name for name in RUNS if name in METHODS]
     small = bench_encoder(4, 2, list(RUNS), N_SEEDS)
@@ -287,3 +449,4 @@ if __name__ == "__main__":
     s32, p32 = rates[64, "float32"]
     verdict("Gibbs sweeps/s, 64 units, 1000 chains, float32",
             f"{s32:.0f} ({p32:.0f} prepared)", ">= 1000", s32 >= 1000)
+    block_verdicts(block_ratios)

@@ -439,6 +439,7 @@ def cases():
                                          n_iter=2, batch_size=7, random_state=0)
                 yield f"BM/{lname}/{zname}/{dtype.__name__}", X, fitted(model, X)
         mask = np.ones((7, 7), dtype=bool)
+        np.fill_diagonal(mask, False)  # a unit is never coupled to itself
         mask[0, 3] = mask[3, 0] = mask[5, 6] = mask[6, 5] = False
         for cname, connectivity in (("no_hidden_hidden", "no_hidden_hidden"),
                                     ("bipartite", "bipartite"), ("mask", mask)):

@@ -7,6 +7,7 @@ strategies and partition-function estimators, and a true log-likelihood.
 from . import datasets, exceptions, learning, partition, views
 from ._boltzmann import BoltzmannMachine
 from ._classifier import BoltzmannClassifier
+from ._dbm import DBM
 from ._dbn import DBN
 from ._dbn_classifier import DBNClassifier
 from ._gaussian_rbm import GaussianRBM
@@ -16,6 +17,7 @@ from ._rbm_classifier import RBMClassifier
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DBM",
     "DBN",
     "DBNClassifier",
     "RBM",

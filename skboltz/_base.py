@@ -405,10 +405,12 @@ class BoltzmannBase(
         :func:`document_strategy_options`); a strategy object it cannot serve is
         refused at ``fit``, with a message naming both. ``_layout``: the named blocks
         of its packed parameters (at least ``weights``, the block weight decay acts
-        on). ``_inference_dtype``: the dtype ``transform`` and ``reconstruct`` compute
-        in (None: the input's). ``_structural_parameters``: the parameters a
-        ``partial_fit`` cannot change (``n_components``, a connectivity, ...; changing
-        one between calls raises an error that says to call ``fit``).
+        on; :meth:`_layout_of` returns it, or a layout kept in the training state
+        when the blocks depend on the model's sizes). ``_inference_dtype``: the dtype
+        ``transform`` and ``reconstruct`` compute in (None: the input's).
+        ``_structural_parameters``: the parameters a ``partial_fit`` cannot change
+        (``n_components``, a connectivity, ...; changing one between calls raises an
+        error that says to call ``fit``).
 
     Hooks every estimator implements
         ``_new_training_state(X, y, learning, rng)``: the
@@ -952,10 +954,16 @@ class BoltzmannBase(
             "_train_epoch."
         )
 
+    def _layout_of(self, state):
+        """The named blocks of ``state``'s packed parameters: the class's ``_layout``
+        (an estimator whose blocks depend on its sizes, such as a deep Boltzmann
+        machine's, keeps its layout in the state and returns it here)."""
+        return self._layout
+
     def _take_step(self, model, params, gradient, state, rule):
         """Fold the gradient step into the velocity (moving-average momentum, weight
         decay on the weights), then move the parameters by it."""
-        velocity, weights = state.velocity, self._layout.weights
+        velocity, weights = state.velocity, self._layout_of(state).weights
         momentum_step(velocity, gradient, rule.momentum, velocity[weights], params[weights],
                       rule.decay)
         self._add_velocity(model, params, state)
@@ -1744,12 +1752,15 @@ def _short_repr(value):
 
 
 def parameter_fingerprint(view):
-    """A digest of every parameter array of a model view."""
+    """A digest of every parameter array of a model view (fields that hold an array or
+    a tuple or list of arrays)."""
     digest = hashlib.blake2b(digest_size=16)
     for value in vars(view).values():
-        if isinstance(value, np.ndarray):
-            digest.update(np.ascontiguousarray(value).tobytes())
-            digest.update(str((value.dtype, value.shape)).encode())
+        # a field may hold one array or a sequence of them (a deep machine's layers)
+        for array in (value if isinstance(value, (tuple, list)) else (value,)):
+            if isinstance(array, np.ndarray):
+                digest.update(np.ascontiguousarray(array).tobytes())
+                digest.update(str((array.dtype, array.shape)).encode())
     return digest.hexdigest()
 
 

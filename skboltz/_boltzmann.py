@@ -167,7 +167,7 @@ class BoltzmannMachine(BoltzmannBase):
     temperature : float, default=1.0
         T in p(s) proportional to exp(-E(s) / T).
     learning : {learning_options} or BMLearningStrategy, default="gibbs"
-        How the clamped and free statistics are found: sequential Gibbs sampling
+        How the clamped and free statistics are found: block Gibbs sampling
         (:class:`~skboltz.learning.Gibbs`, optionally with simulated annealing), exact
         enumeration (:class:`~skboltz.learning.ExactGradient`, small models only) or
         mean field (:class:`~skboltz.learning.MeanFieldGradient`, the deterministic
@@ -548,8 +548,9 @@ class BoltzmannMachine(BoltzmannBase):
         if state is not None:
             params = state.params
             n_visible = params.shape[1] - self.n_hidden
-            return BMLayout.view(params, n_visible, float(self.temperature))
-        return BMView(self.coupling_, self.bias_, self.n_features_in_, float(self.temperature))
+            return BMLayout.view(params, n_visible, float(self.temperature), state.mask)
+        return BMView(self.coupling_, self.bias_, self.n_features_in_, float(self.temperature),
+                      self.connectivity_mask_)
 
     @property
     def _n_features_out(self):

@@ -4,6 +4,7 @@ Pure functions of numpy arrays and the read-only :class:`BMView`, as in ``_energ
 (which holds what RBMs and BMs share).
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,12 +36,15 @@ from ._noise import logistic_noise
 #
 # p(s_i = 1 | rest) = sigmoid((W s + b)_i / T).
 
-#: Sequential sweeps compute the local fields of this many consecutive units with one
-#: matrix product; inside a block each unit adds the block's earlier units (one short
-#: dot product). Measured with 1000 chains at 64 units (a prepared ``GibbsSweep``,
-#: ratios to 16 in one process): 8 -> 0.92 (float32) / 0.92 (float64), 32 -> 1.01 /
-#: 0.96. Comparing u < sigmoid(field / T) per unit instead of the field with
-#: T logit(u) drawn for the whole sweep was 0.6x as fast (a sigmoid per unit call).
+#: Runs of one-unit colours of consecutive units (all of a fully coupled machine)
+#: compute the local fields of this many units with one matrix product; inside a run
+#: each unit adds the run's earlier units (one short dot product). Measured with 1000
+#: chains at 64 units (a prepared ``GibbsSweep``, ratios to 16 in one process): 8 ->
+#: 0.92 (float32) / 0.92 (float64), 32 -> 1.01 / 0.96; at 128 units, 1 (a
+#: matrix-vector product per unit, what colouring alone gives) -> 0.7 with 100 chains,
+#: about 1.0 with 1000 (``benchmarks/bench_boltzmann.py``). Comparing
+#: u < sigmoid(field / T) per unit instead of the field with T logit(u) drawn for the
+#: whole sweep was 0.6x as fast (a sigmoid per unit call).
 SWEEP_BLOCK = 16
 
 #: Hidden units coupled to each other are summed out exactly up to this many.
@@ -161,26 +165,80 @@ def bm_exact_moments(coupling, bias, plan, temperature=1.0):
     return moments
 
 
-def _contiguous_blocks(units, size):
-    """Split sorted unit indices into runs of consecutive indices of at most ``size``."""
-    breaks = np.flatnonzero(np.diff(units) != 1) + 1
-    for run in np.split(units, breaks):
-        for start in range(0, run.size, size):
-            yield int(run[start]), int(min(run.size - start, size))
+def greedy_colouring(coupled):
+    """Colour classes of a coupling graph, coloured greedily in index order.
+
+    Unit i gets the smallest colour that none of its coupled units before it has, so
+    the units of one colour share no coupling: given all other units they are
+    independent, and one matrix product draws them together. A fully coupled graph
+    gives every unit its own colour, in index order (the sequential sweep); a bipartite
+    one two colours; hidden units coupled only to visible ones share one colour.
+
+    Parameters
+    ----------
+    coupled : ndarray of bool, shape (n_units, n_units)
+        Symmetric; True where two units are coupled (the diagonal is ignored).
+
+    Returns
+    -------
+    classes : tuple of ndarray of int
+        The units of each colour, in increasing order, colours in the order of their
+        first unit (read-only arrays, shared between calls with the same graph).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz._boltzmann_energy import greedy_colouring
+    >>> bipartite = np.zeros((4, 4), dtype=bool)
+    >>> bipartite[:2, 2:] = bipartite[2:, :2] = True
+    >>> [c.tolist() for c in greedy_colouring(bipartite)]
+    [[0, 1], [2, 3]]
+    >>> [c.tolist() for c in greedy_colouring(np.ones((3, 3), dtype=bool))]
+    [[0], [1], [2]]
+    """
+    coupled = np.asarray(coupled, dtype=bool)
+    # Cached by the graph's bits: Gibbs learning prepares a sweep at every update.
+    return _greedy_colouring(coupled.shape[0], np.packbits(coupled).tobytes())
+
+
+@functools.lru_cache(maxsize=32)
+def _greedy_colouring(n_units, packed):
+    bits = np.frombuffer(packed, dtype=np.uint8)
+    coupled = np.unpackbits(bits, count=n_units * n_units).reshape(n_units, n_units)
+    colour = np.full(n_units, -1)
+    for unit in range(n_units):
+        earlier = coupled[unit, :unit].astype(bool)
+        taken = np.zeros(unit + 1, dtype=bool)  # unit + 1 colours always suffice
+        taken[colour[:unit][earlier]] = True
+        colour[unit] = np.argmin(taken)
+    classes = tuple(np.flatnonzero(colour == c) for c in range(colour.max(initial=-1) + 1))
+    for members in classes:
+        members.flags.writeable = False
+    return classes
 
 
 class GibbsSweep:
-    """Sequential single-unit Gibbs sweeps prepared for one set of parameters.
+    """Block (chromatic) Gibbs sweeps prepared for one set of parameters.
 
-    Units are visited in increasing order; ``units`` lists the indices to update (the
-    others stay clamped, e.g. the visible units in a clamped phase); None updates all.
-    Unit i of every chain is updated at once: s_i = 1 with probability
-    sigmoid((W s + b)_i / T), i.e. when (W s + b)_i > T * L with L standard logistic
-    noise (``logistic_noise``). For a block of up to ``SWEEP_BLOCK`` consecutive units,
+    The units to update (``units``; the others stay clamped, e.g. the visible units in
+    a clamped phase) are coloured greedily in index order (:func:`greedy_colouring`
+    of the coupling graph ``coupled`` among them), and the colours are visited in
+    turn. Units of one colour share no coupling, so given the rest they are
+    independent and all of them, for every chain, are drawn at once: one matrix
+    product gives their fields (W s + b)_i, and unit i turns on when its field exceeds
+    T * L with L standard logistic noise (``logistic_noise``), i.e. with probability
+    sigmoid((W s + b)_i / T). Each colour is a block update from the exact
+    conditional, so p(s) proportional to exp(-E(s)/T) is left invariant, whatever
+    the colouring (Geman & Geman, "Stochastic relaxation, Gibbs distributions, and
+    the Bayesian restoration of images", 1984). A bipartite machine takes two
+    products per sweep, like an RBM's block sampler.
+
+    Colours of one unit that follow each other in index order (all of them for a
+    fully coupled machine, which is then the sequential single-unit sweep in index
+    order) are drawn as before: for a run of up to ``SWEEP_BLOCK`` consecutive units,
     one matrix product gives each unit's threshold T L - b_i - (field from the units
-    outside the block and the block's later units); inside the block a unit then
-    needs one short dot product (the block's earlier, already updated units) and one
-    comparison. Leaves p(s) proportional to exp(-E(s)/T) invariant.
+    outside the run and the run's later units); inside the run a unit then needs one
+    short dot product (the run's earlier, already updated units) and one comparison.
 
     The matrices are prepared once (``__init__``), so several sweeps with the same
     parameters (annealing, repeated steps) pay for that once.
@@ -193,30 +251,43 @@ class GibbsSweep:
         The units to update.
     dtype : dtype or None, default=None
         Dtype of the chains (default: that of ``coupling``).
+    coupled : ndarray of bool, shape (n_units, n_units), or None, default=None
+        Which units may be coupled (the model's connectivity mask; the couplings
+        outside it must be zero). None takes the non-zero couplings. The mask rather
+        than the values keeps the colouring the same while training moves the
+        couplings.
     """
 
-    def __init__(self, coupling, bias, units=None, dtype=None):
+    def __init__(self, coupling, bias, units=None, dtype=None, coupled=None):
         coupling = np.asarray(coupling)
         self.dtype = np.dtype(coupling.dtype if dtype is None else dtype)
-        # C order: the row pieces W[i, first:i] used inside a block are contiguous views.
+        # C order: the row pieces W[i, first:i] used inside a run are contiguous views.
         W = np.ascontiguousarray(coupling, dtype=self.dtype)
         n_units = W.shape[0]
-        if units is None:
-            self.units = np.arange(n_units)
-            runs = [(first, min(SWEEP_BLOCK, n_units - first))
-                    for first in range(0, n_units, SWEEP_BLOCK)]
-        else:
-            self.units = np.unique(units)
-            runs = _contiguous_blocks(self.units, SWEEP_BLOCK)
+        units = np.arange(n_units) if units is None else np.unique(units)
+        coupled = (W != 0) if coupled is None else np.asarray(coupled, dtype=bool)
+        classes = [units[c] for c in greedy_colouring(coupled[np.ix_(units, units)])]
+        self.units = np.concatenate(classes) if classes else units  # the visiting order
         self.negative_bias = -np.asarray(bias).astype(self.dtype)[self.units, None]
-        self.blocks = []
-        for first, size in runs:
-            block = slice(first, first + size)
-            # w_ij except for j an earlier unit of i's block (added one by one).
-            outer = W[block].copy()
-            outer[:, block] = np.triu(outer[:, block])
-            earlier = [W[first + k, first : first + k] for k in range(size)]
-            self.blocks.append((first, size, outer, earlier))
+        self.steps = []
+        for members in _merge_single_runs(classes):
+            if isinstance(members, tuple):  # (first, size): a run of single units
+                first, size = members
+                block = slice(first, first + size)
+                # w_ij except for j an earlier unit of i's run (added one by one).
+                outer = W[block].copy()
+                outer[:, block] = np.triu(outer[:, block])
+                earlier = [W[first + k, first : first + k] for k in range(size)]
+                self.steps.append((first, size, outer, earlier))
+                continue
+            # A colour: its units' couplings to the span of their neighbours.
+            neighbours = np.flatnonzero(coupled[members].any(axis=0))
+            span = slice(neighbours[0], neighbours[-1] + 1) if neighbours.size else None
+            rows = None if span is None else W[members, span].copy()
+            consecutive = members[-1] - members[0] == members.size - 1
+            target = slice(members[0], members[-1] + 1) if consecutive else members
+            self.steps.append((target, members.size, rows, span))
+        self._largest = max((members.size for members in classes), default=0)
 
     def noise(self, rng, n_chains, n_sweeps=None):
         """Logistic noise for ``n_sweeps`` sweeps (one sweep when None), drawn at once."""
@@ -229,9 +300,10 @@ class GibbsSweep:
 
         ``states_t[i]`` holds unit i of every chain (the transpose of the usual layout:
         a view of a Fortran-ordered (n_chains, n_units) array). ``noise`` is one
-        sweep's logistic noise from :meth:`noise`; it is overwritten. ``bias``, if
-        given, replaces the prepared biases for this sweep (an annealing path changes
-        them at every step; the prepared couplings stay).
+        sweep's logistic noise from :meth:`noise` (a row per unit, in the visiting
+        order ``units``); it is overwritten. ``bias``, if given, replaces the prepared
+        biases for this sweep (an annealing path changes them at every step; the
+        prepared couplings stay).
         """
         thresholds = noise
         if temperature != 1.0:
@@ -240,30 +312,68 @@ class GibbsSweep:
             thresholds += self.negative_bias
         else:
             thresholds -= np.asarray(bias).astype(self.dtype)[self.units, None]
-        field = np.empty(states_t.shape[1], dtype=self.dtype)
+        n_chains = states_t.shape[1]
+        field = np.empty(n_chains, dtype=self.dtype)
+        fields = np.empty((self._largest, n_chains), dtype=self.dtype)
         done = 0
-        for first, size, outer, earlier in self.blocks:
-            threshold = thresholds[done : done + size]
-            threshold -= outer @ states_t
-            np.less(threshold[0], 0, out=states_t[first])
-            for k in range(1, size):
-                np.dot(earlier[k], states_t[first : first + k], out=field)
-                np.less(threshold[k], field, out=states_t[first + k])
+        for step in self.steps:
+            if isinstance(step[0], int):  # a run of single units, in order
+                first, size, outer, earlier = step
+                threshold = thresholds[done : done + size]
+                threshold -= outer @ states_t
+                np.less(threshold[0], 0, out=states_t[first])
+                for k in range(1, size):
+                    np.dot(earlier[k], states_t[first : first + k], out=field)
+                    np.less(threshold[k], field, out=states_t[first + k])
+            else:  # a colour: all its units at once
+                target, size, rows, span = step
+                threshold = thresholds[done : done + size]
+                if rows is None:  # no neighbours: the field is the bias alone
+                    product = 0
+                else:
+                    product = np.matmul(rows, states_t[span], out=fields[:size])
+                if isinstance(target, slice):
+                    np.less(threshold, product, out=states_t[target])
+                else:
+                    states_t[target] = np.less(threshold, product)
             done += size
         return states_t
 
 
-def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None):
-    """One sequential (single-unit) Gibbs sweep, in place, over all rows (chains) of ``S``.
+def _merge_single_runs(classes):
+    """The sweep's steps: each colour of several units, and runs of up to
+    ``SWEEP_BLOCK`` one-unit colours with consecutive indices as (first, size)."""
+    steps, run = [], []
+    for members in classes:
+        if members.size == 1 and (not run or members[0] == run[-1] + 1):
+            run.append(int(members[0]))
+            continue
+        steps.extend(_runs(run))
+        run = []
+        if members.size == 1:
+            run.append(int(members[0]))
+        else:
+            steps.append(members)
+    steps.extend(_runs(run))
+    return steps
 
-    See :class:`GibbsSweep` (units visited in increasing order, ``units`` the ones to
-    update). Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid two
-    transposing copies. Returns ``S``.
+
+def _runs(run):
+    return [(run[start], min(SWEEP_BLOCK, len(run) - start))
+            for start in range(0, len(run), SWEEP_BLOCK)]
+
+
+def bm_gibbs_sweep(S, coupling, bias, rng, temperature=1.0, units=None, coupled=None):
+    """One block Gibbs sweep, in place, over all rows (chains) of ``S``.
+
+    See :class:`GibbsSweep` (``units`` the ones to update, coloured by the coupling
+    graph ``coupled``). Pass a Fortran-ordered ``S`` (``np.asfortranarray``) to avoid
+    two transposing copies. Returns ``S``.
     """
     n_chains = S.shape[0]
     if n_chains == 0 or (units is not None and np.size(units) == 0):
         return S
-    sweep = GibbsSweep(coupling, bias, units, S.dtype)
+    sweep = GibbsSweep(coupling, bias, units, S.dtype, coupled)
     # states_t[i] is unit i over all chains, contiguous (a view when S is F-ordered).
     states_t = S.T if S.flags.f_contiguous else np.ascontiguousarray(S.T)
     sweep(states_t, sweep.noise(rng, n_chains), temperature)
@@ -278,8 +388,9 @@ class BMAnnealing:
     The path runs from the independent model with biases ``base_bias`` (a) at
     beta = 0 to the model at beta = 1, over all units:
     ``log p*_beta(s) = beta (s^T W s / 2 + b^T s) / T + (1 - beta) a^T s``. Same
-    interface as :class:`RBMAnnealing`; the transitions are sequential sweeps in
-    ``dtype`` (set up once), the log weights are accumulated in float64.
+    interface as :class:`RBMAnnealing`; the transitions are block Gibbs sweeps in
+    ``dtype`` (set up once, coloured by the view's coupling mask: the same colours at
+    every beta), the log weights are accumulated in float64.
     """
 
     def __init__(self, view, base_bias, n_chains, rng, dtype=np.float32):
@@ -290,7 +401,8 @@ class BMAnnealing:
         self._bias = view.bias_vector()
         self._base = np.asarray(base_bias, dtype=np.float64)
         # Prepared once; each beta passes its own bias (see transition).
-        self._sweep = GibbsSweep(self._coupling, np.zeros(self._base.size), None, dtype)
+        self._sweep = GibbsSweep(self._coupling, np.zeros(self._base.size), None, dtype,
+                                 view.coupling_mask)
         seed = int(rng.integers(np.iinfo(np.int64).max))
         self._rng = np.random.Generator(np.random.SFC64(seed))
         self.states = np.empty((n_chains, self._base.size), dtype=dtype, order="F")
@@ -311,7 +423,7 @@ class BMAnnealing:
         log_w += (sign * (beta_next - beta)) * slope
 
     def transition(self, beta):
-        """One sequential sweep of every chain at ``beta``."""
+        """One block Gibbs sweep of every chain at ``beta``."""
         if beta == 0:  # the base model: independent units
             self.start_from_base()
             return
@@ -531,7 +643,8 @@ class BMView(ModelView):
 
     The model is p(s) proportional to exp(-E(s) / T) with E(s) = -s^T W s / 2 - b^T s
     over binary units s = (v, h), visible units first. Sampler states hold all units
-    (a step is one sequential Gibbs sweep), and exact enumeration lists all 2**n_units
+    (a step is one block Gibbs sweep, coloured by the coupling mask: units that share
+    no coupling are drawn together), and exact enumeration lists all 2**n_units
     states (split in two halves, one matrix product per block).
 
     Parameters
@@ -545,6 +658,10 @@ class BMView(ModelView):
         The first ``n_visible`` units are visible.
     temperature : float, default=1.0
         T in p(s) proportional to exp(-E(s) / T).
+    mask : ndarray of bool, shape (n_units, n_units), or None, default=None
+        Which pairs of units may be coupled (``BoltzmannMachine.connectivity_mask_``);
+        the couplings outside it must be zero. The Gibbs sampler colours the units by
+        it; None takes the non-zero couplings.
 
     Examples
     --------
@@ -560,6 +677,7 @@ class BMView(ModelView):
     bias: np.ndarray
     n_visible: int
     temperature: float = 1.0
+    mask: np.ndarray | None = None
 
     #: Binary units with any symmetric couplings: the general learning rule, and every
     #: log Z estimator.
@@ -574,6 +692,14 @@ class BMView(ModelView):
         return self.coupling.shape[0]
 
     @property
+    def coupling_mask(self):
+        """Which units may be coupled: ``mask``, or the non-zero couplings without one.
+
+        A boolean array of shape (n_units, n_units); the Gibbs sweeps colour by it.
+        """
+        return self.coupling != 0 if self.mask is None else self.mask
+
+    @property
     def n_hidden(self):
         """Number of hidden units."""
         return self.n_units - self.n_visible
@@ -586,7 +712,7 @@ class BMView(ModelView):
     def astype(self, dtype):
         return BMView(
             self.coupling.astype(dtype), self.bias.astype(dtype), self.n_visible,
-            self.temperature,
+            self.temperature, self.mask,
         )
 
     # -- energies and conditionals ---------------------------------------------------
@@ -648,7 +774,8 @@ class BMView(ModelView):
         """
         hid = slice(self.n_visible, None)
         bias = self.bias[hid] + v @ self.coupling[: self.n_visible, hid]
-        return BMView(self.coupling[hid, hid], bias, self.n_hidden, self.temperature)
+        mask = None if self.mask is None else self.mask[hid, hid]
+        return BMView(self.coupling[hid, hid], bias, self.n_hidden, self.temperature, mask)
 
     # -- inference: what the estimators' transform, reconstruct, gibbs and sample use --
     @property
@@ -715,9 +842,9 @@ class BMView(ModelView):
         """Run one Gibbs step v -> h -> v from each visible row.
 
         The hidden units are drawn given the row (exactly when they are not coupled to
-        each other; otherwise by one sequential sweep over them, started from
+        each other; otherwise by one block Gibbs sweep over them, started from
         independent draws of their :meth:`hidden_marginals`), then the visible units
-        by one sequential sweep given the hidden units, at the model's temperature.
+        by one block Gibbs sweep given the hidden units, at the model's temperature.
 
         Parameters
         ----------
@@ -737,20 +864,23 @@ class BMView(ModelView):
         marginals = self.hidden_marginals(V)
         S[:, n_visible:] = rng.random(marginals.shape) < marginals
         hidden, visible = np.arange(n_visible, n_units), np.arange(n_visible)
+        mask = self.coupling_mask
         if self.n_hidden and not self.hidden_uncoupled:
-            bm_gibbs_sweep(S, self.coupling, self.bias, rng, self.temperature, hidden)
-        bm_gibbs_sweep(S, self.coupling, self.bias, rng, self.temperature, visible)
+            bm_gibbs_sweep(S, self.coupling, self.bias, rng, self.temperature, hidden, mask)
+        bm_gibbs_sweep(S, self.coupling, self.bias, rng, self.temperature, visible, mask)
         return np.ascontiguousarray(S[:, :n_visible])
 
     def draw_samples(self, n_samples, n_steps, start, rng, means=False):
         # Visible units start on at the rates `start`, hidden units at 1/2; then
-        # sequential sweeps over all units at the temperature.
+        # block Gibbs sweeps over all units at the temperature (coloured by the
+        # coupling mask: units that share no coupling are drawn together).
         probability = np.full((n_samples, self.n_units), 0.5)
         probability[:, : self.n_visible] = start
         if means and n_steps == 0:
             return probability[:, : self.n_visible].astype(self.dtype)
         S = np.asfortranarray(rng.random(probability.shape) < probability, dtype=self.dtype)
-        sweep = GibbsSweep(self.coupling, self.bias, None, self.dtype)  # prepared once
+        sweep = GibbsSweep(self.coupling, self.bias, None, self.dtype,
+                           self.coupling_mask)  # prepared once
         for _ in range(n_steps):
             sweep(S.T, sweep.noise(rng, n_samples), self.temperature)
         if means:  # each visible unit's P(v_i = 1 | the other units) in the last state
@@ -772,7 +902,7 @@ class BMView(ModelView):
     def gibbs_step(self, S, rng):
         return bm_gibbs_sweep(
             np.array(S, dtype=self.dtype, order="F"), self.coupling, self.bias, rng,
-            self.temperature,
+            self.temperature, coupled=self.coupling_mask,
         )
 
     def interpolate(self, beta, base_bias):
@@ -782,6 +912,7 @@ class BMView(ModelView):
             ((1.0 - beta) * np.asarray(base_bias) + (beta / T) * self.bias).astype(self.dtype),
             self.n_visible,
             1.0,
+            self.mask,
         )
 
     def base_bias_from_rates(self, data_rates):
@@ -871,8 +1002,9 @@ class BMView(ModelView):
         view : BMView
             A view over slices of the same arrays.
         """
+        mask = None if self.mask is None else self.mask[:n_units, :n_units]
         return BMView(self.coupling[:n_units, :n_units], self.bias[:n_units],
-                      min(self.n_visible, n_units), self.temperature)
+                      min(self.n_visible, n_units), self.temperature, mask)
 
     def enumerate_log_weights(self, chunk_size):
         yield from split_half_log_weights(
@@ -906,10 +1038,11 @@ class BMLayout:
         return params
 
     @staticmethod
-    def view(params, n_visible, temperature=1.0):
-        """The :class:`BMView` of packed parameters (views into ``params``, no copies)."""
+    def view(params, n_visible, temperature=1.0, mask=None):
+        """The :class:`BMView` of packed parameters (views into ``params``, no copies)
+        with the connectivity ``mask`` (None: the non-zero couplings)."""
         return BMView(params[BMLayout.coupling], params[BMLayout.bias], n_visible,
-                      temperature)
+                      temperature, mask)
 
 
 def bm_mean_field(coupling, bias, M, first_free=0, damping=0.5, max_iter=500, tol=1e-7):

@@ -39,6 +39,7 @@ PAIRWISE = "pairwise"
 ENUMERATION = "enumeration"
 ANNEALING = "annealing"
 MEAN_FIELD = "mean_field"
+LAYERED = "layered"
 
 OPERATIONS = {
     RESTRICTED: (
@@ -55,6 +56,11 @@ OPERATIONS = {
         "gibbs_step)"
     ),
     MEAN_FIELD: "mean-field equations over its units (coupling_matrix, bias_vector)",
+    LAYERED: (
+        "the learning rule of a deep Boltzmann machine (layers coupled only to their "
+        "neighbours: per-layer weights and biases, a mean-field posterior of the "
+        "hidden layers and two-colour block Gibbs chains)"
+    ),
 }
 
 
@@ -69,8 +75,9 @@ class Capabilities:
         ``(("visible", "binary"), ("hidden", "binary"))``.
     operations : frozenset of str
         Names of the operations it supports: "restricted" (the restricted learning
-        rule), "pairwise" (the general Boltzmann learning rule), "enumeration",
-        "annealing", "mean_field" (a new kind of view may add its own).
+        rule), "pairwise" (the general Boltzmann learning rule), "layered" (the deep
+        Boltzmann machine's), "enumeration", "annealing", "mean_field" (a new kind of
+        view may add its own).
 
     Examples
     --------
@@ -140,8 +147,8 @@ class Requires:
     units : set of str or None, default=None
         The unit types the strategy handles, on every layer; None handles any.
     operations : set of str, default=()
-        Operations it calls, all of them ("restricted", "pairwise", "enumeration",
-        "annealing", "mean_field", or a new view's own).
+        Operations it calls, all of them ("restricted", "pairwise", "layered",
+        "enumeration", "annealing", "mean_field", or a new view's own).
     any_of : set of str, default=()
         Operations of which it needs at least one (e.g. either learning rule); empty
         needs none.
@@ -299,6 +306,7 @@ __all__ = [
     "BINARY",
     "ENUMERATION",
     "GAUSSIAN",
+    "LAYERED",
     "MEAN_FIELD",
     "OPERATIONS",
     "PAIRWISE",

@@ -303,7 +303,8 @@ class ModelView(Protocol):
         """Run one Gibbs transition from each row; it leaves p(s) invariant.
 
         An RBM does one block step v -> h -> v; a general Boltzmann machine one
-        sequential sweep over all units, at the model's temperature.
+        block Gibbs sweep over all units (uncoupled units together, coupled ones in
+        turn), at the model's temperature.
 
         Parameters
         ----------

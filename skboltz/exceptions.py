@@ -134,8 +134,11 @@ class ApproximateScoreWarning(UserWarning):
     ``score`` and ``score_samples`` are ``-F(x) - log Z``. With a lower bound on log Z
     (naive mean field, visited states) they are upper bounds on the log-likelihood:
     optimistic, by an amount that differs from model to model, so models compared on
-    them can be ranked wrongly. With TAP they are approximations of unknown sign. Each
-    fitted model warns once, on the first score that uses such a log Z; the
+    them can be ranked wrongly. With TAP they are approximations of unknown sign. A
+    :class:`~skboltz.DBM` scored by the mean-field bound on each row's hidden sum
+    (``likelihood="bound"``, the default for large machines) warns too: its scores are
+    lower bounds on the log-likelihood. Each fitted model warns once, on the first
+    score that uses such a log Z or bound; the
     :class:`~skboltz.partition.LogZ` itself says what it is (``kind``, ``converged``,
     :meth:`~skboltz.partition.LogZ.describe`).
 

@@ -11,7 +11,8 @@ down; :class:`RBMView`, :class:`GaussianRBMView`, :class:`BMView` and
 :class:`ClassRBMView` are the views of :class:`~skboltz.RBM`,
 :class:`~skboltz.GaussianRBM`, :class:`~skboltz.BoltzmannMachine` and
 :class:`~skboltz.RBMClassifier` (build one from a fitted model's attributes, as in
-their examples). Views do not change their arrays.
+their examples), and :class:`DBMView` that of a deep Boltzmann machine. Views do not
+change their arrays.
 
 Examples
 --------
@@ -32,6 +33,7 @@ from ._capabilities import (
     BINARY,
     ENUMERATION,
     GAUSSIAN,
+    LAYERED,
     MEAN_FIELD,
     PAIRWISE,
     RESTRICTED,
@@ -40,14 +42,15 @@ from ._capabilities import (
     Requires,
     supports,
 )
+from ._dbm_energy import DBMView
 from ._energy import ModelView
 from ._gaussian_rbm_energy import GaussianRBMView
 from ._rbm_classifier_energy import ClassRBMView
 from ._rbm_energy import RBMView
 
 # Documented, pickled and shown under their public home.
-for _public in (ModelView, RBMView, GaussianRBMView, BMView, ClassRBMView, Capabilities,
-                Requires, supports):
+for _public in (ModelView, RBMView, GaussianRBMView, BMView, ClassRBMView, DBMView,
+                Capabilities, Requires, supports):
     _public.__module__ = __name__
 del _public
 
@@ -57,9 +60,11 @@ __all__ = [
     "BMView",
     "Capabilities",
     "ClassRBMView",
+    "DBMView",
     "ENUMERATION",
     "GAUSSIAN",
     "GaussianRBMView",
+    "LAYERED",
     "MEAN_FIELD",
     "ModelView",
     "PAIRWISE",

@@ -138,6 +138,46 @@ def random_grbm(n_visible, n_hidden, scale, seed):
     )
 
 
+# -- samplers against exact distributions ----------------------------------------------
+def bm_log_probabilities(coupling, bias, temperature=1.0):
+    """Exact log p(s) of a general Boltzmann machine for every state of ``all_states``."""
+    S = all_states(len(bias))
+    log_p = (0.5 * np.einsum("ki,ij,kj->k", S, coupling, S) + S @ bias) / temperature
+    return log_p - logsumexp(log_p)
+
+
+def sampling_total_variation(log_probabilities, n_samples):
+    """Mean and standard deviation of the total variation of ``n_samples`` exact draws.
+
+    The noise floor of a sampler test: n p_hat_i is Binomial(n, p_i), whose mean
+    absolute deviation is 2 nu (1 - p_i) Binomial(nu; n, p_i) with nu = floor(n p_i) + 1
+    (de Moivre), so E[TV] = sum_i nu (1 - p_i) pmf(nu) / n exactly. The standard
+    deviation ignores the (negative) covariances between states: an upper estimate.
+    """
+    from scipy.stats import binom
+
+    p = np.exp(np.asarray(log_probabilities, dtype=np.float64))
+    nu = np.floor(n_samples * p) + 1
+    deviation = 2 * nu * (1 - p) * binom.pmf(nu, n_samples, p) / n_samples  # E|p_hat - p|
+    variance = np.maximum(p * (1 - p) / n_samples - deviation**2, 0.0)
+    return 0.5 * deviation.sum(), 0.5 * np.sqrt(variance.sum())
+
+
+def total_variation_excess(samples, log_probabilities):
+    """How far the samples' total variation from the exact distribution lies above the
+    noise floor of as many exact draws, in standard deviations of that floor."""
+    counts = np.bincount(state_index(samples), minlength=len(log_probabilities))
+    tv = 0.5 * np.abs(counts / counts.sum() - np.exp(log_probabilities)).sum()
+    mean, std = sampling_total_variation(log_probabilities, counts.sum())
+    return (tv - mean) / std
+
+
+def assert_samples_match(samples, log_probabilities, n_sigma=6.0):
+    """The samples' total variation is within ``n_sigma`` of the exact draws' noise."""
+    excess = total_variation_excess(samples, log_probabilities)
+    assert excess < n_sigma, f"total variation {excess:.1f} standard deviations above exact"
+
+
 # -- classification RBMs (features x, a softmax class y, hidden units h) ----------------
 def class_rbm_joint_log_weights(weights, visible_bias, hidden_bias, class_weights,
                                 class_bias):

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skboltz import (
+    DBM,
     DBN,
     RBM,
     BoltzmannClassifier,
@@ -44,6 +45,9 @@ ESTIMATORS = {
     ),
     "GaussianRBM": (
         lambda: GaussianRBM(n_components=3, n_iter=2, random_state=0), DENSITY_METHODS
+    ),
+    "DBM": (
+        lambda: DBM(hidden_layer_sizes=(3, 2), n_iter=2, random_state=0), DENSITY_METHODS
     ),
     "DBN": (
         lambda: DBN(hidden_layer_sizes=(3, 2), rbm=RBM(n_iter=2), random_state=0),

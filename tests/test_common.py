@@ -8,6 +8,7 @@ from sklearn.neighbors import KernelDensity
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skboltz import (
+    DBM,
     DBN,
     RBM,
     BoltzmannClassifier,
@@ -22,6 +23,7 @@ from skboltz.learning import (
     ExactGradient,
     Gibbs,
     MeanFieldGradient,
+    MeanFieldPCD,
     ParallelTempering,
     TAPGradient,
 )
@@ -83,6 +85,20 @@ ESTIMATORS = [
                 random_state=0),
     GaussianRBM(n_components=3, z_estimator="visited_states", n_iter=2, random_state=0),
     GaussianRBM(n_components=3, whiten=True, n_iter=3, random_state=0),
+    # Deep Boltzmann machines: the defaults, one and three hidden layers, pretraining,
+    # the bound and the per-row estimate, every layer's features, strategy objects.
+    DBM(),
+    DBM(hidden_layer_sizes=(3, 2), n_iter=2, random_state=0),
+    DBM(hidden_layer_sizes=(3,), n_iter=2, random_state=0),
+    DBM(hidden_layer_sizes=(3, 2, 2), pretraining_iter=2, n_iter=2, random_state=0),
+    DBM(hidden_layer_sizes=(3, 2), likelihood="bound", transform_layers="all",
+        centering=False, average_window=None, n_iter=2, random_state=0),
+    DBM(hidden_layer_sizes=(3, 2), learning=MeanFieldPCD(n_steps=2, n_chains=7,
+                                                         start="bottom_up"),
+        z_estimator=AIS(n_chains=10, n_betas=50), n_iter=2, random_state=0),
+    DBM(hidden_layer_sizes=(3, 2), likelihood="estimate",
+        z_estimator=AIS(n_chains=10, n_betas=20, target_std_error=None), n_iter=1,
+        random_state=0),
     # Deep belief nets and class-wise density classifiers.
     DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2), random_state=0),
     DBN(hidden_layer_sizes=[3], rbm=RBM(learning="cd", n_iter=2, random_state=0)),

@@ -10,8 +10,8 @@ import pytest
 from numpy.testing import assert_array_equal
 from sklearn.datasets import load_digits
 
-from skboltz import RBM, BoltzmannMachine, GaussianRBM
-from skboltz.learning import PCD, ParallelTempering
+from skboltz import DBM, RBM, BoltzmannMachine, GaussianRBM
+from skboltz.learning import PCD, MeanFieldPCD, ParallelTempering
 
 DIGITS = load_digits().data[:200] / 16
 BINARY = (DIGITS[:, 20:30] > 0.5).astype(float)
@@ -41,6 +41,10 @@ def machine(**params):
     return BoltzmannMachine(n_hidden=2, random_state=0, **params)
 
 
+def dbm(**params):
+    return DBM(hidden_layer_sizes=(4, 3), random_state=0, **params)
+
+
 BM_MASK = np.ones((12, 12), dtype=bool)
 np.fill_diagonal(BM_MASK, False)
 
@@ -52,6 +56,8 @@ STRUCTURAL = [
     (machine, BINARY, {"connectivity": "bipartite"}),
     (machine, BINARY, {"connectivity": BM_MASK & ~np.eye(12, k=1, dtype=bool)
                        & ~np.eye(12, k=-1, dtype=bool)}),
+    (dbm, BINARY, {"hidden_layer_sizes": (4, 2)}),
+    (dbm, BINARY, {"hidden_layer_sizes": (4,)}),
 ]
 
 
@@ -123,6 +129,14 @@ def test_new_settings_of_the_same_strategy_start_its_state(before, after):
     # a setting changed inside the user's object counts too
     model.set_params(learning__n_steps=2).partial_fit(DIGITS)
     assert model.learning_.n_steps == 2
+
+
+def test_new_settings_of_the_dbm_strategy_start_its_state():
+    model = dbm(learning=MeanFieldPCD(n_chains=5)).partial_fit(BINARY)
+    model.set_params(learning=MeanFieldPCD(n_chains=20)).partial_fit(BINARY)
+    chains = model.learning_.persistent_chains(model._training_state.sampler)
+    assert chains.shape[0] == 20
+    assert model.n_iter_ == 2
 
 
 def test_an_unchanged_strategy_keeps_its_state():

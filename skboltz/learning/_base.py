@@ -7,7 +7,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._capabilities import PAIRWISE, RESTRICTED, Requires
+from .._capabilities import BINARY, LAYERED, PAIRWISE, RESTRICTED, Requires
 from .._noise import Noise
 from .._rbm_energy import RBMLayout
 
@@ -43,10 +43,11 @@ class LearningStrategy(BaseEstimator):
     diagnostics for ``history_`` (:meth:`pop_diagnostics`). The defaults serve a dict
     or a dataclass of arrays and numbers.
 
-    Strategies come in two kinds, one per learning rule: subclass
+    Strategies come in three kinds, one per learning rule: subclass
     :class:`RBMLearningStrategy` to train the restricted models (:class:`~skboltz.RBM`,
-    :class:`~skboltz.GaussianRBM`) and :class:`BMLearningStrategy` to train
-    :class:`~skboltz.BoltzmannMachine`. Each class declares what it ``requires`` of a
+    :class:`~skboltz.GaussianRBM`), :class:`BMLearningStrategy` to train
+    :class:`~skboltz.BoltzmannMachine` and :class:`DBMLearningStrategy` to train
+    :class:`~skboltz.DBM`. Each class declares what it ``requires`` of a
     model (a :class:`~skboltz.views.Requires`: the unit types it handles and the
     operations it calls), and a model refuses at ``fit``, with a message naming both, a
     strategy whose requirements its view does not meet.
@@ -80,7 +81,8 @@ class LearningStrategy(BaseEstimator):
         ----------
         model : model view
             The model at the start of training: an :class:`~skboltz.views.RBMView`,
-            :class:`~skboltz.views.GaussianRBMView` or :class:`~skboltz.views.BMView`.
+            :class:`~skboltz.views.GaussianRBMView`, :class:`~skboltz.views.BMView` or
+            :class:`~skboltz.views.DBMView`.
         X : {ndarray, sparse matrix} of shape (n_samples, n_features)
             The training data, e.g. to start persistent chains at data rows.
         batch_size : int
@@ -435,6 +437,78 @@ class BMLearningStrategy(LearningStrategy):
         -------
         moments : ndarray of shape (n_units, n_units)
             Mean of s s^T under the model's free-running distribution.
+        """
+        raise NotImplementedError
+
+
+class DBMLearningStrategy(LearningStrategy):
+    """Base class of deep-Boltzmann-machine strategies: both phases, layer by layer.
+
+    The log-likelihood gradient of a deep Boltzmann machine moves each W_k by
+    <x_k x_{k-1}^T>_data - <x_k x_{k-1}^T>_model and each bias b_k by <x_k>_data -
+    <x_k>_model (Salakhutdinov & Hinton, "Deep Boltzmann machines", 2009). Subclasses
+    implement :meth:`positive_phase` (the hidden layers inferred with the visible units
+    clamped to the minibatch) and :meth:`negative_phase` (the model running freely);
+    both return **rows of every layer**, and the estimator turns them into the
+    expectations as means over the rows of the products of neighbouring layers (so a
+    positive phase of means, one row per data row, must come from a posterior that
+    factorises over the units, as mean field's does; rows of samples have no such
+    restriction).
+
+    Examples
+    --------
+    >>> from skboltz.learning import DBMLearningStrategy, MeanFieldPCD
+    >>> issubclass(MeanFieldPCD, DBMLearningStrategy)
+    True
+    """
+
+    requires = Requires(units={BINARY}, operations={LAYERED})
+
+    def positive_phase(self, model, batch, state, rng):
+        """Infer rows of every layer with the visible units clamped to ``batch``.
+
+        Parameters
+        ----------
+        model : DBMView
+            Read-only view of the machine's current parameters
+            (:class:`skboltz.views.DBMView`).
+        batch : ndarray of shape (n_rows, n_visible)
+            Visible rows (values in [0, 1]).
+        state : object
+            What :meth:`init_state` returned.
+        rng : numpy.random.Generator
+            Source of randomness for sampling strategies.
+
+        Returns
+        -------
+        layers : list of ndarray
+            ``[V, X_1, ..., X_L]``, ``X_k`` of shape (n_rows, n_k): the visible rows
+            and each hidden layer's (mean or sampled) values given them.
+        """
+        raise NotImplementedError
+
+    def negative_phase(self, model, batch, state, rng, progress):
+        """Draw rows of every layer (approximately) from the model.
+
+        Parameters
+        ----------
+        model : DBMView
+            Read-only view of the machine's current parameters.
+        batch : ndarray of shape (n_rows, n_visible)
+            The minibatch (used by strategies that start chains at the data).
+        state : object
+            What :meth:`init_state` returned, updated in place.
+        rng : numpy.random.Generator
+            Source of randomness.
+        progress : float
+            Fraction of the requested training done, in [0, 1].
+
+        Returns
+        -------
+        layers : list of ndarray
+            ``[X_0, X_1, ..., X_L]`` with the same number of rows in every layer:
+            states (or conditional means given the neighbouring layers' states) of the
+            model's layers.
         """
         raise NotImplementedError
 

@@ -109,15 +109,19 @@ def exact_free_moments(model, plan=None):
 
 @register("gibbs")
 class Gibbs(BMLearningStrategy):
-    """Boltzmann learning with sequential Gibbs sampling (Ackley, Hinton & Sejnowski 1985).
+    """Boltzmann learning with Gibbs sampling (Ackley, Hinton & Sejnowski 1985).
 
-    The free phase runs ``n_chains`` persistent chains, all updated together by
-    sequential single-unit Gibbs sweeps at the model's temperature. The clamped phase
-    is exact when that is cheap: the factorised P(h | v) when the hidden units are not
-    coupled to each other, or a sum over the 2**n_hidden hidden states of each row when
-    there are at most ``enumerate_hidden`` hidden units (no sampling noise; for a few
-    hidden units cheaper than sampling). Otherwise it runs one chain per minibatch row
-    over the hidden units with the visible units fixed. Before the ``n_steps``
+    The free phase runs ``n_chains`` persistent chains, all updated together by block
+    Gibbs sweeps at the model's temperature: the units are coloured so that units of
+    one colour share no coupling of the connectivity mask, and each colour is drawn
+    at once (one matrix product), the colours in turn; a fully coupled machine has
+    one unit per colour (the sequential sweep), a bipartite or layered one two
+    colours. The clamped phase is exact when that is cheap: the factorised P(h | v)
+    when the hidden units are not coupled to each other, or a sum over the
+    2**n_hidden hidden states of each row when there are at most ``enumerate_hidden``
+    hidden units (no sampling noise; for a few hidden units cheaper than sampling).
+    Otherwise it runs one chain per minibatch row over the hidden units with the
+    visible units fixed. Before the ``n_steps``
     measured sweeps, each sampled phase follows a simulated-annealing schedule, as in
     Ackley, Hinton & Sejnowski's procedure: heating the persistent chains and cooling
     them back lets them leave one mode of a sharply multimodal machine for another,
@@ -126,8 +130,8 @@ class Gibbs(BMLearningStrategy):
     Parameters
     ----------
     n_steps : int, default=1
-        Gibbs steps at the model's temperature per update, each a sequential sweep
-        over the units; the statistics are averaged over them.
+        Gibbs steps at the model's temperature per update, each a sweep over the
+        units; the statistics are averaged over them.
     n_chains : int or None, default=None
         Persistent free-phase chains; None uses ``max(100, batch_size)``.
     annealing : "auto", list of (float, int) or None, default="auto"
@@ -175,7 +179,7 @@ class Gibbs(BMLearningStrategy):
 
     def _run(self, model, S, state, rng, units):
         """Anneal, then average the moments over ``n_steps`` sweeps at T (S F-ordered)."""
-        sweep = GibbsSweep(model.coupling, model.bias, units, S.dtype)
+        sweep = GibbsSweep(model.coupling, model.bias, units, S.dtype, model.coupling_mask)
         temperatures = [t for t, n_steps in state["schedule"] for _ in range(n_steps)]
         n_annealing = len(temperatures)
         temperatures += [model.temperature] * self.n_steps

@@ -192,7 +192,7 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
                 "learning='pcd' (persistent contrastive divergence) or 'pt' (parallel "
                 "tempering)"
                 if is_rbm
-                else "learning='gibbs' (sequential Gibbs sampling) or 'mean_field' "
+                else "learning='gibbs' (Gibbs sampling) or 'mean_field' "
                 "(deterministic Boltzmann machine)"
             )
             n_batches = -(-X.shape[0] // max(1, batch_size))
