@@ -8,10 +8,10 @@ float32.
 Models, trained in one process by ``partial_fit`` one epoch at a time, always the one
 with the least training time next (so the machine's load falls on all alike):
 
-- ``DBM(hidden_layer_sizes=(500, 1000), learning_rate=0.02)``, otherwise its defaults
-  (at the default 0.05 the posteriors of its hidden layers stopped depending on the
-  row within 15 epochs here: top-layer features at 19 % accuracy, against 87 % at
-  0.02, see ``--learning-rates``; ``--dbm-learning-rate`` sets it);
+- ``DBM(hidden_layer_sizes=(500, 1000))`` with its defaults (``learning_rate="auto"``:
+  1 / sqrt(1500) = 0.026; at the previous default 0.05 the posteriors of its hidden
+  layers stopped depending on the row within 20 epochs here, see
+  ``--learning-rates``; ``--dbm-learning-rate`` sets it);
 - ``RBM(n_components=500)`` with its defaults (CD-1 with the visible means, learning
   rate 0.1, batch 10, weight decay 1e-3);
 - with ``--long`` or ``--pcd`` also ``RBM(n_components=500, learning="pcd")`` with the
@@ -33,14 +33,14 @@ Run from the repository root::
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --seconds 60 120 240 480
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --long     # about 90 minutes
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --centering  # a few minutes
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --learning-rates  # ~3 minutes
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dbm.py --learning-rates  # ~5 minutes
 
 The default run trains each model for 120 s (checkpoints at 30, 60 and 120 s) on 2,000
 rows and scores with 50 AIS chains through 1,000 betas; ``--seconds`` sets the
 checkpoints; ``--long`` is 4,000 rows, checkpoints up to 1,200 s, 100 chains through
 5,000 betas and a third model. ``--centering`` measures instead the learning options
 (centring, pretraining) on machines small enough to score exactly, ``--learning-rates``
-the DBM(500, 1000)'s first epochs by learning rate. The absolute times depend on the machine and its load
+the default ``learning_rate="auto"`` against fixed steps, at three scales. The absolute times depend on the machine and its load
 (printed first and last).
 """
 
@@ -83,7 +83,7 @@ LONG = dict(n_train=4000, n_test=1000, checkpoints=(60, 120, 300, 600, 1200),
 
 
 def models(ais_log_z, third_model, dbm_learning_rate):
-    dbm = DBM(hidden_layer_sizes=(500, 1000), learning_rate=dbm_learning_rate,
+    dbm = DBM(hidden_layer_sizes=(500, 1000), learning_rate=dbm_learning_rate or "auto",
               z_estimator=ais_log_z, random_state=0)
     chosen = {
         "DBM (500, 1000)": dbm,
@@ -91,7 +91,8 @@ def models(ais_log_z, third_model, dbm_learning_rate):
     }
     if third_model:
         chosen["RBM(500) PCD, DBM's lr"] = RBM(
-            n_components=500, learning="pcd", learning_rate=dbm.learning_rate,
+            n_components=500, learning="pcd",  # the DBM's step ("auto": 1 / sqrt(1500))
+            learning_rate=dbm_learning_rate or 1 / np.sqrt(sum(dbm.hidden_layer_sizes)),
             batch_size=dbm.batch_size, z_estimator=ais_log_z, random_state=0)
     return chosen
 
@@ -121,7 +122,8 @@ def per_row_estimates(dbm, rows, ais_row):
 def centering_and_pretraining(n_iter):
     """Held-out exact log-likelihood of DBM(16, 16) on the 8 x 8 digits (binarized at
     half intensity), centred or not, pretrained or not, at the default learning rate
-    and a 4 times larger one, on the three protocol splits.
+    ("auto": 1 / sqrt(32) = 0.18 here) and the previous default 0.05, on the three
+    protocol splits.
 
     Both colours of 16 units: log Z and every row's hidden sum are exact, so the table
     compares the learning options without estimation error.
@@ -129,16 +131,17 @@ def centering_and_pretraining(n_iter):
     X, y = load_digits(return_X_y=True)
     X = (X > 7).astype(np.float64)
     options = {}
-    for learning_rate in (0.05, 0.2):
+    for learning_rate in ("auto", 0.05):
         for pretraining_iter in (0, 10):
             for centering in (True, False):
-                name = (f"lr {learning_rate}, {'centred' if centering else 'plain'}"
+                step = "auto (0.18)" if learning_rate == "auto" else learning_rate
+                name = (f"lr {step}, {'centred' if centering else 'plain'}"
                         + (", pretrained" if pretraining_iter else ""))
                 options[name] = dict(learning_rate=learning_rate, centering=centering,
                                      pretraining_iter=pretraining_iter)
     print(f"DBM(16, 16) on the 8 x 8 digits (> 7), {n_iter} epochs of joint training, "
           "exact held-out log-likelihood (nats) on the protocol's three splits\n")
-    print(f"{'options':<28}" + "".join(f"{'split ' + str(s):>10}" for s in SPLIT_SEEDS)
+    print(f"{'options':<38}" + "".join(f"{'split ' + str(s):>10}" for s in SPLIT_SEEDS)
           + f"{'mean':>9}{'fit s':>8}")
     for name, chosen in options.items():
         scores, seconds = [], 0.0
@@ -149,38 +152,78 @@ def centering_and_pretraining(n_iter):
             model.fit(X_train)
             seconds += time.perf_counter() - start
             scores.append(model.score(X_test))
-        print(f"{name:<28}" + "".join(f"{v:>10.2f}" for v in scores)
+        print(f"{name:<38}" + "".join(f"{v:>10.2f}" for v in scores)
               + f"{np.mean(scores):>9.2f}{seconds / len(scores):>8.1f}", flush=True)
 
 
 def learning_rates(n_iter):
-    """How a DBM(500, 1000) leaves its first epochs on the 784-pixel digits, by
-    learning rate: the hidden posteriors' spread over the rows (the mean over units of
-    each unit's standard deviation across rows; near 0 when they no longer depend on
-    the row) and a logistic regression's accuracy on the top layer."""
+    """The default ``learning_rate="auto"`` (1 / sqrt(the hidden units)) against fixed
+    steps, at three scales.
+
+    First DBM(16, 16) on the 8 x 8 digits (> 7), 150 epochs, centred: the exact
+    held-out log-likelihood of the three protocol splits. Then machines of three widths
+    on 2,000 784-pixel rows, after n_iter / 2 and n_iter epochs (``partial_fit``):
+    the hidden posteriors' spread over the rows (the mean over units of each unit's
+    standard deviation across rows; near 0 when they no longer depend on the row) and
+    a logistic regression's accuracy on the top layer (held-out digits).
+    """
+    X, y = load_digits(return_X_y=True)
+    X = (X > 7).astype(np.float64)
+    print("DBM(16, 16) on the 8 x 8 digits (> 7), 150 epochs, exact held-out "
+          "log-likelihood (nats) on the protocol's three splits\n")
+    print(f"{'learning_rate':<20}" + "".join(f"{'split ' + str(s):>10}" for s in SPLIT_SEEDS)
+          + f"{'mean':>9}")
+    for learning_rate in (0.05, 0.1, "auto", 0.4):
+        scores = []
+        for seed, X_train, X_test, _, _ in digits_splits(X, y):
+            model = DBM(hidden_layer_sizes=(16, 16), n_iter=150, random_state=seed,
+                        learning_rate=learning_rate).fit(X_train)
+            scores.append(model.score(X_test))
+        name = (f"auto ({model.learning_rate_:.3f})" if learning_rate == "auto"
+                else str(learning_rate))
+        print(f"{name:<20}" + "".join(f"{v:>10.2f}" for v in scores)
+              + f"{np.mean(scores):>9.2f}", flush=True)
+
     X_train, X_test, y_train, y_test = digits_784_split(
         2000, 500, flip=0.02, seed=0, dtype=np.float32)
-    print(f"DBM(500, 1000), {n_iter} epochs on 2,000 784-pixel rows\n")
-    print(f"{'setting':<34}{'fit s':>7}{'spread 1':>10}{'spread 2':>10}{'accuracy':>10}")
-    for name, chosen in {"learning_rate=0.05 (default)": dict(learning_rate=0.05),
-                         "learning_rate=0.05, pretrained 3": dict(learning_rate=0.05,
-                                                                  pretraining_iter=3),
-                         "learning_rate=0.02": dict(learning_rate=0.02)}.items():
-        model = DBM(hidden_layer_sizes=(500, 1000), n_iter=n_iter, random_state=0,
-                    transform_layers="all", **chosen)
-        start = time.perf_counter()
-        model.fit(X_train)
-        seconds = time.perf_counter() - start
-        layers = model.transform(X_train)
-        spread = [layers[:, :500].std(axis=0).mean(), layers[:, 500:].std(axis=0).mean()]
-        model.set_params(transform_layers="top")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the logistic regression's convergence
-            classifier = LogisticRegression(max_iter=2000).fit(model.transform(X_train),
-                                                                y_train)
-        accuracy = classifier.score(model.transform(X_test), y_test)
-        print(f"{name:<34}{seconds:>7.0f}{spread[0]:>10.3f}{spread[1]:>10.3f}"
-              f"{accuracy:>10.3f}", flush=True)
+    checkpoints = (n_iter // 2, n_iter)
+    print(f"\n2,000 784-pixel rows: spread of hidden layers 1 and 2 and accuracy, after "
+          f"{checkpoints[0]} and {checkpoints[1]} epochs\n")
+    print(f"{'machine':<16}{'learning_rate':<24}{'fit s':>6}"
+          + "".join(f"{'spread 1':>10}{'spread 2':>10}{'accuracy':>10}" for _ in checkpoints))
+    settings = [(sizes, learning_rate, 0) for sizes in ((100, 100), (256, 128), (500, 1000))
+                for learning_rate in (0.02, 0.05, 0.1, 0.2, "auto")]
+    settings.append(((500, 1000), 0.05, 3))  # pretraining at a step that loses the row
+    for sizes, learning_rate, pretraining_iter in settings:
+        model = DBM(hidden_layer_sizes=sizes, n_iter=n_iter, random_state=0,
+                    learning_rate=learning_rate, pretraining_iter=pretraining_iter)
+        seconds, cells = 0.0, ""
+        for epoch in range(1, n_iter + 1):
+            start = time.perf_counter()
+            model.partial_fit(X_train)
+            seconds += time.perf_counter() - start
+            if epoch in checkpoints:
+                cells += "".join(f"{v:>10.3f}" for v in spread_and_accuracy(
+                    model, X_train, X_test, y_train, y_test))
+        name = (f"auto ({model.learning_rate_:.3f})" if learning_rate == "auto"
+                else str(learning_rate)) + (f", pretrained {pretraining_iter}"
+                                            if pretraining_iter else "")
+        print(f"{'DBM' + str(sizes):<16}{name:<24}{seconds:>6.0f}{cells}", flush=True)
+
+
+def spread_and_accuracy(model, X_train, X_test, y_train, y_test):
+    """The spread over the rows of each hidden layer's posterior (the first two), and
+    the accuracy of a logistic regression on the top layer."""
+    model.set_params(transform_layers="all")
+    layers = model.transform(X_train)
+    model.set_params(transform_layers="top")
+    n_first = model.biases_[1].shape[0]
+    spread = [layers[:, :n_first].std(axis=0).mean(), layers[:, n_first:].std(axis=0).mean()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the logistic regression's convergence
+        classifier = LogisticRegression(max_iter=2000).fit(model.transform(X_train),
+                                                            y_train)
+    return (*spread, classifier.score(model.transform(X_test), y_test))
 
 
 def main():
@@ -193,14 +236,16 @@ def main():
                         help="betas of the AIS log Z of every model (default 1,000)")
     parser.add_argument("--pcd", action="store_true",
                         help="also an RBM(500) trained by PCD with the DBM's step and batch")
-    parser.add_argument("--dbm-learning-rate", type=float, default=0.02,
-                        help="the DBM's learning_rate (default 0.02)")
+    parser.add_argument("--dbm-learning-rate", type=float, default=None,
+                        help="the DBM's learning_rate (default: its default, 'auto')")
     parser.add_argument("--centering", type=int, metavar="N_ITER", nargs="?", const=150,
                         help="instead: centring and pretraining on/off, DBM(16, 16) on "
                         "the 8 x 8 digits, exact scores (default 150 epochs)")
     parser.add_argument("--learning-rates", type=int, metavar="N_ITER", nargs="?",
-                        const=15, help="instead: the DBM(500, 1000)'s hidden posteriors "
-                        "after N_ITER epochs (default 15) by learning rate")
+                        const=40, help="instead: learning_rate='auto' against fixed "
+                        "steps: DBM(16, 16) on the 8 x 8 digits (exact scores), and three "
+                        "widths on the 784-pixel digits after N_ITER / 2 and N_ITER "
+                        "epochs (default 40)")
     args = parser.parse_args()
     if args.learning_rates:
         print_machine()

@@ -326,6 +326,31 @@ def test_pretraining_gives_a_better_start_than_independent_units():
     assert pretrained.score(X) > start + 0.2
 
 
+@pytest.mark.parametrize("hidden_layer_sizes, n_visible, resolved",
+                         [((6, 4), 12, 10**-0.5), ((500, 1000), 784, 1500**-0.5)])
+def test_auto_learning_rate_shrinks_with_the_hidden_widths(hidden_layer_sizes, n_visible,
+                                                           resolved):
+    X = binary_rows(20, n_visible)
+    dbm = DBM(hidden_layer_sizes=hidden_layer_sizes, n_iter=0, random_state=0).fit(X)
+    assert dbm.learning_rate == "auto"
+    assert dbm.learning_rate_ == pytest.approx(resolved, rel=1e-12)
+    assert DBM(hidden_layer_sizes=hidden_layer_sizes, n_iter=0, learning_rate=0.3,
+               random_state=0).fit(X).learning_rate_ == 0.3
+
+
+def test_auto_learning_rate_trains_and_pretrains_at_the_resolved_step():
+    X = bars(100)
+    common = dict(hidden_layer_sizes=(6, 4), n_iter=3, pretraining_iter=2, batch_size=20,
+                  random_state=0)
+    auto = DBM(**common).fit(X)
+    number = DBM(**common, learning_rate=auto.learning_rate_).fit(X)
+    other = DBM(**common, learning_rate=0.05).fit(X)
+    for a, b, c in zip(auto.weights_ + auto.biases_, number.weights_ + number.biases_,
+                       other.weights_ + other.biases_):
+        np.testing.assert_array_equal(a, b)
+        assert not np.allclose(a, c)
+
+
 def test_composition_doubles_the_ends_and_halves_the_middle():
     rng = np.random.default_rng(13)
     pairs = [(rng.random((3, 4)), rng.random(4), rng.random(3)),
