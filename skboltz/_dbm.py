@@ -509,14 +509,17 @@ class DBM(BoltzmannBase):
     def _estimated_hidden_log_sums(self, view, V):
         """log sum_h exp(-E(v, h)) per row, by the z estimator on the machine of the
         hidden layers given the row, seeded per row (scores stay row-wise)."""
+        # Each row's visible term summed on its own: a matrix-vector product rounds a
+        # row differently by its place in the batch (1e-15 nats), and scores must not
+        # depend on the other rows.
+        out = np.sum(V * view.biases[0], axis=1)
         if len(view.weights) == 0:
-            return V @ view.biases[0]
+            return out
         # During the first fit (monitoring) nothing is published yet.
         fitted = hasattr(self, "_training_state")
         seed = self._training_state.log_z_seed if fitted else 0
         # The base model of each row's annealing: layer 1 at the row's mean field.
         first_layer = view.inference_mean_field(V)[0]
-        out = V @ view.biases[0]
         for row, v in enumerate(V):
             conditional = view.conditional_hidden_view(v)
             estimator = self._resolve_z_estimator(self.z_estimator, conditional)

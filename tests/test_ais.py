@@ -280,3 +280,29 @@ def test_reverse_annealing_refuses_a_gaussian_rbm_even_with_as_many_hidden_units
     view = GaussianRBMView(rng.normal(0, 0.1, (3, 3)), np.zeros(3), np.zeros(3), np.ones(3))
     with pytest.raises(ValueError, match="hidden units"):
         AIS(n_betas=10).reverse_log_likelihood(view, rng.normal(size=(4, 3)), rng=0)
+
+
+def test_default_estimates_are_unbiased_with_honest_error_bars():
+    """z = (AIS - exact) / std_error over 600 default estimates (100 seeds on each of
+    six 16 x 12 RBMs of binarized digit pixels, where the first batch of chains nearly
+    meets the target): mean near 0 and RMS near 1 (-0.11 and 1.02 here). Reusing the
+    first batch's chains, with the narrowest path chosen by them and the paths
+    weighted by their estimated errors, gave mean z -0.31 and RMS 1.22 (3-sigma misses
+    in 2.5 % of the estimates)."""
+    from sklearn.datasets import load_digits
+
+    from skboltz import RBM
+
+    X = (load_digits().data > 7).astype(float)
+    z = []
+    for k in range(6):
+        model = RBM(n_components=12, n_iter=10, random_state=k).fit(
+            X[200 * k : 200 * (k + 1), 20:36])
+        view, rates = model._model_view(), model._training_state.data_rates
+        exact = Exact().estimate(view).value
+        for seed in range(100):
+            log_z = AIS().estimate(view, rng=1000 * k + seed, data_rates=rates)
+            z.append((log_z.value - exact) / log_z.std_error)
+    z = np.array(z)
+    assert abs(z.mean()) < 3 / np.sqrt(z.size) + 0.1
+    assert np.sqrt(np.mean(z**2)) < 1.1

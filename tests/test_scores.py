@@ -278,14 +278,17 @@ def test_a_low_path_that_keeps_rising_is_not_dropped():
 
 
 def test_paths_that_agree_are_combined():
+    """One batch: the chains of the paths that agree are one importance sample."""
     view = random_rbm(8, 6, 0.8, np.random.default_rng(7))
     rates = np.linspace(0.2, 0.8, 8)
     log_z = AIS(target_std_error=None, n_chains=60).estimate(view, rng=0, data_rates=rates)
     bases = log_z.cost["bases"]
     assert all(record["stage"] == "kept" for record in bases.values())
     assert log_z.cost["n_chains"] == sum(record["n_chains"] for record in bases.values())
-    # the combination is more precise than any of its paths
-    assert log_z.std_error < min(record["std_error"] for record in bases.values())
+    # every chain weighted alike: between the paths' values, more precise than most
+    values = [record["log_z"] for record in bases.values()]
+    assert min(values) <= log_z.value <= max(values)
+    assert log_z.std_error < np.median([record["std_error"] for record in bases.values()])
     assert abs(log_z.value - Exact().estimate(view).value) <= 3 * log_z.std_error
 
 
