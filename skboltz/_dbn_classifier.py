@@ -198,7 +198,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
     -1 and only pretrained on:
 
     >>> y_few = np.where(np.arange(1000) < 200, y[:1000], -1)
-    >>> clf = DBNClassifier(hidden_layer_sizes=(64,), rbm=RBM(n_iter=5),
+    >>> clf = DBNClassifier(hidden_layer_sizes=(64,), rbm=RBM(n_iter=5), max_iter=400,
     ...                     unlabelled_marker=-1, random_state=0).fit(X[:1000], y_few)
     >>> clf.classes_
     array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
