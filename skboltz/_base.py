@@ -1733,6 +1733,22 @@ def same_strategy(a, b):
     )
 
 
+def checked_layer_sizes(hidden_layer_sizes):
+    """``hidden_layer_sizes`` as a list of ints, or a ValueError saying what it must be
+    (a stacked or deep model's layer sizes)."""
+    sizes = np.asarray(hidden_layer_sizes)
+    if (
+        sizes.ndim != 1
+        or sizes.size == 0
+        or not all(isinstance(s, Integral) and s >= 1 for s in sizes.tolist())
+    ):
+        raise ValueError(
+            "hidden_layer_sizes must be a non-empty sequence of positive integers, "
+            f"got {hidden_layer_sizes!r}."
+        )
+    return [int(s) for s in sizes.tolist()]
+
+
 def check_setting_unchanged(estimator, name, current, fitted):
     """Raise the error of a structural parameter changed between ``partial_fit`` calls."""
     if not same_setting(current, fitted):

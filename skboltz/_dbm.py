@@ -14,6 +14,7 @@ from ._base import (
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
     as_dense,
+    checked_layer_sizes,
     document_strategy_options,
     parameter_fingerprint,
     strategy_constraints,
@@ -288,17 +289,7 @@ class DBM(BoltzmannBase):
 
     # -- sizes -----------------------------------------------------------------------
     def _hidden_sizes(self):
-        sizes = np.asarray(self.hidden_layer_sizes)
-        if (
-            sizes.ndim != 1
-            or sizes.size == 0
-            or not all(isinstance(s, Integral) and s >= 1 for s in sizes.tolist())
-        ):
-            raise ValueError(
-                "hidden_layer_sizes must be a non-empty sequence of positive integers, "
-                f"got {self.hidden_layer_sizes!r}."
-            )
-        return [int(s) for s in sizes.tolist()]
+        return checked_layer_sizes(self.hidden_layer_sizes)
 
     def _layer_sizes(self, n_features):
         return (int(n_features), *self._hidden_sizes())

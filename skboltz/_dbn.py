@@ -2,7 +2,6 @@
 
 import copy
 import time
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import (
@@ -13,7 +12,13 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import all_or_nothing, check_setting_unchanged, held_updates, publish
+from ._base import (
+    all_or_nothing,
+    check_setting_unchanged,
+    checked_layer_sizes,
+    held_updates,
+    publish,
+)
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 from ._runtime import (
@@ -163,17 +168,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     # -- construction --------------------------------------------------------------
     def _layer_sizes(self):
-        sizes = np.asarray(self.hidden_layer_sizes)
-        if (
-            sizes.ndim != 1
-            or sizes.size == 0
-            or not all(isinstance(s, Integral) and s >= 1 for s in sizes.tolist())
-        ):
-            raise ValueError(
-                "hidden_layer_sizes must be a non-empty sequence of positive integers, "
-                f"got {self.hidden_layer_sizes!r}."
-            )
-        return [int(s) for s in sizes.tolist()]
+        return checked_layer_sizes(self.hidden_layer_sizes)
 
     def _new_layers(self):
         template = RBM(learning="pcd") if self.rbm is None else self.rbm
