@@ -32,23 +32,34 @@ def fast_models(rng):
 
 
 # -- the fast chains against float64 references ---------------------------------------
+def assert_log_ratios_match_the_float64_path(view, kind, rng, tolerances,
+                                             states_kept=False):
+    """A view's own annealing chains add the same log ratios (and, negated, at
+    ``sign=-1``) as the generic float64 interpolation, at ``tolerances[dtype]``;
+    ``states_kept``: the call leaves the chains' states as they were."""
+    base = view.annealing_base(rng.random(view.n_visible), kind)
+    states = (rng.random((50, view.n_state_units)) < 0.5).astype(float)
+    for beta, beta_next in [(0.0, 0.001), (0.3, 0.31), (0.99, 1.0), (0.0, 1.0)]:
+        expected = np.zeros(50)
+        reference = _InterpolatedChains(view, base, 50, rng)
+        reference.set_states(states)
+        reference.add_log_ratio(beta, beta_next, expected)
+        for dtype, tolerance in tolerances.items():
+            chains = view.annealing(base, 50, rng, dtype)
+            chains.set_states(states)
+            got = np.full(50, 3.0)
+            chains.add_log_ratio(beta, beta_next, got, sign=-1.0, then_sample_at=beta)
+            np.testing.assert_allclose(3.0 - got, expected, atol=tolerance)
+            if states_kept:
+                np.testing.assert_array_equal(chains.states, states)
+
+
 @pytest.mark.parametrize("hidden", ["data", "response", "model"])
 def test_log_ratios_match_the_float64_path(hidden):
     rng = np.random.default_rng(0)
     for view in [random_rbm(9, 70, 1.0, rng), bm_view(8, 5, 1.0, rng, 1.5)]:
-        base = view.annealing_base(rng.random(view.n_visible), hidden)
-        states = (rng.random((50, view.n_state_units)) < 0.5).astype(float)
-        for beta, beta_next in [(0.0, 0.001), (0.3, 0.31), (0.99, 1.0), (0.0, 1.0)]:
-            expected = np.zeros(50)
-            reference = _InterpolatedChains(view, base, 50, rng)
-            reference.set_states(states)
-            reference.add_log_ratio(beta, beta_next, expected)
-            for dtype, tolerance in [(np.float64, 1e-10), (np.float32, 2e-5)]:
-                chains = view.annealing(base, 50, rng, dtype)
-                chains.set_states(states)
-                got = np.full(50, 3.0)
-                chains.add_log_ratio(beta, beta_next, got, sign=-1.0, then_sample_at=beta)
-                np.testing.assert_allclose(3.0 - got, expected, atol=tolerance)
+        assert_log_ratios_match_the_float64_path(
+            view, hidden, rng, {np.float64: 1e-10, np.float32: 2e-5})
 
 
 def test_float32_log_weights_follow_float64_over_a_whole_run():

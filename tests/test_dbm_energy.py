@@ -13,7 +13,7 @@ from _oracles import (
     total_variation_excess,
 )
 from scipy.special import logsumexp
-from test_ais import _PreviousBetaChains
+from test_ais import _PreviousBetaChains, assert_log_ratios_match_the_float64_path
 
 from skboltz._boltzmann_energy import BMView
 from skboltz._dbm_energy import (
@@ -24,7 +24,7 @@ from skboltz._dbm_energy import (
 )
 from skboltz.exceptions import TooManyStatesError
 from skboltz.partition import AIS, TAP, Exact, MeanField, VisitedStates
-from skboltz.partition._ais import _InterpolatedChains, anneal_forward, beta_schedule
+from skboltz.partition._ais import anneal_forward, beta_schedule
 
 N_SWEEPS = 40
 
@@ -306,20 +306,8 @@ def test_path_ends_and_base_layout():
 def test_log_ratios_match_the_float64_path(kind):
     rng = np.random.default_rng(0)
     view = random_dbm((5, 3, 3, 2), seed=11)
-    base = view.annealing_base(rng.random(5), kind)
-    states = (rng.random((50, view.n_state_units)) < 0.5).astype(float)
-    for beta, beta_next in [(0.0, 0.001), (0.3, 0.31), (0.99, 1.0), (0.0, 1.0)]:
-        expected = np.zeros(50)
-        reference = _InterpolatedChains(view, base, 50, rng)
-        reference.set_states(states)
-        reference.add_log_ratio(beta, beta_next, expected)
-        for dtype, tolerance in [(np.float64, 1e-12), (np.float32, 1e-6)]:
-            chains = view.annealing(base, 50, rng, dtype)
-            chains.set_states(states)
-            got = np.full(50, 3.0)
-            chains.add_log_ratio(beta, beta_next, got, sign=-1.0, then_sample_at=beta)
-            np.testing.assert_allclose(3.0 - got, expected, atol=tolerance)
-            np.testing.assert_array_equal(chains.states, states)
+    assert_log_ratios_match_the_float64_path(
+        view, kind, rng, {np.float64: 1e-12, np.float32: 1e-6}, states_kept=True)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
