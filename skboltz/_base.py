@@ -56,9 +56,11 @@ from ._training import (
     momentum_and_step,
     momentum_step,
 )
+from . import _degeneracy as degeneracy
 from .exceptions import (
     ApproximateScoreWarning,
     DataRangeWarning,
+    DegenerateModelWarning,
     LogZAccuracyWarning,
     TrainingDivergedError,
 )
@@ -774,6 +776,9 @@ class BoltzmannBase(
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
                 self._check_divergence_when_due(state, learning, monitor, X.shape[0],
                                                 n_updates, first_call)
+                degenerate = self._check_degeneracy_when_due(state, monitor,
+                                                             n_epochs * X.shape[0],
+                                                             first_call)
             view = self._model_view_of(state)
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
             attributes = self._fitted_attributes(state)
@@ -790,6 +795,8 @@ class BoltzmannBase(
         publish(self, attributes)
         if undo is not None:
             _hold_undo(self, undo)  # a meta-estimator may still undo the whole call
+        if degenerate is not None:
+            self._warn_degenerate(degenerate)
         callback_ctx.call_on_fit_task_end(
             estimator=self, X=X, y=y, reconstruction_attributes={}
         )
@@ -1031,6 +1038,58 @@ class BoltzmannBase(
             ) from None
         state.unchecked_rows, state.unchecked_updates = 0, 0
         state.check_reference = None
+
+    def _check_degeneracy_when_due(self, state, monitor, n_rows_trained, first_call):
+        """The :mod:`~skboltz._degeneracy` check's :class:`Diagnosis` of the trained
+        model if it is degenerate, else None.
+
+        Run at the end of every ``fit``, and of ``partial_fit`` calls once the calls
+        since it last ran have trained on enough rows to pay for its shortest run (its
+        chains cost about ``CHECK_COST_FRACTION`` of the training they check). Its
+        random stream is its own (from the fit's sampling seed and the epoch count),
+        so training and ``sample`` draw the same numbers with or without it.
+        """
+        if n_rows_trained == 0:
+            return None  # nothing trained (n_iter=0): the starting model
+        if first_call:
+            state.unchecked_degeneracy_rows = 0
+        state.unchecked_degeneracy_rows += n_rows_trained
+        n_steps = degeneracy.check_steps(state.unchecked_degeneracy_rows)
+        if not first_call and n_steps == degeneracy.MIN_STEPS and (
+                degeneracy.CHECK_COST_FRACTION * state.unchecked_degeneracy_rows
+                < degeneracy.MIN_STEPS * degeneracy.N_CHAINS):
+            return None
+        state.unchecked_degeneracy_rows = 0
+        if monitor.train.shape[0] == 0:
+            return None
+        view = self._model_view_of(state)
+        rng = np.random.default_rng([state.sampling_seed, state.n_iter])
+        with np.errstate(over="ignore", invalid="ignore"):
+            diagnosis = degeneracy.diagnose(
+                view, monitor.train, self._sampling_start_of(state), rng, n_steps,
+                binary=self._binary_visible(),
+                free_energy=getattr(view, "free_energy_is_cheap", True),
+            )
+        return diagnosis if diagnosis.is_degenerate(view.n_visible) else None
+
+    def _warn_degenerate(self, diagnosis):
+        warn_user(
+            f"{type(self).__name__} looks degenerate: "
+            f"{diagnosis.describe(self.n_features_in_)}. Its samples and scores describe "
+            "a distribution unlike the training data (its features may still be "
+            f"useful). {self._degeneracy_hint()}",
+            DegenerateModelWarning,
+        )
+
+    def _degeneracy_hint(self):
+        """What to try when the fitted model is degenerate (estimators refine it)."""
+        return ("Try a smaller learning_rate, more weight_decay, or a learning strategy "
+                "whose chains explore the model (persistent chains or parallel "
+                "tempering).")
+
+    def _sampling_start_of(self, state):
+        """Where ``sample``'s chains start for the model of ``state``."""
+        return state.data_rates
 
     def _check_divergence(self, state, learning, monitor, previous_view=None, *,
                           n_updates):
@@ -1295,7 +1354,7 @@ class BoltzmannBase(
 
     def _sampling_start(self):
         """Where ``sample``'s chains start their visible units: the data's rates."""
-        return self._training_state.data_rates
+        return self._sampling_start_of(self._training_state)
 
     @reads_one_publication
     def transform(self, X):

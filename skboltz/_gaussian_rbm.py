@@ -638,8 +638,8 @@ class GaussianRBM(RestrictedBoltzmannBase):
             self.components_, self.intercept_visible_, self.intercept_hidden_, self.variance_
         )
 
-    def _sampling_start(self):
-        return self._training_state.data_mean  # normal units at the data's means
+    def _sampling_start_of(self, state):
+        return state.data_mean  # normal units at the data's means
 
 
 __all__ = ["GaussianRBM"]

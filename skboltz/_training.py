@@ -297,6 +297,9 @@ class TrainingState:
     #: ran, and the model those calls started from (a view of the public parameters),
     #: which the check judges them against (``BoltzmannBase._check_divergence_when_due``).
     unchecked_rows: int = shared(default=0)
+    #: Rows trained since the degeneracy check last ran
+    #: (``BoltzmannBase._check_degeneracy_when_due``).
+    unchecked_degeneracy_rows: int = shared(default=0)
     unchecked_updates: int = shared(default=0)
     check_reference: object = shared(default=None)
     #: Set by :meth:`resume` in a call's first epoch: whether the parameters the call

@@ -58,6 +58,32 @@ class DataRangeWarning(UserWarning):
     """
 
 
+class DegenerateModelWarning(UserWarning):
+    """A fitted model puts its probability where the training data are not.
+
+    Raised at the end of ``fit`` (and of runs of ``partial_fit`` calls) when Gibbs
+    chains of the fitted model, started as ``sample`` starts them, end in states far
+    more probable under the model than its own training rows, or many of them in one
+    and the same state (such as the blank image): the model's samples and its
+    ``score_samples`` then describe a distribution unlike the data, even where its
+    features still serve a classifier. The message gives the numbers and what to try
+    (persistent chains or parallel tempering, a smaller learning rate, more weight
+    decay). See the reliability page of the user guide.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from skboltz.exceptions import DegenerateModelWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", DegenerateModelWarning)  # make it fatal
+    ...     try:
+    ...         warnings.warn("28 of 32 chains ended blank", DegenerateModelWarning)
+    ...     except DegenerateModelWarning as caught:
+    ...         print("fatal:", caught)
+    fatal: 28 of 32 chains ended blank
+    """
+
+
 class DataScaleWarning(UserWarning):
     """Features are far from standardised, the scale Gaussian visible units assume.
 
@@ -180,6 +206,7 @@ class SlowEstimateWarning(UserWarning):
 __all__ = [
     "ApproximateScoreWarning",
     "DataRangeWarning",
+    "DegenerateModelWarning",
     "DataScaleWarning",
     "LogZAccuracyWarning",
     "MeanFieldConvergenceWarning",

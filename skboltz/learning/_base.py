@@ -225,7 +225,7 @@ class RBMLearningStrategy(LearningStrategy):
     ...         V = (rng.random((self.n_rows, model.n_visible)) < 0.5).astype(model.dtype)
     ...         return model.gibbs_step(V, rng)
     >>> X = load_digits().data / 16
-    >>> rbm = RBM(n_components=8, learning=RandomRestart(), learning_rate=0.02, n_iter=2,
+    >>> rbm = RBM(n_components=8, learning=RandomRestart(), learning_rate=0.01, n_iter=2,
     ...           random_state=0).fit(X)
     >>> rbm.learning_
     RandomRestart()

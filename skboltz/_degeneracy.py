@@ -1,0 +1,148 @@
+"""Does a fitted model still resemble the data it was trained on?
+
+A density can be degenerate while its features and its training curves look fine: an
+RBM trained by CD-1 with visible means on real handwritten digits put 76-85 % of its
+probability on the blank image, every ``sample()`` was blank, and nothing said so.
+Contrastive divergence never visits states far from the data, so nothing in its
+gradient pushes such a mode down.
+
+The check at the end of ``fit`` runs a few Gibbs chains from the start ``sample`` uses
+and compares where they end with the training rows, in two ways that need no log Z:
+
+- **the free-energy gap**: the mean of -F(v) over the chains' states minus its mean
+  over the training rows, in nats per row. Under a model that fits, samples and data
+  are alike and the gap is small (a few nats on 784-pixel images); a model whose chains
+  sit in a mode the data never visits gives those states tens to hundreds of nats more
+  than its own training rows: the rows are then far less probable than the model's
+  favourite states, whose probability mass cannot be the data's;
+- **collapse**: the share of the chains that ended in one and the same state (binary
+  visible units), such as the blank image.
+
+Either, beyond its threshold, is a :class:`~skboltz.exceptions.DegenerateModelWarning`
+that says what the chains did and what to try. The chains cost about
+``CHECK_COST_FRACTION`` of the fit's own Gibbs work (between ``MIN_STEPS`` and
+``MAX_STEPS`` steps of ``N_CHAINS`` chains), so a short fit pays little for it.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Chains of the check (started as ``sample`` starts its chains).
+N_CHAINS = 32
+#: Gibbs steps of each chain: the fit's Gibbs work times CHECK_COST_FRACTION, spread
+#: over the chains, within these bounds.
+MIN_STEPS, MAX_STEPS = 25, 200
+CHECK_COST_FRACTION = 0.02
+#: Training rows whose free energies the chains' are compared with.
+DATA_ROWS = 256
+
+#: Warn when the chains' states have this much more -F(v) than the training rows, per
+#: row: in nats, at least GAP_NATS and at least GAP_NATS_PER_FEATURE per feature.
+GAP_NATS = 20.0
+GAP_NATS_PER_FEATURE = 0.1
+#: Warn when more than this share of the chains ended in one state, and more than
+#: DATA_MULTIPLE times the share it would have in a fine model (:func:`collapse_threshold`).
+COLLAPSED_SHARE = 0.25
+DATA_MULTIPLE = 10.0
+#: Fewer visible units have too few states for a shared one to mean much (2 units: 4
+#: states), and the free-energy gap covers them.
+MIN_COLLAPSE_UNITS = 8
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What the check's chains did, against the training rows."""
+
+    #: Mean -F(v) of the chains' final states minus that of the training rows (nats).
+    free_energy_gap: float
+    #: Share of the chains in the most common final state (0 for real-valued units).
+    collapsed_share: float
+    #: That state, or None.
+    collapsed_state: object
+    #: Mean visible value of the chains' states and of the training rows.
+    chain_mean: float
+    data_mean: float
+    n_steps: int
+
+    def is_degenerate(self, n_features):
+        gap_limit = max(GAP_NATS, GAP_NATS_PER_FEATURE * n_features)
+        return self.free_energy_gap > gap_limit or self.collapsed_share > 0
+
+    def describe(self, n_features):
+        """One sentence of what the chains did (for the warning)."""
+        parts = []
+        if self.collapsed_share:
+            parts.append(
+                f"{self.collapsed_share:.0%} of {N_CHAINS} Gibbs chains ended in the same "
+                f"state ({_state_name(self.collapsed_state)})"
+            )
+        gap_limit = max(GAP_NATS, GAP_NATS_PER_FEATURE * n_features)
+        if self.free_energy_gap > gap_limit:
+            parts.append(
+                f"the states its Gibbs chains reach are {self.free_energy_gap:.3g} nats "
+                "more probable (unnormalised, -F(v)) than its own training rows on "
+                "average"
+            )
+        return (
+            "; ".join(parts)
+            + f" (after {self.n_steps} steps; mean visible value {self.chain_mean:.3g} "
+            f"in the chains, {self.data_mean:.3g} in the training data)"
+        )
+
+
+def _state_name(state):
+    if state is None:
+        return "one state"
+    if not state.any():
+        return "all zeros"
+    if state.all():
+        return "all ones"
+    return f"{int(state.sum())} of {state.size} units on"
+
+
+def check_steps(fit_gibbs_rows):
+    """Gibbs steps of the check's chains for a fit that made ``fit_gibbs_rows`` row
+    updates of Gibbs work (rows times steps)."""
+    steps = int(CHECK_COST_FRACTION * fit_gibbs_rows / N_CHAINS)
+    return min(MAX_STEPS, max(MIN_STEPS, steps))
+
+
+def collapse_threshold(state, rows):
+    """The share of the chains in ``state`` above which the model has collapsed there:
+    COLLAPSED_SHARE, or DATA_MULTIPLE times the share that state would have if the
+    model were fine, when that is more: its share of the training rows (rounded), or
+    its probability under independent units at the rows' rates (with few units, states
+    come up often: 3 units at rates 1/2 give each state 1/8 of the draws)."""
+    rates = np.clip(rows.mean(axis=0), 1e-3, 1 - 1e-3)
+    independent = float(np.exp(np.sum(np.where(state > 0.5, np.log(rates),
+                                                np.log1p(-rates)))))
+    in_data = float(np.mean((np.rint(rows) == state).all(axis=1)))
+    return max(COLLAPSED_SHARE, DATA_MULTIPLE * max(independent, in_data))
+
+
+def diagnose(view, rows, start, rng, n_steps, *, binary, free_energy=True):
+    """Run the check's chains on ``view`` and compare them with ``rows`` (dense).
+
+    ``start`` is where ``sample`` starts its chains; ``binary``: the visible units are
+    binary (their states can coincide exactly); ``free_energy``: the view's free energy
+    is cheap enough to compare (otherwise the gap is not measured: 0).
+    """
+    rows = rows[:: max(1, rows.shape[0] // DATA_ROWS)]
+    chains = view.draw_samples(N_CHAINS, n_steps, start, rng)
+    gap = 0.0
+    if free_energy:
+        # Binary units read values in [0, 1] as probabilities: the states they stand
+        # for are draws from them. (-F is convex in v, so a grey row has less of it
+        # than the binary states around it: 15 nats on the digits' 64 pixels.)
+        states = (rng.random(rows.shape) < rows).astype(rows.dtype) if binary else rows
+        gap = float(np.mean(-view.free_energy(chains)) - np.mean(-view.free_energy(states)))
+    collapsed_share, collapsed_state = 0.0, None
+    if binary and rows.shape[1] >= MIN_COLLAPSE_UNITS:
+        states, counts = np.unique(chains, axis=0, return_counts=True)
+        top = int(np.argmax(counts))
+        share = counts[top] / N_CHAINS
+        if share > collapse_threshold(states[top], rows):
+            collapsed_share, collapsed_state = share, states[top]
+    return Diagnosis(gap, float(collapsed_share), collapsed_state, float(chains.mean()),
+                     float(rows.mean()), n_steps)
