@@ -63,7 +63,7 @@ from .exceptions import (
     TrainingDivergedError,
 )
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
-from .partition._base import Z_ESTIMATORS, LogZ, ZEstimator
+from .partition._base import KINDS, Z_ESTIMATORS, LogZ, ZEstimator
 from .partition._bounds import log_likelihood_bounds
 
 #: A model whose log-likelihood on its own training rows is provably lower than the
@@ -1214,6 +1214,11 @@ class BoltzmannBase(
         """F(v) of each row (dense or sparse) under ``view``, in float64."""
         return view.astype(np.float64).free_energy(rows.astype(np.float64))
 
+    def _log_weight_kind(self):
+        """What -F(v) of a row is, as a ``LogZ.kind`` says of log Z: "exact" (a DBM's
+        may be its mean-field "lower_bound" or a per-row "estimate")."""
+        return "exact"
+
     def _print_progress(self, record):
         shown = ", ".join(
             f"{key.replace('_', ' ').replace('log z', 'log Z')} = "
@@ -1510,19 +1515,38 @@ class BoltzmannBase(
         return value if transform is None else value + transform.log_abs_det
 
     def _log_z_for_scoring(self):
-        """The fitted log Z, warning once per fitted model when it is not reliable."""
+        """The fitted log Z, warning once per fitted model when it is not reliable
+        (and once per search or loop: the warning is about the setting)."""
         log_z = self.estimate_log_partition()
         if not log_z.is_reliable:
             flag = ("warned", log_z.method, parameter_fingerprint(self._model_view()))
             if flag not in self._log_z_cache:
                 self._log_z_cache[flag] = True
-                warn_user(
-                    f"{type(self).__name__}: the scores use {log_z.describe()} Models "
-                    "compared on such scores can be ranked wrongly; "
-                    "z_estimator='auto' (exact, or an AIS estimate with an error bar) "
-                    "measures every model the same way.",
-                    ApproximateScoreWarning,
-                )
+                name, method = type(self).__name__, log_z.method or "the z_estimator"
+                if log_z.kind == "estimate":
+                    message = (
+                        f"{name}: the scores use an estimate of log Z by {method} that "
+                        "is less accurate than asked (its own warning says how; "
+                        "estimate_log_partition().describe() repeats it). Its standard "
+                        "error covers what the estimator found wrong, and the scores' "
+                        "errors computed from it (held_out_score) carry it. "
+                        + ("More time or betas (z_estimator=AIS(max_time=None), or "
+                           "AIS(n_betas=...)) give a more accurate estimate."
+                           if log_z.method == "ais" else
+                           "A more accurate setting of the estimator gives a better one.")
+                    )
+                else:
+                    message = (
+                        f"{name}: the scores use log Z by {method}, {KINDS[log_z.kind]}: "
+                        "they are not log-likelihoods. Models scored this way and models "
+                        "scored by an exact log Z or an AIS estimate are not measured "
+                        "alike, and a search or comparison across them can rank them "
+                        "wrongly. z_estimator='auto' (exact, or an AIS estimate with an "
+                        "error bar) measures every model the same way; "
+                        "estimate_log_partition() gives each model's log Z and what it is."
+                    )
+                warn_user(message, ApproximateScoreWarning,
+                          once_per=(name, log_z.method, log_z.kind))
         return log_z
 
     @reads_one_publication
@@ -1602,8 +1626,11 @@ class BoltzmannBase(
                 f"log Z is at least {excess:.4g} nats higher"
                 + (f" (beyond 3 standard errors, {3 * log_z.std_error:.3g})"
                    if log_z.kind == "estimate" else "")
-                + ". The estimator is wrong or far from converged; use "
-                "z_estimator='auto' (exact when feasible, else AIS with an error bar)."
+                + ". The estimator is wrong or far from converged; "
+                + ("give it more time or betas (z_estimator=AIS(max_time=None), or "
+                   "AIS(n_betas=...))." if log_z.method == "ais" else
+                   "use z_estimator='auto' (exact when feasible, else AIS with an "
+                   "error bar).")
             )
 
     def score(self, X, y=None):

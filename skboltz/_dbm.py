@@ -1,6 +1,5 @@
 """Deep Boltzmann machine: binary layers, each coupled only to its neighbours."""
 
-import warnings
 import zlib
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -29,6 +28,7 @@ from ._dbm_energy import (
 )
 from ._dbm_pretraining import greedy_pretraining
 from ._energy import clipped_rates, logit_of_rates
+from ._runtime import warn_user
 from ._sklearn import Interval, StrOptions
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
 from .exceptions import ApproximateScoreWarning
@@ -485,6 +485,10 @@ class DBM(BoltzmannBase):
             return self.likelihood
         return "exact" if view.n_hidden_enumerated <= AUTO_EXACT_HIDDEN_UNITS else "bound"
 
+    def _log_weight_kind(self):
+        return {"exact": "exact", "bound": "lower_bound", "estimate": "estimate"}[
+            self._hidden_sum(self._model_view())]
+
     def _free_energy_of(self, view, rows):
         # F(v) = -log sum_h exp(-E(v, h)): exact, its mean-field upper bound, or a
         # per-row estimate (see ``likelihood``).
@@ -578,14 +582,17 @@ class DBM(BoltzmannBase):
             flag = ("warned_bound", parameter_fingerprint(view))
             if flag not in self._log_z_cache:
                 self._log_z_cache[flag] = True
-                warnings.warn(
+                warn_user(
                     f"{type(self).__name__}: the scores are the mean-field lower bound on "
                     "log p(v) (likelihood='bound'; 'auto' chooses it beyond "
                     f"{AUTO_EXACT_HIDDEN_UNITS} enumerated hidden units), not "
-                    "log-probabilities: compare them with other bounds. "
-                    "likelihood='estimate' estimates log p(v) row by row (slow).",
+                    "log-probabilities: the bound's gap differs between models, so "
+                    "models scored this way are not measured as models scored exactly "
+                    "or by an estimate, and can be ranked wrongly even among "
+                    "themselves. likelihood='estimate' estimates log p(v) row by row "
+                    "(slow).",
                     ApproximateScoreWarning,
-                    stacklevel=2,
+                    once_per=(type(self).__name__, "bound"),
                 )
         return log_likelihood
 
