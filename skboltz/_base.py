@@ -97,6 +97,10 @@ MEAN_FIELD_CHECK_UPDATES = 10
 #: this many rows (see BoltzmannBase._check_divergence_when_due).
 PARTIAL_FIT_CHECK_ROWS = 256
 
+#: A persistent chain keeps about this many rows of every unit while it trains (its
+#: states, their probabilities or means, the noise, the fields of a sweep).
+CHAIN_ROW_COPIES = 4
+
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
 
@@ -733,7 +737,7 @@ class BoltzmannBase(
             input_transform = self._new_input_transform(X)
             if input_transform is not None:
                 X = input_transform.transform(X)
-            check_memory(self._training_bytes(X), *self._size_description(X))
+            check_memory(*self._training_memory(X, learning))
             rng = make_generator(self.random_state)
             if not partial and self.validation_fraction is not None:
                 X, y, validation = self._split_validation(X, y, rng)
@@ -757,6 +761,7 @@ class BoltzmannBase(
                 if not same_strategy(learning, self.learning_):
                     # Another learning strategy (or other settings of it): its own
                     # state, started from the current parameters and this call's rows.
+                    check_memory(*self._training_memory(X, learning))
                     state.sampler = learning.init_state(
                         self._model_view_of(state), X, self._effective_batch_size(X),
                         state.rng,
@@ -824,6 +829,30 @@ class BoltzmannBase(
     def _size_description(self, X):
         """(what needs the memory, what to do) for the memory error."""
         return f"Training {type(self).__name__}", "Use a smaller model."
+
+    def _units_per_chain(self, X):
+        """Units of one state of the model (a persistent chain's row)."""
+        return X.shape[1]
+
+    def _training_memory(self, X, learning):
+        """``(bytes, what, advice)`` of a fit on ``X`` with ``learning``, for
+        ``check_memory``: the model's own arrays and the strategy's persistent chains
+        (``PCD(n_chains=10**8)`` would otherwise end in numpy's allocation error)."""
+        n_bytes = self._training_bytes(X)
+        what, advice = self._size_description(X)
+        n_chains = learning.n_persistent_chains(self._effective_batch_size(X))
+        if n_chains:
+            chain_bytes = (CHAIN_ROW_COPIES * n_chains * self._units_per_chain(X)
+                           * np.dtype(X.dtype).itemsize)
+            knobs = " or ".join(name for name in ("n_chains", "n_temperatures")
+                                if name in learning.get_params())
+            what += f", with {n_chains:,} persistent chains ({learning!r})"
+            fewer = (f"Use fewer chains: a smaller {knobs or 'setting'} of the learning "
+                     "strategy.")
+            # The larger part first: most often the chains.
+            advice = fewer if chain_bytes >= n_bytes else f"{advice} Or: {fewer}"
+            n_bytes += chain_bytes
+        return n_bytes, what, advice
 
     def _effective_batch_size(self, X):
         """Rows per minibatch: never more than there are rows (buffers and chains are

@@ -314,6 +314,9 @@ class DBM(BoltzmannBase):
         rows = 4 * self._effective_batch_size(X)
         return np.dtype(X.dtype).itemsize * (6 * n_params + rows * sum(sizes))
 
+    def _units_per_chain(self, X):
+        return sum(self._layer_sizes(X.shape[1]))
+
     def _size_description(self, X):
         sizes = self._layer_sizes(X.shape[1])
         return (
