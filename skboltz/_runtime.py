@@ -239,6 +239,43 @@ class _LogZProgress:
             )
 
 
+class RowProgress:
+    """Progress of work done row by row (a deep Boltzmann machine's per-row estimates).
+
+    Called with the rows done so far. With ``verbose`` on, prints a line every
+    LOG_Z_REPORT_SECONDS with the rows done and the time the rest will take at this
+    pace; otherwise stays silent unless the work runs past SLOW_LOG_Z_SECONDS, when it
+    warns once (SlowEstimateWarning), as a slow log Z estimate does, saying how to
+    make it shorter (``advice``).
+    """
+
+    def __init__(self, owner, what, n_rows, advice):
+        self.owner = type(owner).__name__
+        self.what, self.n_rows, self.advice = what, n_rows, advice
+        self.verbose = getattr(owner, "verbose", 0)
+        self.start = time.perf_counter()
+        self.next_line = LOG_Z_REPORT_SECONDS
+        self.warned = False
+
+    def __call__(self, done):
+        elapsed = time.perf_counter() - self.start
+        if elapsed < min(self.next_line, SLOW_LOG_Z_SECONDS) or not done:
+            return
+        rest = elapsed * (self.n_rows - done) / done
+        pace = (f"{done:,} of {self.n_rows:,} rows in {elapsed:.0f} s; about {rest:.0f} s "
+                "more at this pace")
+        if self.verbose and elapsed >= self.next_line:
+            self.next_line = elapsed + LOG_Z_REPORT_SECONDS
+            print(f"[{self.owner}] {self.what}: {pace}", flush=True)
+        if not self.warned and elapsed >= SLOW_LOG_Z_SECONDS:
+            self.warned = True
+            warn_user(
+                f"{self.owner}: {self.what} has done {pace}. {self.advice}"
+                + ("" if self.verbose else " verbose=1 prints its progress."),
+                SlowEstimateWarning,
+            )
+
+
 #: With ``verbose``, an epoch still running after this many seconds prints its progress,
 #: and again every as many seconds (exact learning of a large machine, slow sampling).
 EPOCH_REPORT_SECONDS = 5.0
