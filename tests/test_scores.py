@@ -606,3 +606,47 @@ def test_logz_has_a_short_repr_and_its_details_on_demand():
     assert "bases" in log_z.cost and "sampling estimate" in log_z.describe()
     assert repr(LogZ(2.0, 0.1, converged=False)) == (
         "LogZ(2 +- 0.1, kind='estimate', converged=False)")
+
+
+def test_bounds_that_cross_within_their_noise_say_so():
+    """Issue 31: the bracket printed lower > upper (within noise) without a word."""
+    rng = np.random.default_rng(2)
+    view = random_rbm(6, 4, 0.5, rng)
+    X = (rng.random((60, 6)) < 0.5).astype(float)
+    bounds = log_likelihood_bounds(view, X, Exact().estimate(view), n_betas=200, rng=0)
+    assert bounds.lower > bounds.upper and -bounds.width <= 2 * bounds.width_std_error
+    assert bounds.note.startswith("lower is above upper by") and "ends agree" in bounds.note
+    assert "note='lower is above upper" in repr(bounds)
+    apart = log_likelihood_bounds(view, X, Exact().estimate(view), n_betas=3, rng=0)
+    assert apart.width > 0 and apart.note == ""
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"max_rows": 0}, ValueError, "max_rows == 0, must be >= 1"),
+    ({"max_rows": 2.5}, TypeError, "max_rows must be an instance of int"),
+    ({"n_betas": 1}, ValueError, "n_betas == 1, must be >= 2"),
+    ({"max_time": -1.0}, ValueError, "max_time must be a positive number of seconds"),
+])
+def test_the_bounds_refuse_bad_arguments_clearly(binary_digits, arguments, error, message):
+    """Issue 31: max_rows=0 said "Found array with 0 sample(s)"."""
+    rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(binary_digits[:100, :8])
+    with pytest.raises(error, match=message):
+        rbm.estimate_log_likelihood_bounds(binary_digits[:50, :8], **arguments)
+
+
+def test_held_out_scores_refuse_a_model_without_a_log_likelihood(binary_digits):
+    """Issue 31: held_out_score(BernoulliRBM()) gave an AttributeError."""
+    from sklearn.neural_network import BernoulliRBM
+
+    from skboltz import DBN
+
+    X = binary_digits[:100, :8]
+    sklearn_rbm = BernoulliRBM(n_components=4, n_iter=1, random_state=0).fit(X)
+    with pytest.raises(TypeError, match="held_out_score needs a fitted skboltz density "
+                                        "model.*BernoulliRBM has no estimate_log_partition."
+                                        ".*skboltz.RBM is its drop-in replacement"):
+        held_out_score(sklearn_rbm, X)
+    dbn = DBN((3,), rbm=RBM(n_iter=1), random_state=0).fit(X)
+    with pytest.raises(TypeError, match="DBN has no score_samples and no "
+                                        "estimate_log_partition"):
+        paired_score_difference(dbn, dbn, X)
