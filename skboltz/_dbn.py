@@ -4,6 +4,7 @@ import copy
 import time
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -238,7 +239,8 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         widths = [X.shape[1], *(layer.n_components for layer in layers)]
         below = 0  # what the fitted layers below keep
         for k, layer in enumerate(layers):
-            layer._validate_params()
+            if not get_config()["skip_parameter_validation"]:
+                layer._validate_params()  # as its fit would, before its sizes are read
             # Shape and dtype of the layer's input, without its memory: the rows of
             # the layer below are made only once that layer has trained.
             rows = X if k == 0 else np.broadcast_to(np.zeros((), X.dtype),
