@@ -449,7 +449,8 @@ def test_every_layer_is_checked_before_any_trains(monkeypatch, make, layer):
     monkeypatch.setattr(RBM, "partial_fit", trained)
     y = np.arange(GOOD.shape[0]) % 2
     model = make()
-    with pytest.raises(MemoryError, match=rf"{layer}.* Use a smaller hidden_layer_sizes\[1\]"):
+    with pytest.raises(MemoryError,
+                       match=rf"{layer}.* Use a smaller hidden_layer_sizes\[1\]"):
         model.fit(GOOD, y)
     if isinstance(model, DBN):
         with pytest.raises(MemoryError, match=layer):

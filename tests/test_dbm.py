@@ -584,7 +584,7 @@ def test_per_row_estimates_report_progress_and_warn_when_slow(monkeypatch, capsy
                                                  f"{len(V)} rows .* likelihood='bound'"):
         dbm.score_samples(V)
     lines = [line for line in capsys.readouterr().out.splitlines() if "hidden sum" in line]
-    assert len(lines) == len(V) and lines[-1].startswith(f"[DBM] estimating each row")
+    assert len(lines) == len(V) and lines[-1].startswith("[DBM] estimating each row")
     assert f"{len(V)} of {len(V)} rows" in lines[-1]
 
 
@@ -608,7 +608,8 @@ def test_rows_short_of_their_target_are_summed_up_in_one_warning():
 
 def test_an_exact_sum_beyond_enumeration_points_to_the_likelihood_options():
     """Issue 31: the message suggested an internal (DBMView.conditional_hidden_view)."""
-    dbm = DBM((25, 25), n_iter=0, likelihood="exact", random_state=0).fit(binary_rows(20, 6))
+    dbm = DBM((25, 25), n_iter=0, likelihood="exact", random_state=0)
+    dbm.fit(binary_rows(20, 6))
     for method in (dbm.score_samples, dbm.free_energy):
         with pytest.raises(TooManyStatesError, match=r"likelihood='exact'.* 2\*\*25 states "
                                                      r"per row.* likelihood='estimate'.*"

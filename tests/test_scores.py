@@ -590,7 +590,8 @@ def test_a_search_mixing_bounds_and_estimates_says_so_once(binary_digits):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         search.fit(X)
-    said = [str(w.message) for w in caught if issubclass(w.category, ApproximateScoreWarning)]
+    said = [str(w.message) for w in caught
+            if issubclass(w.category, ApproximateScoreWarning)]
     assert len(said) == 1 and "not measured alike" in said[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # asked for every one: every fold's

@@ -292,7 +292,8 @@ def paired_score_difference(model_a, model_b, X):
     >>> bool(d.difference > 0 and d.z > 3)  # 16 hidden units clearly better than 4
     True
     """
-    parts = [_score_parts(model, X, "paired_score_difference") for model in (model_a, model_b)]
+    parts = [_score_parts(model, X, "paired_score_difference")
+             for model in (model_a, model_b)]
     paired = parts[0][0] - parts[1][0]
     errors = [_log_z_std_error(log_z) for _, log_z, _ in parts]
     log_z_error = None if None in errors else math.hypot(*errors)
