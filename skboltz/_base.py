@@ -65,7 +65,7 @@ from .exceptions import (
     TrainingDivergedError,
 )
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
-from .partition._base import Z_ESTIMATORS, LogZ, ZEstimator
+from .partition._base import KINDS, Z_ESTIMATORS, LogZ, ZEstimator
 from .partition._bounds import log_likelihood_bounds
 
 #: A model whose log-likelihood on its own training rows is provably lower than the
@@ -98,6 +98,10 @@ MEAN_FIELD_CHECK_UPDATES = 10
 #: partial_fit calls are checked for divergence together once they have trained on
 #: this many rows (see BoltzmannBase._check_divergence_when_due).
 PARTIAL_FIT_CHECK_ROWS = 256
+
+#: A persistent chain keeps about this many rows of every unit while it trains (its
+#: states, their probabilities or means, the noise, the fields of a sweep).
+CHAIN_ROW_COPIES = 4
 
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
@@ -735,7 +739,7 @@ class BoltzmannBase(
             input_transform = self._new_input_transform(X)
             if input_transform is not None:
                 X = input_transform.transform(X)
-            check_memory(self._training_bytes(X), *self._size_description(X))
+            check_memory(*self._training_memory(X, learning))
             rng = make_generator(self.random_state)
             if not partial and self.validation_fraction is not None:
                 X, y, validation = self._split_validation(X, y, rng)
@@ -759,6 +763,7 @@ class BoltzmannBase(
                 if not same_strategy(learning, self.learning_):
                     # Another learning strategy (or other settings of it): its own
                     # state, started from the current parameters and this call's rows.
+                    check_memory(*self._training_memory(X, learning))
                     state.sampler = learning.init_state(
                         self._model_view_of(state), X, self._effective_batch_size(X),
                         state.rng,
@@ -831,6 +836,30 @@ class BoltzmannBase(
     def _size_description(self, X):
         """(what needs the memory, what to do) for the memory error."""
         return f"Training {type(self).__name__}", "Use a smaller model."
+
+    def _units_per_chain(self, X):
+        """Units of one state of the model (a persistent chain's row)."""
+        return X.shape[1]
+
+    def _training_memory(self, X, learning):
+        """``(bytes, what, advice)`` of a fit on ``X`` with ``learning``, for
+        ``check_memory``: the model's own arrays and the strategy's persistent chains
+        (``PCD(n_chains=10**8)`` would otherwise end in numpy's allocation error)."""
+        n_bytes = self._training_bytes(X)
+        what, advice = self._size_description(X)
+        n_chains = learning.n_persistent_chains(self._effective_batch_size(X))
+        if n_chains:
+            chain_bytes = (CHAIN_ROW_COPIES * n_chains * self._units_per_chain(X)
+                           * np.dtype(X.dtype).itemsize)
+            knobs = " or ".join(name for name in ("n_chains", "n_temperatures")
+                                if name in learning.get_params())
+            what += f", with {n_chains:,} persistent chains ({learning!r})"
+            fewer = (f"Use fewer chains: a smaller {knobs or 'setting'} of the learning "
+                     "strategy.")
+            # The larger part first: most often the chains.
+            advice = fewer if chain_bytes >= n_bytes else f"{advice} Or: {fewer}"
+            n_bytes += chain_bytes
+        return n_bytes, what, advice
 
     def _effective_batch_size(self, X):
         """Rows per minibatch: never more than there are rows (buffers and chains are
@@ -1273,6 +1302,11 @@ class BoltzmannBase(
         """F(v) of each row (dense or sparse) under ``view``, in float64."""
         return view.astype(np.float64).free_energy(rows.astype(np.float64))
 
+    def _log_weight_kind(self):
+        """What -F(v) of a row is, as a ``LogZ.kind`` says of log Z: "exact" (a DBM's
+        may be its mean-field "lower_bound" or a per-row "estimate")."""
+        return "exact"
+
     def _print_progress(self, record):
         shown = ", ".join(
             f"{key.replace('_', ' ').replace('log z', 'log Z')} = "
@@ -1569,19 +1603,38 @@ class BoltzmannBase(
         return value if transform is None else value + transform.log_abs_det
 
     def _log_z_for_scoring(self):
-        """The fitted log Z, warning once per fitted model when it is not reliable."""
+        """The fitted log Z, warning once per fitted model when it is not reliable
+        (and once per search or loop: the warning is about the setting)."""
         log_z = self.estimate_log_partition()
         if not log_z.is_reliable:
             flag = ("warned", log_z.method, parameter_fingerprint(self._model_view()))
             if flag not in self._log_z_cache:
                 self._log_z_cache[flag] = True
-                warn_user(
-                    f"{type(self).__name__}: the scores use {log_z.describe()} Models "
-                    "compared on such scores can be ranked wrongly; "
-                    "z_estimator='auto' (exact, or an AIS estimate with an error bar) "
-                    "measures every model the same way.",
-                    ApproximateScoreWarning,
-                )
+                name, method = type(self).__name__, log_z.method or "the z_estimator"
+                if log_z.kind == "estimate":
+                    message = (
+                        f"{name}: the scores use an estimate of log Z by {method} that "
+                        "is less accurate than asked (its own warning says how; "
+                        "estimate_log_partition().describe() repeats it). Its standard "
+                        "error covers what the estimator found wrong, and the scores' "
+                        "errors computed from it (held_out_score) carry it. "
+                        + ("More time or betas (z_estimator=AIS(max_time=None), or "
+                           "AIS(n_betas=...)) give a more accurate estimate."
+                           if log_z.method == "ais" else
+                           "A more accurate setting of the estimator gives a better one.")
+                    )
+                else:
+                    message = (
+                        f"{name}: the scores use log Z by {method}, {KINDS[log_z.kind]}: "
+                        "they are not log-likelihoods. Models scored this way and models "
+                        "scored by an exact log Z or an AIS estimate are not measured "
+                        "alike, and a search or comparison across them can rank them "
+                        "wrongly. z_estimator='auto' (exact, or an AIS estimate with an "
+                        "error bar) measures every model the same way; "
+                        "estimate_log_partition() gives each model's log Z and what it is."
+                    )
+                warn_user(message, ApproximateScoreWarning,
+                          once_per=(name, log_z.method, log_z.kind))
         return log_z
 
     @reads_one_publication
@@ -1661,8 +1714,11 @@ class BoltzmannBase(
                 f"log Z is at least {excess:.4g} nats higher"
                 + (f" (beyond 3 standard errors, {3 * log_z.std_error:.3g})"
                    if log_z.kind == "estimate" else "")
-                + ". The estimator is wrong or far from converged; use "
-                "z_estimator='auto' (exact when feasible, else AIS with an error bar)."
+                + ". The estimator is wrong or far from converged; "
+                + ("give it more time or betas (z_estimator=AIS(max_time=None), or "
+                   "AIS(n_betas=...))." if log_z.method == "ais" else
+                   "use z_estimator='auto' (exact when feasible, else AIS with an "
+                   "error bar).")
             )
 
     def score(self, X, y=None):

@@ -433,6 +433,9 @@ class BoltzmannMachine(BoltzmannBase):
         n_units = X.shape[1] + self.n_hidden
         return (8 * np.dtype(X.dtype).itemsize + 1) * n_units * n_units
 
+    def _units_per_chain(self, X):
+        return X.shape[1] + self.n_hidden
+
     def _size_description(self, X):
         n_units = X.shape[1] + self.n_hidden
         return (

@@ -4,6 +4,7 @@ import copy
 import time
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -23,11 +24,17 @@ from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 from ._runtime import (
     CallbackSupportMixin,
+    check_memory,
     fit_callback_context,
     make_generator,
     sub_estimator_seeds,
 )
 from ._sklearn import _fit_context, check_count
+
+#: A fitted layer keeps about this many parameter-sized arrays (its published
+#: parameters, the training state's, their average and the momentum; measured by the
+#: size of a pickled RBM: 4.0 to 4.2).
+FITTED_LAYER_COPIES = 4
 
 #: What the verbose line says a layer is doing, by training method.
 _ACTIVITY = {"fit": "fitting", "partial_fit": "training one epoch (partial_fit)"}
@@ -213,9 +220,49 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         with all_or_nothing(self):
             X = self._validate_X(X, reset=True)
             layers = self._new_layers()
+            self._check_memory(X, layers)
             self._train_layers(X, layers, "fit")
             publish(self, {"layers_": layers})
         return self
+
+    def _check_memory(self, X, layers, *, network=None, owner="DBN"):
+        """Refuse at once, naming the layer, a stack that will not fit in memory.
+
+        Every layer's size is known before the first trains, so each is checked first
+        (its training arrays and persistent chains, its input and output rows, and
+        the fitted layers below it), then the whole stack; ``network``, ``(bytes,
+        what)``, adds what the caller holds beside it (a classifier's network). Without
+        this the layers below trained for minutes or hours before the first too large
+        one was refused.
+        """
+        n_rows, itemsize = X.shape[0], np.dtype(X.dtype).itemsize
+        widths = [X.shape[1], *(layer.n_components for layer in layers)]
+        below = 0  # what the fitted layers below keep
+        for k, layer in enumerate(layers):
+            if not get_config()["skip_parameter_validation"]:
+                layer._validate_params()  # as its fit would, before its sizes are read
+            # Shape and dtype of the layer's input, without its memory: the rows of
+            # the layer below are made only once that layer has trained.
+            rows = X if k == 0 else np.broadcast_to(np.zeros((), X.dtype),
+                                                     (n_rows, widths[k]))
+            n_bytes, what, _ = layer._training_memory(rows, layer._resolve_learning())
+            n_bytes += itemsize * n_rows * (widths[k] + widths[k + 1])
+            check_memory(
+                below + n_bytes,
+                f"{owner}: layer {k + 1} of {len(layers)} ({what[0].lower()}{what[1:]}; "
+                "with its input and output rows and the layers below)",
+                f"Use a smaller hidden_layer_sizes[{k}] (or a smaller batch_size, or "
+                "fewer persistent chains, in the layers' RBM).",
+            )
+            below += FITTED_LAYER_COPIES * itemsize * (widths[k] + 1) * (widths[k + 1] + 1)
+        if network is not None:
+            extra, extra_what = network
+            check_memory(
+                below + extra,
+                f"{owner}: the whole network (the {len(layers)} fitted layers, "
+                f"{' - '.join(map(str, widths))}, and {extra_what})",
+                "Use smaller hidden_layer_sizes.",
+            )
 
     @_fit_context(prefer_skip_nested_validation=False)
     def partial_fit(self, X, y=None):
@@ -246,6 +293,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             X = self._validate_X(X, reset=first_call)
             if first_call:
                 layers = self._new_layers()
+                self._check_memory(X, layers)
                 self._train_layers(X, layers, "partial_fit")
                 publish(self, {"layers_": layers})
             else:

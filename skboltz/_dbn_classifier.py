@@ -322,6 +322,11 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
             labelled = np.flatnonzero(labelled_rows(y, self.unlabelled_marker))
             dbn_seed, output_seed, mlp_seed = sub_estimator_seeds(self.random_state, 3)
             dbn = self._new_dbn(dbn_seed)
+            # Every layer and the network, before anything trains.
+            n_outputs = len(np.unique(y[labelled]))
+            dbn._check_memory(X, dbn._new_layers(), owner="DBNClassifier", network=(
+                network_bytes(X.shape[1], dbn._layer_sizes(), n_outputs, X.dtype),
+                "the network fine-tuned from them"))
 
             self._say(f"pretraining {len(dbn._layer_sizes())} RBM(s) on {X.shape[0]} rows")
             start = time.perf_counter()
@@ -415,6 +420,19 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         # (tests/test_classifiers.py checks it).
         tags.classifier_tags.poor_score = True
         return tags
+
+
+#: Fine-tuning holds about this many copies of the network's weights: the weights, the
+#: gradients, the solver's moments (two for "adam"), the best weights kept for early
+#: stopping and the pretrained ones they started from.
+NETWORK_COPIES = 6
+
+
+def network_bytes(n_features, hidden_layer_sizes, n_outputs, dtype):
+    """Rough memory of fine-tuning a network with these layers (its weights' copies)."""
+    sizes = [n_features, *hidden_layer_sizes, n_outputs]
+    n_weights = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+    return NETWORK_COPIES * np.dtype(dtype).itemsize * n_weights
 
 
 def pretrained_weights(dbn, n_outputs, dtype, random_state):

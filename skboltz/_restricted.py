@@ -46,6 +46,9 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         return np.dtype(X.dtype).itemsize * (6 * n_hidden * n_visible
                                              + 4 * rows * (n_visible + n_hidden))
 
+    def _units_per_chain(self, X):
+        return X.shape[1] + self.n_components
+
     def _size_description(self, X):
         return (
             f"An RBM with {self.n_components} hidden units on {X.shape[1]} features",

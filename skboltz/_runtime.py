@@ -44,7 +44,7 @@ def _library_prefixes():
     return tuple(packages + helpers)
 
 
-def warn_user(message, category):
+def warn_user(message, category, *, once_per=None):
     """``warnings.warn`` pointed at the user's line, whatever the route to it.
 
     The stack level is the first frame outside skboltz, scikit-learn and joblib, so a
@@ -52,6 +52,13 @@ def warn_user(message, category):
     called ``fit``, ``score``, ``Pipeline.fit`` or ``GridSearchCV.fit``, and the
     default filter shows it once per such line. (``warnings.warn``'s
     ``skip_file_prefixes`` does this from Python 3.12 on; skboltz supports 3.10.)
+
+    ``once_per``, a hashable key of what the warning is about (a setting, not a
+    fitted model), shows it once per user's line and key while that line runs, as the
+    default filter would show one text: scikit-learn's parallel helper resets the
+    filter's memory around every fit and score of a search, so a warning about a
+    setting would otherwise come once per fold and candidate. Filters other than
+    "default" (e.g. "always" in ``pytest.warns``, "error") see every occurrence.
     """
     prefixes = _library_prefixes()
     frame, level = sys._getframe(1), 2  # stacklevel 2: the caller of warn_user
@@ -59,7 +66,30 @@ def warn_user(message, category):
         prefixes
     ):
         frame, level = frame.f_back, level + 1
+    if once_per is not None and _filter_action(message, category, frame) == "default":
+        # Keyed by the line and by the frame running it: the same call (a search, a
+        # loop) shows it once; a new call of that code (a test run again) shows it.
+        key = (category, once_per, frame.f_code.co_filename, frame.f_lineno)
+        if _SHOWN_ONCE.get(key) == id(frame):
+            return
+        _SHOWN_ONCE[key] = id(frame)
     warnings.warn(message, category, stacklevel=level)
+
+
+#: (category, key, file, line) -> the frame that showed it (see ``warn_user``).
+_SHOWN_ONCE = {}
+
+
+def _filter_action(message, category, frame):
+    """The action the warning filters take on ``message`` raised at ``frame``, as
+    ``warnings.warn`` matches them (the first filter that matches, else the default)."""
+    module = frame.f_globals.get("__name__", "<string>")
+    for action, text, kind, module_pattern, line in warnings.filters:
+        if ((text is None or text.match(message)) and issubclass(category, kind)
+                and (module_pattern is None or module_pattern.match(module))
+                and (line == 0 or frame.f_lineno == line)):
+            return action
+    return warnings.defaultaction
 
 
 #: BLAS threads pay off only for large products. Below this many multiply-adds per
@@ -205,6 +235,43 @@ class _LogZProgress:
                 f"{self.owner}: estimating log Z ({self.method}) has run {elapsed:.0f} s "
                 f"and done {done:,} steps; it stops by {self._caps(cap)}."
                 + "".join(f" {text}." for text in advice),
+                SlowEstimateWarning,
+            )
+
+
+class RowProgress:
+    """Progress of work done row by row (a deep Boltzmann machine's per-row estimates).
+
+    Called with the rows done so far. With ``verbose`` on, prints a line every
+    LOG_Z_REPORT_SECONDS with the rows done and the time the rest will take at this
+    pace; otherwise stays silent unless the work runs past SLOW_LOG_Z_SECONDS, when it
+    warns once (SlowEstimateWarning), as a slow log Z estimate does, saying how to
+    make it shorter (``advice``).
+    """
+
+    def __init__(self, owner, what, n_rows, advice):
+        self.owner = type(owner).__name__
+        self.what, self.n_rows, self.advice = what, n_rows, advice
+        self.verbose = getattr(owner, "verbose", 0)
+        self.start = time.perf_counter()
+        self.next_line = LOG_Z_REPORT_SECONDS
+        self.warned = False
+
+    def __call__(self, done):
+        elapsed = time.perf_counter() - self.start
+        if elapsed < min(self.next_line, SLOW_LOG_Z_SECONDS) or not done:
+            return
+        rest = elapsed * (self.n_rows - done) / done
+        pace = (f"{done:,} of {self.n_rows:,} rows in {elapsed:.0f} s; about {rest:.0f} s "
+                "more at this pace")
+        if self.verbose and elapsed >= self.next_line:
+            self.next_line = elapsed + LOG_Z_REPORT_SECONDS
+            print(f"[{self.owner}] {self.what}: {pace}", flush=True)
+        if not self.warned and elapsed >= SLOW_LOG_Z_SECONDS:
+            self.warned = True
+            warn_user(
+                f"{self.owner}: {self.what} has done {pace}. {self.advice}"
+                + ("" if self.verbose else " verbose=1 prints its progress."),
                 SlowEstimateWarning,
             )
 

@@ -27,7 +27,7 @@ from skboltz.exceptions import (
     TooManyStatesError,
     TrainingDivergedError,
 )
-from skboltz.learning import CD, PCD, ParallelTempering
+from skboltz.learning import CD, PCD, Gibbs, MeanFieldPCD, ParallelTempering
 from skboltz.partition import LogZ, ZEstimator
 
 # Factories of small unfitted estimators, with the methods each one offers after fit.
@@ -397,6 +397,76 @@ def test_batches_and_chains_never_exceed_the_rows():
     assert rbm._training_state.sampler["chains"].shape[0] == GOOD.shape[0]
     bm = BoltzmannMachine(n_hidden=2, batch_size=10**7, n_iter=1, random_state=0).fit(GOOD)
     assert bm._training_state.sampler["chains"].shape[0] == 100  # Gibbs' minimum
+
+
+@pytest.mark.parametrize("make, knobs", [
+    (lambda: RBM(n_components=4, learning=PCD(n_chains=10**5)), "n_chains"),
+    (lambda: RBM(n_components=4, learning=ParallelTempering(n_temperatures=10**4)),
+     "n_chains or n_temperatures"),
+    (lambda: BoltzmannMachine(n_hidden=2, learning=Gibbs(n_chains=10**5)), "n_chains"),
+    (lambda: DBM((4, 3), learning=MeanFieldPCD(n_chains=10**5)), "n_chains"),
+], ids=["PCD", "ParallelTempering", "Gibbs", "MeanFieldPCD"])
+def test_persistent_chains_are_counted_in_the_memory_check(monkeypatch, make, knobs):
+    """Issue 31: chains were outside the memory check: PCD(n_chains=10**8) ended in
+    numpy's "Unable to allocate 47.7 GiB". (Here 10**5 chains, a few MB, against 1 MiB
+    of memory: the test stays harmless if the check is missing.)"""
+    import skboltz._runtime
+
+    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
+    model = make()
+    with pytest.raises(MemoryError, match=r"100,000 persistent chains .* needs about "
+                                          rf"[0-9.e+]+ GiB.* a smaller {knobs} of the "
+                                          "learning strategy"):
+        model.fit(GOOD)
+    assert not hasattr(model, "n_features_in_")
+    # and when partial_fit switches to such a strategy, the model stays as it was
+    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: None)
+    model = RBM(n_components=4, n_iter=1, random_state=0).fit(GOOD)
+    before = model.components_.copy()
+    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
+    model.set_params(learning=PCD(n_chains=10**5))
+    with pytest.raises(MemoryError, match="persistent chains"):
+        model.partial_fit(GOOD)
+    assert_array_equal(model.components_, before)
+    assert isinstance(model.learning_, CD)
+
+
+@pytest.mark.parametrize("make, layer", [
+    (lambda: DBN((4, 10**7)), "DBN: layer 2 of 2 .*10000000 hidden units on 4 features"),
+    (lambda: DBNClassifier((10**6, 10**6), rbm=RBM(n_iter=1)),
+     "DBNClassifier: layer 2 of 2 .*1000000 hidden units on 1000000 features"),
+], ids=["DBN", "DBNClassifier"])
+def test_every_layer_is_checked_before_any_trains(monkeypatch, make, layer):
+    """Issue 31: DBN((500, 10**6)) trained layer 1 before refusing layer 2 without naming
+    it; DBNClassifier((10**6, 10**6)) trained 96 s and never checked layer 2."""
+    import skboltz._runtime
+
+    def trained(*args, **kwargs):
+        raise AssertionError("a layer trained before the check")
+
+    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**31)
+    monkeypatch.setattr(RBM, "fit", trained)
+    monkeypatch.setattr(RBM, "partial_fit", trained)
+    y = np.arange(GOOD.shape[0]) % 2
+    model = make()
+    with pytest.raises(MemoryError,
+                       match=rf"{layer}.* Use a smaller hidden_layer_sizes\[1\]"):
+        model.fit(GOOD, y)
+    if isinstance(model, DBN):
+        with pytest.raises(MemoryError, match=layer):
+            model.partial_fit(GOOD)
+    assert not hasattr(model, "n_features_in_")
+
+
+def test_the_fine_tuned_network_is_checked_before_pretraining(monkeypatch):
+    import skboltz._dbn_classifier
+
+    monkeypatch.setattr(skboltz._dbn_classifier, "network_bytes", lambda *args: 2**60)
+    monkeypatch.setattr(RBM, "fit", lambda *args: pytest.fail("pretrained first"))
+    model = DBNClassifier((3,), rbm=RBM(n_iter=1))
+    with pytest.raises(MemoryError, match="DBNClassifier: the whole network .*5 - 3, and "
+                                          "the network fine-tuned from them"):
+        model.fit(GOOD, np.arange(GOOD.shape[0]) % 2)
 
 
 @pytest.mark.parametrize("make", [

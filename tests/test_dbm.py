@@ -5,6 +5,7 @@ written independently of the module's sums.
 """
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -25,9 +26,15 @@ from skboltz._dbm_energy import (
 )
 from skboltz._dbm_pretraining import compose, greedy_pretraining, tied_rbm_statistics
 from skboltz._energy import sigmoid
-from skboltz.exceptions import ApproximateScoreWarning, TrainingDivergedError
+from skboltz.exceptions import (
+    ApproximateScoreWarning,
+    LogZAccuracyWarning,
+    SlowEstimateWarning,
+    TooManyStatesError,
+    TrainingDivergedError,
+)
 from skboltz.learning import PCD, DBMLearningStrategy, MeanFieldPCD
-from skboltz.partition import AIS, Exact
+from skboltz.partition import AIS, Exact, LogZ, ZEstimator
 
 SIZES = (12, 4, 4)
 
@@ -523,3 +530,89 @@ def test_one_hidden_layer_is_an_rbm():
         dbm.weights_[0], dbm.biases_[0], dbm.biases_[1])
     np.testing.assert_allclose(dbm.score_samples(X), rbm.score_samples(X), atol=1e-9)
     np.testing.assert_allclose(dbm.transform(X), rbm.transform(X), atol=1e-12)
+
+
+# -- issue 31: per-row estimates with a budget and progress; the messages -------------
+class _RowSpy(ZEstimator):
+    """Records the budget each row's estimate gets; returns a fixed hidden sum."""
+
+    calls = []
+
+    def __init__(self, max_time=6.0, converged=True):
+        self.max_time = max_time
+        self.converged = converged
+
+    def estimate(self, model, *, rng=None, data_rates=None):
+        _RowSpy.calls.append(self.max_time)
+        value = float(np.sum(model.biases[0]))  # depends on the row only
+        return LogZ(value, 0.1, method="spy", converged=self.converged,
+                    caveats=() if self.converged else ("it ran out of its share",))
+
+
+def test_per_row_estimates_share_the_budget_and_are_kept():
+    """Issue 31: likelihood="estimate" scored 0.13 s a row with no budget: each row got
+    the estimator's whole max_time. Now the rows of a call share it, and each row's
+    value is kept (the same in every call)."""
+    view = random_dbm(SIZES, seed=4)
+    V = all_bits(SIZES[0])[::97]
+    # the model's log Z exact (the fitted z_estimator_), each row's sum by the spy
+    dbm = dbm_with(view, likelihood="estimate", z_estimator="exact")
+    dbm.set_params(z_estimator=_RowSpy(max_time=6.0))
+    _RowSpy.calls.clear()
+    scores = dbm.score_samples(V)
+    assert _RowSpy.calls == [6.0 / len(V)] * len(V)
+    _RowSpy.calls.clear()
+    np.testing.assert_array_equal(dbm.score_samples(V[::-1]), scores[::-1])
+    np.testing.assert_array_equal(dbm.score_samples(V[2:3]), scores[2:3])
+    assert _RowSpy.calls == []  # kept, not estimated again
+    # a fresh copy of the model scores the rows alike, in any order (row-wise)
+    fresh = dbm_with(view, likelihood="estimate", z_estimator="exact")
+    fresh.set_params(z_estimator=_RowSpy(max_time=6.0))
+    np.testing.assert_array_equal(fresh.score_samples(V[::-1]), scores[::-1])
+
+
+def test_per_row_estimates_report_progress_and_warn_when_slow(monkeypatch, capsys):
+    import skboltz._runtime
+
+    monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)
+    monkeypatch.setattr(skboltz._runtime, "LOG_Z_REPORT_SECONDS", 0.0)
+    view = random_dbm(SIZES, seed=4)
+    V = all_bits(SIZES[0])[::97]
+    dbm = dbm_with(view, likelihood="estimate", z_estimator="exact", verbose=1)
+    dbm.set_params(z_estimator=_RowSpy())
+    with pytest.warns(SlowEstimateWarning, match=r"each row's hidden sum .* 1 of "
+                                                 f"{len(V)} rows .* likelihood='bound'"):
+        dbm.score_samples(V)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "hidden sum" in line]
+    assert len(lines) == len(V) and lines[-1].startswith("[DBM] estimating each row")
+    assert f"{len(V)} of {len(V)} rows" in lines[-1]
+
+
+def test_rows_short_of_their_target_are_summed_up_in_one_warning():
+    """Issue 31: each row's AIS warned "AIS stopped at its target with log Z = ..."
+    about the row's hidden sum, which read as the model's log Z."""
+    view = random_dbm(SIZES, seed=4)
+    V = all_bits(SIZES[0])[::97]
+    short = AIS(n_chains=16, n_betas=10, target_std_error=1e-9, max_time=1e-3)
+    # the model's log Z exact (fitted z_estimator_), each row's sum by the short AIS
+    dbm = dbm_with(view, likelihood="estimate", z_estimator="exact")
+    dbm.set_params(z_estimator=short)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dbm.score_samples(V)
+    said = [str(w.message) for w in caught if issubclass(w.category, LogZAccuracyWarning)]
+    assert len(said) == 1, said  # not one per row
+    assert said[0].startswith(f"DBM: the hidden sums of {len(V)} of {len(V)} rows")
+    assert "log sum = " in said[0] and "above target_std_error=1e-09" in said[0]
+
+
+def test_an_exact_sum_beyond_enumeration_points_to_the_likelihood_options():
+    """Issue 31: the message suggested an internal (DBMView.conditional_hidden_view)."""
+    dbm = DBM((25, 25), n_iter=0, likelihood="exact", random_state=0)
+    dbm.fit(binary_rows(20, 6))
+    for method in (dbm.score_samples, dbm.free_energy):
+        with pytest.raises(TooManyStatesError, match=r"likelihood='exact'.* 2\*\*25 states "
+                                                     r"per row.* likelihood='estimate'.*"
+                                                     r"likelihood='bound'") as raised:
+            method(binary_rows(3, 6))
+        assert "conditional_hidden_view" not in str(raised.value)

@@ -119,3 +119,24 @@ def test_dask_ml_incremental_trains_block_by_block_on_the_cluster(client):
     rbm.estimate_log_partition()
     log_p = X_dask.map_blocks(rbm.score_samples, drop_axis=1, dtype=np.float64)
     assert log_p.mean().compute() == pytest.approx(expected.score(X), abs=1e-12)
+
+
+def test_the_guides_local_cluster_snippet_runs_as_a_script(tmp_path):
+    """Issue 31: the snippet of docs/distributed.rst, pasted into a script, failed with
+    "Nanny failed to start" (no ``if __name__ == "__main__":`` guard: the worker
+    processes import the script again and start clusters of their own)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "distributed.rst"
+    block = re.search(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", page.read_text())
+    snippet = "\n".join(line[4:] for line in block.group(1).splitlines())
+    assert "LocalCluster" in snippet
+    script = tmp_path / "search.py"
+    script.write_text(snippet)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "n_components" in done.stdout

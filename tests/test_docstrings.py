@@ -21,6 +21,7 @@ import doctest
 import importlib
 import inspect
 import pkgutil
+import re
 from pathlib import Path
 
 import numpy as np
@@ -225,3 +226,17 @@ def test_documented_defaults_are_the_signatures(name):
             f"{name}({parameter.name}): documented default={documented}, "
             f"signature {actual!r}"
         )
+
+
+def test_user_facing_text_cites_sources_a_user_can_look_up():
+    """Issue 31: the partition guide spoke of "the seed's pairing", a text of the
+    project's background that no user can look up; sources are cited by author and
+    title (here Peterson and Anderson's deterministic Boltzmann machine)."""
+    root = DOCS.parent
+    texts = {path: path.read_text() for path in [*DOCS.rglob("*.rst"), *DOCS.rglob("*.py"),
+                                                 *(root / "skboltz").rglob("*.py"),
+                                                 root / "README.md"]
+             if not {"_build", "generated", "auto_examples"} & set(path.parts)}
+    possessive = re.compile(r"\bthe seeds?'s?(?=\W)", re.IGNORECASE)
+    assert not [str(path) for path, text in texts.items() if possessive.search(text)]
+    assert "Peterson and Anderson" in (DOCS / "user_guide" / "partition.rst").read_text()

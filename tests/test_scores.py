@@ -485,3 +485,169 @@ def test_a_reverse_estimate_above_the_forward_one_warns():
         warnings.simplefilter("error")  # the exact forward end: a proper bracket
         bounds = log_likelihood_bounds(view, X, exact, n_betas=200, rng=0)
     assert bounds.width >= -3 * bounds.lower_std_error
+
+
+# -- issue 31: what a score is, error bars that cover what the warnings say -----------
+def test_a_bound_says_it_is_a_bound_in_every_score_result(binary_digits):
+    """Issue 31: held_out_score on DBM(likelihood="bound") said log_z_kind='exact' and a
+    standard error, and paired_score_difference of the same weights, bound against
+    exact rows, gave z = -25,893. A bound says so; bound against exact is not
+    comparable."""
+    import copy
+
+    from skboltz import DBM
+
+    X = binary_digits[:, 20:36]
+    bound = DBM((6, 4), n_iter=3, likelihood="bound", random_state=0).fit(X[:1000])
+    exact = copy.deepcopy(bound).set_params(likelihood="exact")  # the same weights
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ApproximateScoreWarning)
+        score = held_out_score(bound, X[1000:])
+    assert (score.kind, score.log_z_kind) == ("lower_bound", "exact")
+    assert not score.is_log_likelihood and score.std_error is None
+    score = held_out_score(exact, X[1000:])
+    assert score.kind == "exact" and score.is_log_likelihood
+    assert score.std_error == score.rows_std_error > 0
+    with pytest.warns(ApproximateScoreWarning, match="not comparable .*model a's are "
+                                                     "lower bounds.*model b's are exact"):
+        difference = paired_score_difference(bound, exact, X[1000:])
+    assert difference.kinds == ("lower_bound", "exact") and not difference.comparable
+    assert difference.z is None and difference.std_error is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ApproximateScoreWarning)  # exact against exact
+        assert paired_score_difference(exact, exact, X[1000:]).z is None  # 0 / 0
+    # and in a search's results
+    search = GridSearchCV(bound, {"likelihood": ["bound", "exact"]}, cv=2,
+                          scoring=held_out_scoring(), refit="log_likelihood")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ApproximateScoreWarning)
+        results = search.fit(X[:600]).cv_results_
+    assert results["mean_test_is_log_likelihood"].tolist() == [0.0, 1.0]
+
+
+def test_what_a_score_is_follows_from_its_two_terms():
+    from skboltz.partition._base import score_kind
+
+    assert score_kind("exact") == "exact" and score_kind("estimate") == "estimate"
+    assert score_kind("lower_bound") == "upper_bound"  # mean-field log Z: optimistic
+    assert score_kind("estimate", "lower_bound") == "lower_bound"
+    assert score_kind("upper_bound", "lower_bound") == "lower_bound"
+    assert score_kind("lower_bound", "lower_bound") == "approximation"  # opposite sides
+    assert score_kind("approximation", "exact") == "approximation"
+    assert score_kind("exact", "estimate") == "estimate"
+
+
+class _PathsThatDisagree(ZEstimator):
+    """The default AIS on a view whose "model" path misses ``gap`` nats of log Z."""
+
+    def __init__(self, gap=3.0):
+        self.gap = gap
+
+    def estimate(self, model, *, rng=None, data_rates=None):
+        wrong = _MissingMass(model, data_rates, "model", lambda n_betas: self.gap)
+        return AIS(schedule="linear").estimate(wrong, rng=rng, data_rates=data_rates)
+
+
+def test_error_bars_cover_the_disagreement_of_the_paths(binary_digits):
+    """Issue 31: paths that disagreed by 1.5 nats were reported with a standard error of
+    0.019, in LogZ, held_out_score and cv_results_; one warning said AIS "stopped short
+    of its accuracy criterion", another "stopped at its target", and the advice was
+    z_estimator='auto', already in use."""
+    X = binary_digits[:, 20:32]
+    rbm = RBM(n_components=10, n_iter=5, z_estimator=_PathsThatDisagree(3.0),
+              random_state=0).fit(X[:1000])
+    with pytest.warns(LogZAccuracyWarning) as caught:
+        log_z = rbm.estimate_log_partition()
+    message = str(caught[0].message)
+    assert "paths disagree" in message and "stopped at its target" not in message
+    assert "sampling error reached target_std_error=0.02" in message
+    gap = log_z.cost["bases"]["model"]["below_highest"]
+    assert gap > 2.5 and log_z.cost["systematic_error"] == pytest.approx(gap, abs=1e-4)
+    assert log_z.cost["sampling_std_error"] <= 0.02 < gap / 3 <= log_z.std_error
+    low, high = log_z.interval()
+    assert low <= log_z.cost["bases"]["model"]["log_z"] and high >= log_z.value + gap
+    assert not log_z.converged and "disagree" in log_z.describe()
+    assert "stopped short" not in log_z.describe()
+    with pytest.warns(ApproximateScoreWarning) as caught:
+        score = held_out_score(rbm, X[1000:])
+    assert score.log_z_std_error == log_z.std_error
+    assert score.std_error >= log_z.std_error
+    assert "z_estimator='auto'" not in str(caught[0].message)  # AIS is in use already
+    search = GridSearchCV(rbm, {"n_components": [10]}, cv=2, scoring=held_out_scoring(),
+                          refit="log_likelihood")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = search.fit(X[:600]).cv_results_
+    assert results["mean_test_log_z_std_error"][0] > 2.5 / 3
+
+
+def test_a_search_mixing_bounds_and_estimates_says_so_once(binary_digits):
+    """Issue 31: the optimism warning of a mean-field candidate came once per fold;
+    it is about the setting, so a search shows it once."""
+    X = binary_digits[:300, 20:32]
+    search = GridSearchCV(RBM(n_components=6, n_iter=2, random_state=0),
+                          {"z_estimator": ["mean_field", "exact"]}, cv=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        search.fit(X)
+    said = [str(w.message) for w in caught
+            if issubclass(w.category, ApproximateScoreWarning)]
+    assert len(said) == 1 and "not measured alike" in said[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # asked for every one: every fold's
+        search.fit(X)
+    assert sum(issubclass(w.category, ApproximateScoreWarning) for w in caught) == 3
+
+
+def test_logz_has_a_short_repr_and_its_details_on_demand():
+    view = random_rbm(8, 6, 1.0, np.random.default_rng(3))
+    log_z = AIS().estimate(view, rng=0)
+    assert repr(log_z) == f"LogZ({log_z.value:.6g} +- {log_z.std_error:.3g}, " \
+                          "kind='estimate', method='ais')"
+    assert "bases" in log_z.cost and "sampling estimate" in log_z.describe()
+    assert repr(LogZ(2.0, 0.1, converged=False)) == (
+        "LogZ(2 +- 0.1, kind='estimate', converged=False)")
+
+
+def test_bounds_that_cross_within_their_noise_say_so():
+    """Issue 31: the bracket printed lower > upper (within noise) without a word."""
+    rng = np.random.default_rng(2)
+    view = random_rbm(6, 4, 0.5, rng)
+    X = (rng.random((60, 6)) < 0.5).astype(float)
+    bounds = log_likelihood_bounds(view, X, Exact().estimate(view), n_betas=200, rng=0)
+    assert bounds.lower > bounds.upper and -bounds.width <= 2 * bounds.width_std_error
+    assert bounds.note.startswith("lower is above upper by") and "ends agree" in bounds.note
+    assert "note='lower is above upper" in repr(bounds)
+    apart = log_likelihood_bounds(view, X, Exact().estimate(view), n_betas=3, rng=0)
+    assert apart.width > 0 and apart.note == ""
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"max_rows": 0}, ValueError, "max_rows == 0, must be >= 1"),
+    ({"max_rows": 2.5}, TypeError, "max_rows must be an instance of int"),
+    ({"n_betas": 1}, ValueError, "n_betas == 1, must be >= 2"),
+    ({"max_time": -1.0}, ValueError, "max_time must be a positive number of seconds"),
+])
+def test_the_bounds_refuse_bad_arguments_clearly(binary_digits, arguments, error, message):
+    """Issue 31: max_rows=0 said "Found array with 0 sample(s)"."""
+    rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(binary_digits[:100, :8])
+    with pytest.raises(error, match=message):
+        rbm.estimate_log_likelihood_bounds(binary_digits[:50, :8], **arguments)
+
+
+def test_held_out_scores_refuse_a_model_without_a_log_likelihood(binary_digits):
+    """Issue 31: held_out_score(BernoulliRBM()) gave an AttributeError."""
+    from sklearn.neural_network import BernoulliRBM
+
+    from skboltz import DBN
+
+    X = binary_digits[:100, :8]
+    sklearn_rbm = BernoulliRBM(n_components=4, n_iter=1, random_state=0).fit(X)
+    with pytest.raises(TypeError, match="held_out_score needs a fitted skboltz density "
+                                        "model.*BernoulliRBM has no estimate_log_partition."
+                                        ".*skboltz.RBM is its drop-in replacement"):
+        held_out_score(sklearn_rbm, X)
+    dbn = DBN((3,), rbm=RBM(n_iter=1), random_state=0).fit(X)
+    with pytest.raises(TypeError, match="DBN has no score_samples and no "
+                                        "estimate_log_partition"):
+        paired_score_difference(dbn, dbn, X)

@@ -97,6 +97,25 @@ class LearningStrategy(BaseEstimator):
         """
         return None
 
+    def n_persistent_chains(self, batch_size):
+        """How many chains (rows of every unit) the state keeps between minibatches.
+
+        Counted, with the model's own arrays, in the memory check before training
+        starts; 0 (the default) for a strategy that keeps none.
+
+        Parameters
+        ----------
+        batch_size : int
+            The estimator's minibatch size (for strategies whose default number of
+            chains follows it).
+
+        Returns
+        -------
+        n_chains : int
+            Rows of model states the strategy's state holds.
+        """
+        return 0
+
     def copy_state(self, state):
         """Return a copy of ``state`` that training can change while ``state`` stays.
 

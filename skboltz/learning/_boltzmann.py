@@ -174,8 +174,11 @@ class Gibbs(BMLearningStrategy):
 
     def init_state(self, model, X, batch_size, rng):
         schedule = _validate_annealing(self.annealing, model.temperature)
-        n_chains = self.n_chains or max(100, batch_size)
+        n_chains = self.n_persistent_chains(batch_size)
         return {"chains": _initial_chains(model, X, n_chains, rng), "schedule": schedule}
+
+    def n_persistent_chains(self, batch_size):
+        return self.n_chains or max(100, batch_size)
 
     def _run(self, model, S, state, rng, units):
         """Anneal, then average the moments over ``n_steps`` sweeps at T (S F-ordered)."""

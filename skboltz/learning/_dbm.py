@@ -114,7 +114,7 @@ class MeanFieldPCD(DBMLearningStrategy):
 
     def init_state(self, model, X, batch_size, rng):
         validate_steps(self.n_steps)
-        n_chains = self.n_chains or batch_size
+        n_chains = self.n_persistent_chains(batch_size)
         dtype = model.dtype
         # Visible units drawn at random training rows, hidden layers at draws of the
         # recognition pass from them; the odd layers keep their probabilities.
@@ -129,6 +129,9 @@ class MeanFieldPCD(DBMLearningStrategy):
         state = {_layer_key(k): layer for k, layer in enumerate(layers)}
         state.update(n_mean_field=0, mean_field_iterations=0, mean_field_unconverged=0)
         return state
+
+    def n_persistent_chains(self, batch_size):
+        return self.n_chains or batch_size
 
     def positive_phase(self, model, batch, state, rng):
         layers = bottom_up_magnetisations(batch, model.weights, model.biases, model.dtype,

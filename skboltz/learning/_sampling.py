@@ -160,6 +160,9 @@ class PCD(_GibbsNegativePhase):
         hidden = model.draw_hidden(chains, noise, model.empty_hidden(chains.shape[0]))
         return {"chains": chains, "hidden": hidden}
 
+    def n_persistent_chains(self, batch_size):
+        return self.n_chains or batch_size
+
     def _n_negative(self, state, n_positive):
         return state["hidden"].shape[0]
 
@@ -251,6 +254,9 @@ class ParallelTempering(_GibbsNegativePhase):
         return {"chains": chains, "betas": betas, "row_betas": row_betas,
                 "n_chains": n_chains, "n_rounds": 0, "n_swaps_accepted": 0,
                 "n_swaps_proposed": 0}
+
+    def n_persistent_chains(self, batch_size):
+        return (self.n_chains or batch_size) * self.n_temperatures
 
     def _n_negative(self, state, n_positive):
         return state["n_chains"]

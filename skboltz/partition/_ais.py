@@ -299,8 +299,13 @@ class AIS(ZEstimator):
     tail) are kept; a path that stays below the others beyond that, without rising, at
     two doublings of the betas in a row is annealed no further (short paths are all
     low and still rising: which is highest there says little). When a path disagrees,
-    the highest ones are kept, ``LogZ.converged`` is False and a
-    :class:`~skboltz.exceptions.LogZAccuracyWarning` says by how much.
+    the highest ones are kept, ``LogZ.converged`` is False, a
+    :class:`~skboltz.exceptions.LogZAccuracyWarning` says by how much, and the
+    standard error covers the disagreement: it adds a third of the largest gap between
+    a disagreeing path and the highest one (measured at the same betas), so that the
+    3-sigma interval reaches as far, and so does every error computed from it
+    (:func:`~skboltz.partition.held_out_score`, ``cv_results_``). An estimate still
+    rising at the last doubling of its betas is widened by its rise alike.
     ``LogZ.cost["bases"]`` records every path.
 
     **Precision is the knob.** With ``target_std_error`` (the default) the betas are
@@ -440,12 +445,16 @@ class AIS(ZEstimator):
             ``seconds``, ``stopped_by`` ("n_chains", "target_std_error", "max_time",
             "max_chains" or "max_transitions"), ``log_weight_spread`` (standard
             deviation of the narrowest kept path's log weights, nats),
-            ``target_std_error``,
+            ``target_std_error``, ``sampling_std_error`` (the chains' own standard
+            error; ``LogZ.std_error`` adds a third of ``systematic_error`` to it),
+            ``systematic_error`` (nats: the largest disagreement of a path with the
+            highest, or the last doubling's rise, 0 when neither),
             ``last_doubling_rise`` (nats, when the last doubling of the betas raised
             the estimate beyond its errors) and ``bases``: for each base, its stage
             ("kept", "disagrees" at the final betas, or "dropped" earlier),
-            ``log_z``, ``std_error``, ``n_chains``, ``n_betas`` and
-            ``log_weight_spread``.
+            ``log_z``, ``std_error``, ``n_chains``, ``n_betas``,
+            ``log_weight_spread`` and ``below_highest`` (nats below the highest path
+            when last compared, at the same betas).
         """
         run = _AdaptiveRun(self, model, as_generator(rng), data_rates, progress)
         return run.result()
@@ -640,6 +649,19 @@ def _disagree(a, b):
     return high["log_z"] - low["log_z"] > margin
 
 
+def _stop_words(stopped_by, ais):
+    """Why an AIS run stopped, in words (``LogZ.cost["stopped_by"]``)."""
+    if stopped_by == "max_time":
+        return f"it stopped at its time budget (max_time={ais.max_time:g} s)"
+    if stopped_by == "target_std_error":
+        return f"its sampling error reached target_std_error={ais.target_std_error:g}"
+    if stopped_by == "n_chains":
+        return "it ran one batch (target_std_error=None)"
+    if stopped_by == "max_chains":
+        return f"it stopped at its cap of {MAX_CHAINS:,} chains"
+    return f"it stopped at its cap of {MAX_TRANSITIONS:,} Gibbs transitions"
+
+
 def _rose(before, after):
     """Whether a path's estimate rose beyond its errors when its betas were doubled."""
     return after["log_z"] - before["log_z"] > DISAGREEMENT_SIGMAS * math.hypot(
@@ -668,6 +690,9 @@ class _AdaptiveRun:
         self.n_transitions = 0
         self.seconds_per_transition = None
         self.rise = None  # (rise, betas before, betas after) of a last climbing doubling
+        # base name -> how far below the highest path it was when last compared (nats,
+        # at the same betas)
+        self.below_highest = {}
         self.step_variance = {}  # base name -> (betas, variance of each step's increment)
 
     def _elapsed(self):
@@ -804,11 +829,13 @@ class _AdaptiveRun:
         fresh, stopped_by = self._estimate_chains(bases, best, records, n_betas)
         return self._log_z(records, agreeing, best, n_betas, explored, fresh, stopped_by)
 
-    @staticmethod
-    def _consistent(records, names):
+    def _consistent(self, records, names):
         """The paths of ``names`` that do not fall below the highest beyond its errors
-        (AIS errs low: a path far below another has missed some of the mass)."""
+        (AIS errs low: a path far below another has missed some of the mass). Records
+        how far below the highest each path is, at these same betas."""
         highest = max((records[name] for name in names), key=lambda record: record["log_z"])
+        for name in names:
+            self.below_highest[name] = highest["log_z"] - records[name]["log_z"]
         return [name for name in names if not _disagree(records[name], highest)]
 
     def _estimate_chains(self, bases, best, records, n_betas):
@@ -889,19 +916,29 @@ class _AdaptiveRun:
             sources, final = [best], fresh
         else:
             sources, final = alive, np.concatenate([explored[name] for name in alive])
-        value, std_error = _log_mean_exp(final)
+        value, sampling_error = _log_mean_exp(final)
         target = ais.target_std_error
         # Paths that fell out of agreement (at the final length, or at two lengths in
         # a row): the model has modes some paths miss, and the kept value may be low
         # as well.
         disagreeing = sorted(name for name in records if name not in alive)
-        missed = target is not None and std_error > target
-        rising = self.rise is not None
+        missed = target is not None and sampling_error > target
+        # What the chains' spread cannot show: how far the paths disagreed (each
+        # measured against the highest at the same betas) and how much the last
+        # doubling of the betas still raised the estimate. Either says the value may
+        # be off by about that much, so the standard error covers it: a third of it,
+        # so that the 3-sigma interval reaches as far.
+        disagreement = max((self.below_highest.get(name, 0.0) for name in disagreeing),
+                           default=0.0)
+        rise = self.rise[0] if self.rise is not None else 0.0
+        systematic = max(disagreement, rise)
+        std_error = math.hypot(sampling_error, systematic / DISAGREEMENT_SIGMAS)
         bases = {}
         for name, record in records.items():
             stage = "kept" if name in alive else (
                 "disagrees" if record["n_betas"] >= n_betas else "dropped")
-            bases[name] = {"stage": stage, **record}
+            bases[name] = {"stage": stage, **record,
+                           "below_highest": round(self.below_highest.get(name, 0.0), 4)}
         cost = {
             "n_chains": int(final.size),
             "n_betas": int(records[best]["n_betas"]),
@@ -911,43 +948,50 @@ class _AdaptiveRun:
             "stopped_by": stopped_by,
             "log_weight_spread": round(records[best]["log_weight_spread"], 4),
             "target_std_error": target,
+            "sampling_std_error": sampling_error,
+            "systematic_error": round(systematic, 4),
             "last_doubling_rise": None if self.rise is None else round(self.rise[0], 4),
             "bases": bases,
         }
-        problems = []
+        caveats = []
         if disagreeing:
             others = "; ".join(
                 f"{name} {records[name]['log_z']:.2f} +- {records[name]['std_error']:.2g} "
-                f"at {records[name]['n_betas']} betas" for name in disagreeing)
-            problems.append(
-                f"the annealing paths disagree beyond their standard errors ({others}): "
+                f"at {records[name]['n_betas']} betas, {self.below_highest[name]:.2f} "
+                "below the highest path" for name in disagreeing)
+            caveats.append(
+                f"its annealing paths disagree beyond their standard errors ({others}): "
                 "a path that misses some of the model's modes errs low, so the truth is "
-                "probably at or above the kept value, and the standard error understates "
-                "the error")
+                "probably at or above this value, and its standard error includes a "
+                f"third of the {disagreement:.3g} nats of disagreement")
+        if rise > 0:
+            _, before, after = self.rise
+            caveats.append(
+                f"it rose by {rise:.3g} nats when the betas were doubled from {before} to "
+                f"{after}, so it is probably still low, and its standard error includes "
+                "a third of the rise")
         if missed:
-            problems.append(f"its standard error is above target_std_error={target:g}")
-        if rising:
-            rise, before, after = self.rise
-            problems.append(f"the estimate rose by {rise:.3g} nats when the betas were "
-                            f"doubled from {before} to {after}, so it is probably still low")
-        if problems:
-            stop = {"max_time": f"at its time budget (max_time={ais.max_time} s)",
-                    "target_std_error": "at its target",
-                    "n_chains": "after its one batch"}.get(stopped_by, f"at {stopped_by}")
+            caveats.append(f"its sampling error, {sampling_error:.3g}, is above "
+                           f"target_std_error={target:g}")
+        if caveats:
+            stop = _stop_words(stopped_by, ais)
+            advice = ("More time (AIS(max_time=...), None for no limit)"
+                      if stopped_by == "max_time" else
+                      "More betas (AIS(n_betas=...), where every path starts)")
             warn_user(
-                f"AIS stopped {stop} with log Z = {value:.2f} +- {std_error:.3g} nats, "
-                f"from the {', '.join(repr(name) for name in sources)} base(s) "
-                f"({cost['n_chains']} chains x {cost['n_betas']} betas, log weights spread "
-                f"{records[best]['log_weight_spread']:.2g} nats); "
-                + "; ".join(problems)
-                + ". More time (AIS(max_time=...), None for no limit) gives a more "
-                "accurate estimate; scores computed from this one carry its error.",
+                f"AIS estimate of log Z = {value:.2f} +- {std_error:.3g} nats (from the "
+                f"{', '.join(repr(name) for name in sources)} base(s), "
+                f"{cost['n_chains']} chains x {cost['n_betas']} betas, log weights spread "
+                f"{records[best]['log_weight_spread']:.2g} nats; {stop}) is less accurate "
+                "than asked: " + "; ".join(caveats) + f". {advice} gives a more "
+                "accurate estimate; scores computed from this one carry its standard "
+                "error.",
                 LogZAccuracyWarning,
             )
         return LogZ(
             value, std_error, value - 3 * std_error, value + 3 * std_error,
             method=ais.name, cost=cost, kind="estimate",
-            converged=not problems,
+            converged=not caveats, caveats=tuple(caveats),
         )
 
 

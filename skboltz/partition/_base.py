@@ -23,6 +23,56 @@ KINDS = {
 }
 
 
+#: What a log-likelihood -F(x) - log Z is, for each kind of log Z (the sign flips a bound).
+_SCORE_KIND_OF_LOG_Z = {
+    "exact": "exact", "estimate": "estimate", "lower_bound": "upper_bound",
+    "upper_bound": "lower_bound", "approximation": "approximation",
+}
+
+
+def score_kind(log_z_kind, log_weight_kind="exact"):
+    """What a log-likelihood ``log w(x) - log Z`` is, from what its two terms are.
+
+    ``log w(x)`` is the row's unnormalised log-probability -F(x): exact for most
+    models; a lower bound (a deep Boltzmann machine's mean-field bound on its hidden
+    sum) or an estimate (a per-row annealed estimate of it) otherwise. A log Z bound
+    flips side (a lower bound on log Z makes an upper bound on the log-likelihood);
+    two bounds on the same side make a bound, a bound with an exact value or an
+    estimate (whose error is reported) stays that bound, and two bounds on opposite
+    sides, or anything with an approximation, make an approximation.
+
+    Parameters
+    ----------
+    log_z_kind : str
+        ``LogZ.kind`` of log Z.
+    log_weight_kind : {"exact", "estimate", "lower_bound", "upper_bound", "approximation"}
+        What -F(x) is.
+
+    Returns
+    -------
+    kind : str
+        One of ``KINDS``: "exact", "estimate", "lower_bound", "upper_bound" or
+        "approximation", said of the log-likelihood.
+
+    Examples
+    --------
+    >>> from skboltz.partition._base import score_kind
+    >>> score_kind("lower_bound")  # mean-field log Z: an optimistic score
+    'upper_bound'
+    >>> score_kind("exact", "lower_bound")  # a DBM's mean-field bound on a row's sum
+    'lower_bound'
+    """
+    kinds = {_SCORE_KIND_OF_LOG_Z[log_z_kind], log_weight_kind}
+    if kinds <= {"exact"}:
+        return "exact"
+    if kinds <= {"exact", "estimate"}:
+        return "estimate"
+    bounds = kinds - {"exact", "estimate"}
+    if len(bounds) == 1 and bounds != {"approximation"}:
+        return bounds.pop()
+    return "approximation"
+
+
 def _infer_kind(value, std_error, lower, upper):
     if lower is not None and upper is not None and lower == value == upper:
         return "exact"
@@ -87,10 +137,14 @@ class LogZ:
         ``lower == value == upper``, an estimate with a ``std_error``, a lower (upper)
         bound when ``lower`` (``upper``) equals ``value``, else an approximation.
     converged : bool, default=True
-        False when the method stopped short of its own accuracy criterion: annealed
-        importance sampling short of its ``target_std_error`` or with annealing paths
-        that disagree, a mean-field iteration that did not converge. Scores computed
-        from such an estimate warn on first use.
+        False when the value is less accurate than its method was asked for: annealed
+        importance sampling short of its ``target_std_error``, with annealing paths
+        that disagree or an estimate still rising with the betas, a mean-field
+        iteration that did not converge. Scores computed from such an estimate warn on
+        first use.
+    caveats : tuple of str, default=()
+        Why ``converged`` is False, in words (e.g. "its annealing paths disagree by
+        up to 1.3 nats ..."); :meth:`describe` repeats them.
 
     Examples
     --------
@@ -104,6 +158,11 @@ class LogZ:
     'estimate'
     >>> LogZ(9.6, lower=9.6, method="mean_field").kind
     'lower_bound'
+
+    The repr is short; :meth:`describe` and ``cost`` give the details:
+
+    >>> z
+    LogZ(-3.2 +- 0.05, kind='estimate', method='ais')
     """
 
     value: float
@@ -114,6 +173,7 @@ class LogZ:
     cost: dict = field(default_factory=dict)
     kind: str | None = None
     converged: bool = True
+    caveats: tuple = ()
 
     def __post_init__(self):
         checked = {"value": _finite_real("value", self.value, allow_none=False)}
@@ -129,8 +189,19 @@ class LogZ:
             raise ValueError(f"LogZ.kind must be one of {sorted(KINDS)} or None, got {kind!r}.")
         checked["kind"] = kind
         checked["converged"] = bool(self.converged)
+        checked["caveats"] = tuple(str(text) for text in self.caveats)
         for name, value in checked.items():  # frozen: set through object
             object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        # Short: the value, its error and what it is; cost and caveats on demand.
+        error = f" +- {self.std_error:.3g}" if self.std_error is not None else ""
+        text = f"LogZ({self.value:.6g}{error}, kind={self.kind!r}"
+        if self.method:
+            text += f", method={self.method!r}"
+        if not self.converged:
+            text += ", converged=False"
+        return text + ")"
 
     def __float__(self):
         return float(self.value)
@@ -168,7 +239,8 @@ class LogZ:
         text = f"log Z = {self.value:.6g}{error} by {self.method or 'an estimator'}: "
         text += KINDS[self.kind]
         if not self.converged:
-            text += "; it stopped short of its accuracy criterion (see its cost)"
+            text += "; it is less accurate than asked: " + (
+                "; ".join(self.caveats) or "its method did not meet its accuracy criterion")
         return text + "."
 
     def interval(self, n_sigma=3.0):

@@ -3,10 +3,12 @@
 import math
 import time
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 
 from .._runtime import warn_user
+from .._sklearn import check_count
 from ._ais import AIS, _checked_rows
 
 #: RAISE's betas to start from and their ceiling when ``n_betas="auto"`` (the user
@@ -47,13 +49,22 @@ class LogLikelihoodBounds:
         The forward estimate ``upper`` used.
     seconds : float
         Time spent on the reverse annealing.
+    note : str or None, default=None
+        What to make of ends that cross (``lower > upper``), "" when they do not; None
+        writes it from ``width`` and its standard error: within twice that error the
+        two ends agree (the bracket is no wider than its noise), beyond it the reverse
+        end is not conservative yet.
 
     Examples
     --------
     >>> from skboltz.partition import LogLikelihoodBounds
     >>> b = LogLikelihoodBounds(-105.0, -104.0, 0.4, 0.3, 4000, 100, {4000: (1.0, 0.1)})
-    >>> b.width
-    1.0
+    >>> b.width, b.note
+    (1.0, '')
+    >>> crossed = LogLikelihoodBounds(-103.95, -104.0, 0.4, 0.3, 4000, 100,
+    ...                               {4000: (-0.05, 0.1)})
+    >>> print(crossed.note)
+    lower is above upper by 0.05 nats, within the noise of the width (standard error 0.1): the ends agree, and the bracket is no wider than its noise.
     """
 
     lower: float
@@ -65,11 +76,34 @@ class LogLikelihoodBounds:
     gaps: dict = field(default_factory=dict)
     log_z: object = None
     seconds: float = 0.0
+    note: str | None = None
+
+    def __post_init__(self):
+        if self.note is None:  # frozen: set through object
+            object.__setattr__(self, "note", self._crossing_note())
+
+    def _crossing_note(self):
+        if self.width >= 0:
+            return ""
+        error = self.width_std_error
+        if error is not None and -self.width <= 2 * error:
+            return (f"lower is above upper by {-self.width:.3g} nats, within the noise of "
+                    f"the width (standard error {error:.3g}): the ends agree, and the "
+                    "bracket is no wider than its noise.")
+        return (f"lower is above upper by {-self.width:.3g} nats, beyond the noise of the "
+                "width: the reverse (RAISE) end is not conservative yet; more betas "
+                "(n_betas) would settle it.")
 
     @property
     def width(self):
         """``upper - lower``: how far apart the two ends are."""
         return self.upper - self.lower
+
+    @property
+    def width_std_error(self):
+        """The standard error of ``width`` (measured on the reversed rows), or None."""
+        measured = self.gaps.get(self.n_betas)
+        return None if measured is None else measured[1]
 
 
 def log_likelihood_bounds(model, X, log_z, *, data_rates=None, n_betas="auto",
@@ -99,7 +133,7 @@ def log_likelihood_bounds(model, X, log_z, *, data_rates=None, n_betas="auto",
     n_betas : int or "auto", default="auto"
         RAISE's betas, or doubled from 1,000 as described.
     max_rows : int, default=100
-        Rows the reverse annealing runs on.
+        Rows the reverse annealing runs on (at least 1).
     max_time : float or None, default=120.0
         Seconds after which no further doubling starts.
     rng : numpy.random.Generator, int or None
@@ -108,7 +142,8 @@ def log_likelihood_bounds(model, X, log_z, *, data_rates=None, n_betas="auto",
     Returns
     -------
     bounds : LogLikelihoodBounds
-        ``lower``, ``upper``, their standard errors, ``n_betas`` and ``gaps``.
+        ``lower``, ``upper``, their standard errors, ``n_betas``, ``gaps`` and
+        ``note`` (what ends that cross mean).
 
     Examples
     --------
@@ -123,6 +158,12 @@ def log_likelihood_bounds(model, X, log_z, *, data_rates=None, n_betas="auto",
     >>> bool(bounds.lower <= bounds.upper + 3 * bounds.lower_std_error)
     True
     """
+    max_rows = check_count(max_rows, "max_rows", 1)
+    if not (isinstance(n_betas, str) and n_betas == "auto"):
+        n_betas = check_count(n_betas, "n_betas", 2)
+    if max_time is not None and not (isinstance(max_time, Real) and max_time > 0):
+        raise ValueError(f"max_time must be a positive number of seconds or None, got "
+                         f"{max_time!r}.")
     X = _checked_rows(X, model.n_visible)
     rng = np.random.default_rng(rng)
     forward = -np.asarray(model.astype(np.float64).free_energy(X), dtype=np.float64)
