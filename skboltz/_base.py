@@ -1635,7 +1635,35 @@ class BoltzmannBase(
                     )
                 warn_user(message, ApproximateScoreWarning,
                           once_per=(name, log_z.method, log_z.kind))
+        self._check_favoured_states(log_z)
         return log_z
+
+    def _check_favoured_states(self, log_z):
+        """Warn, once per fitted model, when the blank or the all-ones row holds more
+        than :data:`~skboltz._degeneracy.FAVOURED_STATE_MASS` of the probability.
+
+        The Gibbs chains of the check at the end of ``fit`` start near the data and may
+        never reach such a mode (a CD-1 model of real digits put 94 % of its
+        probability on the blank image while its chains wandered elsewhere); log Z
+        sees it, so the scores that need log Z check it, for two free energies."""
+        view = self._model_view()
+        flag = ("favoured states", log_z.value, parameter_fingerprint(view))
+        if (flag in self._log_z_cache or log_z.kind not in ("exact", "estimate")
+                or not self._binary_visible()
+                or not getattr(view, "free_energy_is_cheap", True)):
+            return
+        self._log_z_cache[flag] = True
+        name, log_probability = degeneracy.most_probable_extreme_row(
+            view, self._free_energy_of, log_z.value)
+        if log_probability > np.log(degeneracy.FAVOURED_STATE_MASS):
+            warn_user(
+                f"{type(self).__name__} looks degenerate: by its log Z "
+                f"({log_z.value:.6g}) it puts {np.exp(log_probability):.0%} of its "
+                f"probability on the {name} row: unless the training data are mostly "
+                "that row, its samples and scores describe that mode, not the data. "
+                f"{self._degeneracy_hint()}",
+                DegenerateModelWarning,
+            )
 
     @reads_one_publication
     def score_samples(self, X):

@@ -146,3 +146,18 @@ def diagnose(view, rows, start, rng, n_steps, *, binary, free_energy=True):
             collapsed_share, collapsed_state = share, states[top]
     return Diagnosis(gap, float(collapsed_share), collapsed_state, float(chains.mean()),
                      float(rows.mean()), n_steps)
+
+
+#: A blank or all-ones row holding more of the probability than this (by log Z) makes
+#: a model degenerate (no real image set has such a row in 1 % of its images).
+FAVOURED_STATE_MASS = 0.01
+
+
+def most_probable_extreme_row(view, free_energy_of, log_z):
+    """The more probable of the all-zeros and all-ones rows, by ``log_z``: its name and
+    log-probability (``free_energy_of(view, rows)`` gives the rows' free energies)."""
+    rows = np.zeros((2, view.n_visible), dtype=view.dtype)
+    rows[1] = 1
+    log_probability = -np.asarray(free_energy_of(view, rows), dtype=np.float64) - log_z
+    best = int(np.argmax(log_probability))
+    return ("all-zeros", "all-ones")[best], float(log_probability[best])

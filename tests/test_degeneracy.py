@@ -176,3 +176,26 @@ def test_a_planted_mode_of_a_boltzmann_machine_is_degenerate():
     view = BMView(np.zeros((n_units, n_units)), np.full(n_units, -6.0), n_visible)
     diagnosis = diagnose(view, X_DIGITS)
     assert diagnosis.is_degenerate(n_visible)
+
+
+def test_scores_warn_about_a_row_holding_much_of_the_probability():
+    # A mode the end-of-fit chains may never reach is still seen by log Z: the
+    # planted model puts sigmoid(5) ** 64 = 65 % of its probability on the blank row.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateModelWarning)
+        rbm = PlantedBlankRBM(n_components=4, n_iter=1, learning_rate=1e-9,
+                              random_state=0).fit(X_SPARSE)
+    with pytest.warns(DegenerateModelWarning, match="65% of its probability on the all-zeros"):
+        scores = rbm.score_samples(X_SPARSE)
+    blank = rbm.score_samples(np.zeros((1, 64)))[0]
+    assert blank == pytest.approx(64 * np.log(1 / (1 + np.exp(-5.0))), abs=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateModelWarning)  # once per fitted model
+        np.testing.assert_array_equal(rbm.score_samples(X_SPARSE), scores)
+
+
+def test_scores_of_a_model_of_the_data_do_not_warn():
+    rbm = RBM(n_components=8, n_iter=5, random_state=0).fit(X_DIGITS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateModelWarning)
+        rbm.score(X_DIGITS)
