@@ -1078,6 +1078,11 @@ class BoltzmannBase(
         random stream is its own (from the fit's sampling seed and the epoch count),
         so training and ``sample`` draw the same numbers with or without it.
         """
+        if first_call and self._binary_visible() and monitor.train.shape[0]:
+            # what the scores' check of the extreme rows allows them
+            rows, _ = degeneracy.extreme_rows(monitor.train.shape[1])
+            state.extreme_row_shares = tuple(
+                degeneracy.share_of_rows(row, monitor.train) for row in rows)
         if n_rows_trained == 0:
             return None  # nothing trained (n_iter=0): the starting model
         if first_call:
@@ -1640,7 +1645,9 @@ class BoltzmannBase(
 
     def _check_favoured_states(self, log_z):
         """Warn, once per fitted model, when the blank or the all-ones row holds more
-        than :data:`~skboltz._degeneracy.FAVOURED_STATE_MASS` of the probability.
+        of the probability than :func:`~skboltz._degeneracy.favoured_extreme_row`
+        allows (1 %, or ten times its share of the training rows or its probability
+        under independent units at the data's rates, when that is more).
 
         The Gibbs chains of the check at the end of ``fit`` start near the data and may
         never reach such a mode (a CD-1 model of real digits put 94 % of its
@@ -1653,9 +1660,12 @@ class BoltzmannBase(
                 or not getattr(view, "free_energy_is_cheap", True)):
             return
         self._log_z_cache[flag] = True
-        name, log_probability = degeneracy.most_probable_extreme_row(
-            view, self._free_energy_of, log_z.value)
-        if log_probability > np.log(degeneracy.FAVOURED_STATE_MASS):
+        state = self._training_state
+        favoured = degeneracy.favoured_extreme_row(
+            view, self._free_energy_of, log_z.value, self._sampling_start_of(state),
+            state.extreme_row_shares)
+        if favoured is not None:
+            name, log_probability = favoured
             warn_user(
                 f"{type(self).__name__} looks degenerate: by its log Z "
                 f"({log_z.value:.6g}) it puts {np.exp(log_probability):.0%} of its "

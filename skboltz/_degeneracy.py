@@ -108,17 +108,35 @@ def check_steps(fit_gibbs_rows):
     return min(MAX_STEPS, max(MIN_STEPS, steps))
 
 
+def independent_probability(state, rates):
+    """The probability of binary ``state`` under independent units at ``rates``."""
+    rates = np.clip(np.asarray(rates, dtype=np.float64), 1e-3, 1 - 1e-3)
+    return float(np.exp(np.sum(np.where(np.asarray(state) > 0.5, np.log(rates),
+                                        np.log1p(-rates)))))
+
+
+def allowance(state, rates, data_share, floor):
+    """How much of the model's probability (or of its chains) ``state`` may hold before
+    the model counts as collapsed there: ``floor``, or DATA_MULTIPLE times what the
+    state would have if the model were fine, when that is more: its share of the
+    training rows, its probability under independent units at the data's rates, or
+    under the uniform distribution (with few units, states come up often: 3 units at
+    rates 1/2 give each 1/8)."""
+    uniform = 2.0 ** -len(state)
+    return max(floor, DATA_MULTIPLE * max(independent_probability(state, rates),
+                                          data_share, uniform))
+
+
+def share_of_rows(state, rows):
+    """The share of ``rows`` (rounded to binary) equal to ``state``."""
+    return float(np.mean((np.rint(rows) == state).all(axis=1)))
+
+
 def collapse_threshold(state, rows):
-    """The share of the chains in ``state`` above which the model has collapsed there:
-    COLLAPSED_SHARE, or DATA_MULTIPLE times the share that state would have if the
-    model were fine, when that is more: its share of the training rows (rounded), or
-    its probability under independent units at the rows' rates (with few units, states
-    come up often: 3 units at rates 1/2 give each state 1/8 of the draws)."""
-    rates = np.clip(rows.mean(axis=0), 1e-3, 1 - 1e-3)
-    independent = float(np.exp(np.sum(np.where(state > 0.5, np.log(rates),
-                                                np.log1p(-rates)))))
-    in_data = float(np.mean((np.rint(rows) == state).all(axis=1)))
-    return max(COLLAPSED_SHARE, DATA_MULTIPLE * max(independent, in_data))
+    """The share of the check's chains in ``state`` above which the model has
+    collapsed there (:func:`allowance` with COLLAPSED_SHARE)."""
+    return allowance(state, rows.mean(axis=0), share_of_rows(state, rows),
+                     COLLAPSED_SHARE)
 
 
 def diagnose(view, rows, start, rng, n_steps, *, binary, free_energy=True):
@@ -153,11 +171,21 @@ def diagnose(view, rows, start, rng, n_steps, *, binary, free_energy=True):
 FAVOURED_STATE_MASS = 0.01
 
 
-def most_probable_extreme_row(view, free_energy_of, log_z):
-    """The more probable of the all-zeros and all-ones rows, by ``log_z``: its name and
-    log-probability (``free_energy_of(view, rows)`` gives the rows' free energies)."""
-    rows = np.zeros((2, view.n_visible), dtype=view.dtype)
+def extreme_rows(n_visible, dtype=np.float64):
+    """The all-zeros and the all-ones rows, and their names."""
+    rows = np.zeros((2, n_visible), dtype=dtype)
     rows[1] = 1
+    return rows, ("all-zeros", "all-ones")
+
+
+def favoured_extreme_row(view, free_energy_of, log_z, rates, data_shares):
+    """The all-zeros or all-ones row if it holds more of the model's probability (by
+    ``log_z``) than its :func:`allowance` (floor FAVOURED_STATE_MASS; ``data_shares``:
+    the two rows' shares of the training rows): ``(name, log-probability)``, else
+    None. ``free_energy_of(view, rows)`` gives the rows' free energies."""
+    rows, names = extreme_rows(view.n_visible, view.dtype)
     log_probability = -np.asarray(free_energy_of(view, rows), dtype=np.float64) - log_z
-    best = int(np.argmax(log_probability))
-    return ("all-zeros", "all-ones")[best], float(log_probability[best])
+    for row, name, log_p, share in zip(rows, names, log_probability, data_shares):
+        if log_p > np.log(allowance(row, rates, share, FAVOURED_STATE_MASS)):
+            return name, float(log_p)
+    return None

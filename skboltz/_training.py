@@ -300,6 +300,9 @@ class TrainingState:
     #: Rows trained since the degeneracy check last ran
     #: (``BoltzmannBase._check_degeneracy_when_due``).
     unchecked_degeneracy_rows: int = shared(default=0)
+    #: The shares of the first call's training rows (rounded) that are all zeros and
+    #: all ones: how much probability the scores' degeneracy check allows those rows.
+    extreme_row_shares: tuple = shared(default=(0.0, 0.0))
     unchecked_updates: int = shared(default=0)
     check_reference: object = shared(default=None)
     #: Set by :meth:`resume` in a call's first epoch: whether the parameters the call
