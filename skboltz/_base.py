@@ -851,6 +851,8 @@ class BoltzmannBase(
         if n_chains:
             chain_bytes = (CHAIN_ROW_COPIES * n_chains * self._units_per_chain(X)
                            * np.dtype(X.dtype).itemsize)
+            if chain_bytes < 0.1 * n_bytes:  # not worth naming (PCD's batch_size chains)
+                return n_bytes + chain_bytes, what, advice
             knobs = " or ".join(name for name in ("n_chains", "n_temperatures")
                                 if name in learning.get_params())
             what += f", with {n_chains:,} persistent chains ({learning!r})"
