@@ -11,6 +11,7 @@ from ._dbm import DBM
 from ._dbn import DBN
 from ._dbn_classifier import DBNClassifier
 from ._gaussian_rbm import GaussianRBM
+from ._outliers import LikelihoodOutlierDetector
 from ._rbm import RBM
 from ._rbm_classifier import RBMClassifier
 
@@ -25,6 +26,7 @@ __all__ = [
     "BoltzmannClassifier",
     "BoltzmannMachine",
     "GaussianRBM",
+    "LikelihoodOutlierDetector",
     "datasets",
     "exceptions",
     "learning",

@@ -19,6 +19,7 @@ from skboltz import (
     BoltzmannMachine,
     DBNClassifier,
     GaussianRBM,
+    LikelihoodOutlierDetector,
     RBMClassifier,
 )
 from skboltz.exceptions import (
@@ -67,6 +68,11 @@ ESTIMATORS = {
         ["predict", "predict_proba", "predict_log_proba", "transform", "score_samples",
          "free_energy", "gibbs", "reconstruct"],
     ),
+    "LikelihoodOutlierDetector": (
+        lambda: LikelihoodOutlierDetector(RBM(n_components=3, n_iter=2, random_state=0),
+                                          contamination=0.1),
+        ["score_samples", "decision_function", "predict"],
+    ),
 }
 SUPERVISED = {"BoltzmannClassifier", "DBNClassifier", "RBMClassifier"}
 
@@ -105,6 +111,8 @@ class Case:
         """Outputs that change if the fitted model changes."""
         if self.name in SUPERVISED:
             return estimator.predict_proba(GOOD)
+        if not hasattr(estimator, "transform"):  # an outlier detector
+            return estimator.score_samples(GOOD)
         return estimator.transform(GOOD)
 
 
@@ -157,7 +165,8 @@ def test_single_sample_is_accepted(case):
     if case.name in SUPERVISED:
         pytest.skip("one sample is one class; a classifier needs two")
     estimator = case.fit(case(), GOOD[:1])
-    assert estimator.transform(GOOD[:1]).shape[0] == 1
+    method = "transform" if hasattr(estimator, "transform") else "predict"
+    assert getattr(estimator, method)(GOOD[:1]).shape[0] == 1
     if hasattr(estimator, "score"):
         assert np.isfinite(estimator.score(GOOD[:1]))
 

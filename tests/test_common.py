@@ -15,6 +15,7 @@ from skboltz import (
     BoltzmannMachine,
     DBNClassifier,
     GaussianRBM,
+    LikelihoodOutlierDetector,
     RBMClassifier,
 )
 from skboltz.learning import (
@@ -38,6 +39,7 @@ ESTIMATORS = [
     BoltzmannClassifier(),
     DBNClassifier(),
     RBMClassifier(),
+    LikelihoodOutlierDetector(),
     RBM(n_components=3, n_iter=3, random_state=0),
     RBM(n_components=3, learning="cd", n_iter=3, random_state=0),
     RBM(n_components=3, visible_bias_init="zero", momentum=0.0, n_iter=3, random_state=0),
@@ -111,6 +113,14 @@ ESTIMATORS = [
     BoltzmannClassifier(RBM(n_components=8, n_iter=20, learning_rate=0.3, random_state=0)),
     BoltzmannClassifier(GaussianRBM(n_components=3, n_iter=5, random_state=0)),
     BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
+    # Novelty detection over each density model, with "auto" and a fraction.
+    LikelihoodOutlierDetector(RBM(n_components=3, n_iter=3, random_state=0)),
+    LikelihoodOutlierDetector(GaussianRBM(n_components=3, n_iter=3), contamination=0.1,
+                              random_state=0),
+    LikelihoodOutlierDetector(BoltzmannMachine(n_hidden=2, n_iter=2), contamination=0.2,
+                              random_state=0),
+    LikelihoodOutlierDetector(DBM(hidden_layer_sizes=(3, 2), n_iter=2, random_state=0),
+                              contamination=0.5),
     # Pretrained networks: each fine-tuning solver, two layers, a marker.
     DBNClassifier(4, rbm=RBM(n_iter=2), max_iter=20, random_state=0),
     DBNClassifier((4, 3), rbm=RBM(learning="cd", n_iter=2), solver="adam",

@@ -1,0 +1,312 @@
+"""Novelty and outlier detection with a density model's log-likelihood."""
+
+import warnings
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, OutlierMixin, clone
+from sklearn.model_selection import KFold
+from sklearn.utils import get_tags
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import all_or_nothing, publish
+from ._gaussian_rbm import GaussianRBM
+from ._rbm import RBM
+from ._runtime import sub_estimator_seeds
+from ._sklearn import HasMethods, Interval, StrOptions, _fit_context
+from .exceptions import DataScaleWarning
+
+#: ``contamination="auto"`` flags a row whose log-likelihood lies more than this many
+#: interquartile ranges below the first quartile of the held-out log-likelihoods of the
+#: training rows (Tukey's lower fence).
+AUTO_FENCE = 1.5
+
+#: Folds of the cross-validation that gives "auto" the held-out log-likelihoods.
+AUTO_FOLDS = 5
+
+
+def is_binary(X):
+    """Whether every value of ``X`` (dense or sparse) is 0 or 1."""
+    values = X.data if sp.issparse(X) else X
+    return bool(np.all((values == 0) | (values == 1)))
+
+
+def default_density_model(X):
+    """The density model ``LikelihoodOutlierDetector(estimator=None)`` fits to ``X``.
+
+    Binary data: a Bernoulli RBM (16 hidden units, so log Z is exact; persistent
+    chains, 100 epochs). Anything else: a Gaussian RBM of the whitened rows with fixed
+    unit variances (``whiten=True, learn_variance=False``; 16 hidden units, exact log
+    Z; persistent chains at the learning rate the Gaussian RBM suggests for them;
+    30 epochs, as good as 100 here), whose density is a Ledoit-Wolf Gaussian of the
+    input corrected by the hidden units. The choice and its measurements are in the
+    class's Notes.
+    """
+    if is_binary(X):
+        return RBM(n_components=16, learning="pcd", n_iter=100)
+    return GaussianRBM(n_components=16, learning="pcd", learning_rate=0.02, n_iter=30,
+                       learn_variance=False, whiten=True)
+
+
+def lower_fence(scores):
+    """Tukey's lower fence of ``scores``: Q1 - AUTO_FENCE * (Q3 - Q1)."""
+    q1, q3 = np.percentile(scores, [25, 75])
+    return q1 - AUTO_FENCE * (q3 - q1)
+
+
+class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
+    """Novelty detection by a density model's log-likelihood, in nats.
+
+    ``fit`` trains a clone of a skboltz density model (any model with ``fit(X)`` and a
+    normalised ``score_samples``) on data assumed mostly normal; a row is an outlier
+    when the model finds it improbable. ``score_samples`` is the model's log p(x) in
+    nats, ``decision_function`` is ``score_samples - offset_`` (negative for outliers)
+    and ``predict`` is -1 for outliers and +1 for inliers, scikit-learn's contract for
+    outlier detectors (as :class:`~sklearn.covariance.EllipticEnvelope`).
+
+    Because the scores are log-likelihoods, the threshold ``offset_`` is a log
+    probability (or log density) in nats, and ``decision_function(x) = -d`` says that
+    x is exp(d) times less probable than a row on the threshold. The scores of models
+    with an exact or well-estimated log Z are comparable across models and refits.
+
+    Parameters
+    ----------
+    estimator : estimator or None, default=None
+        The density model, cloned by ``fit``: a skboltz model (:class:`RBM`,
+        :class:`GaussianRBM`, :class:`BoltzmannMachine`, :class:`DBM`) or anything
+        whose ``fit(X)`` learns a density and whose ``score_samples`` returns its
+        normalised log-density (e.g. :class:`~sklearn.mixture.GaussianMixture`). A
+        model without ``score_samples`` (e.g. :class:`DBN`, whose likelihood is
+        intractable) is refused. None chooses by the training data: for binary data
+        (every value 0 or 1) ``RBM(n_components=16, learning="pcd", n_iter=100)``,
+        otherwise ``GaussianRBM(n_components=16, learning="pcd",
+        learning_rate=0.02, n_iter=30, learn_variance=False, whiten=True)``, a
+        Ledoit-Wolf Gaussian of the rows with an RBM of the whitened rows on top;
+        both have an exact log Z (see Notes).
+    contamination : "auto" or float, default="auto"
+        The expected proportion of outliers in the training data, in (0, 0.5]: the
+        threshold ``offset_`` is that quantile of the training rows' log-likelihoods,
+        as in :class:`~sklearn.covariance.EllipticEnvelope`, so that fraction of
+        them is flagged. "auto" assumes no proportion: ``offset_`` is Tukey's lower
+        fence (Tukey, "Exploratory Data Analysis", 1977), 1.5 interquartile ranges
+        below the first quartile, of held-out log-likelihoods: each training row is
+        scored by a model fitted without it (5-fold cross-validation, five more
+        fits). A row's own fit flatters it (by about 8 nats on the digits, where a
+        fence on the training scores flagged 26 % of new normal rows, and this one
+        6 %); the fence flags 0.35 % of normally distributed scores, more of a long
+        lower tail. Needs at least 10 training rows.
+    random_state : int, RandomState instance or None, default=None
+        None leaves the model's ``random_state`` as it is (the default model's is
+        None); otherwise the model's ``random_state`` is set to a seed drawn from it,
+        so that repeated fits give the same detector.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted density model.
+    offset_ : float
+        The threshold on ``score_samples``, a log-likelihood in nats:
+        ``decision_function = score_samples - offset_``.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``, when they are all strings.
+
+    See Also
+    --------
+    sklearn.covariance.EllipticEnvelope : The same contract with a robust Gaussian.
+    sklearn.neighbors.LocalOutlierFactor : Novelty detection by local density ratios.
+
+    Notes
+    -----
+    The default model was chosen by the ROC AUC of ``score_samples`` in
+    ``benchmarks/bench_outliers.py``: a model trained on the rows of one class tells
+    held-out rows of that class from as many rows of other classes, averaged over the
+    ten classes of the digits (``X / 16``) and of Fashion-MNIST (2,000 training rows
+    per class), grey and binarized. On the grey images the whitened Gaussian RBM
+    reached 0.997 (digits; the best of scikit-learn's detectors, LocalOutlierFactor,
+    0.991) and 0.902 (Fashion-MNIST; IsolationForest 0.915, the best there), where
+    a Bernoulli RBM, which reads a grey level as the probability of a binary pixel and
+    finds images with less ink more probable, reached 0.985 and 0.789. On the
+    binarized images the Bernoulli RBM is the better density (0.984 against 0.974,
+    and 0.870 against 0.856). Learned variances collapse on pixels constant in the
+    training rows, and gave no better AUC where they did not. The whitening carries
+    the Gaussian RBM's AUC: one hidden unit scored the same. The user guide has the
+    tables.
+
+    The default Gaussian RBM's warnings about feature scales (a constant pixel) are
+    silenced: its variances are fixed, so none can collapse, and a feature constant
+    in training is informative for novelty (any other value is improbable).
+    Features in different units are best put on one scale first (the whitening's
+    shrinkage pulls towards a multiple of the identity): use a
+    :class:`~sklearn.pipeline.Pipeline` with a
+    :class:`~sklearn.preprocessing.StandardScaler`, whose scores are then
+    log-densities of the scaled rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from skboltz import LikelihoodOutlierDetector
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X = X / 16
+    >>> detector = LikelihoodOutlierDetector(contamination=0.05, random_state=0)
+    >>> detector = detector.fit(X[y == 0][:150])
+    >>> type(detector.estimator_).__name__
+    'GaussianRBM'
+    >>> labels = detector.predict(X[:10])  # +1: like the zeros, -1: unlike them
+    >>> labels.tolist(), y[:10].tolist()
+    ([1, -1, -1, -1, -1, -1, -1, -1, -1, -1], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    >>> scores = detector.score_samples(X[:2])  # log-densities, in nats
+    >>> bool(np.allclose(detector.decision_function(X[:2]), scores - detector.offset_))
+    True
+    """
+
+    _parameter_constraints = {
+        "estimator": [None, HasMethods(["fit", "score_samples"])],
+        "contamination": [
+            StrOptions({"auto"}),
+            Interval(Real, 0, 0.5, closed="right"),
+        ],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator=None, *, contamination="auto", random_state=None):
+        self.estimator = estimator
+        self.contamination = contamination
+        self.random_state = random_state
+
+    def _accepts_sparse(self):
+        return self.estimator is None or get_tags(self.estimator).input_tags.sparse
+
+    def _validate_X(self, X, *, reset):
+        return validate_data(
+            self, X, accept_sparse="csr" if self._accepts_sparse() else False,
+            dtype=[np.float64, np.float32], reset=reset,
+        )
+
+    def _new_model(self, X, seed):
+        """An unfitted clone of the model, with ``seed`` as its random_state (if any)."""
+        model = clone(default_density_model(X) if self.estimator is None else self.estimator)
+        if seed is not None and "random_state" in model.get_params(deep=False):
+            model.set_params(random_state=seed)
+        return model
+
+    def _fit_model(self, model, X):
+        with warnings.catch_warnings():
+            if self.estimator is None:  # see Notes
+                warnings.simplefilter("ignore", DataScaleWarning)
+            return model.fit(X)
+
+    def _held_out_scores(self, model, X, seed):
+        """Each row's log-likelihood under a clone of ``model`` fitted without it
+        (AUTO_FOLDS-fold cross-validation)."""
+        n_samples = X.shape[0]
+        if n_samples < 2 * AUTO_FOLDS:
+            raise ValueError(
+                "contamination='auto' sets the threshold from held-out log-likelihoods "
+                f"({AUTO_FOLDS}-fold cross-validation), which needs at least "
+                f"{2 * AUTO_FOLDS} training rows; got n_samples={n_samples}. Pass more "
+                "rows, or a contamination fraction (a quantile of the training rows' "
+                "own log-likelihoods)."
+            )
+        scores = np.empty(n_samples)
+        folds = KFold(AUTO_FOLDS, shuffle=True, random_state=seed)
+        for train, test in folds.split(X):
+            fold_model = self._fit_model(clone(model), X[train])
+            scores[test] = fold_model.score_samples(X[test])
+        return scores
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Fit the density model and set the threshold ``offset_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training rows, mostly normal (at most a fraction ``contamination`` of
+            outliers).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted detector.
+        """
+        with all_or_nothing(self):
+            X = self._validate_X(X, reset=True)
+            model_seed, fold_seed = sub_estimator_seeds(self.random_state, 2)
+            model = self._new_model(X, model_seed)
+            if self.contamination == "auto":
+                # The training rows' own scores are optimistic (on the digits, 8 nats
+                # above held-out rows of the same digit): the fence is set on scores
+                # of rows each model has not seen. Comparable because log Z is each
+                # model's own.
+                offset = lower_fence(self._held_out_scores(model, X, fold_seed))
+                self._fit_model(model, X)
+            else:  # as EllipticEnvelope: this fraction of the training rows lies below
+                self._fit_model(model, X)
+                offset = np.percentile(model.score_samples(X), 100.0 * self.contamination)
+            publish(self, {"estimator_": model, "offset_": float(offset)})
+        return self
+
+    def score_samples(self, X):
+        """Log-likelihood log p(x) of each row under the fitted model, in nats.
+
+        The fitted model's own ``score_samples``: higher is more normal.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            The log-likelihood of each row.
+        """
+        check_is_fitted(self)
+        return self.estimator_.score_samples(self._validate_X(X, reset=False))
+
+    def decision_function(self, X):
+        """Log-likelihood above the threshold: ``score_samples(X) - offset_``, in nats.
+
+        Negative for outliers, positive for inliers; a row at ``-d`` is exp(d) times
+        less probable than a row on the threshold.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+            ``score_samples(X) - offset_``.
+        """
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X):
+        """Whether each row is an inlier (+1) or an outlier (-1).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        is_inlier : ndarray of shape (n_samples,)
+            -1 where ``decision_function`` is negative, +1 elsewhere.
+        """
+        return np.where(self.decision_function(X) < 0, -1, 1)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accepts_sparse()
+        return tags
+
+
+__all__ = ["LikelihoodOutlierDetector"]

@@ -1,0 +1,208 @@
+"""LikelihoodOutlierDetector: the outlier-detection contract over a density's log p(x)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import KFold, train_test_split
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skboltz import (
+    DBM,
+    DBN,
+    RBM,
+    BoltzmannMachine,
+    GaussianRBM,
+    LikelihoodOutlierDetector,
+)
+from skboltz._outliers import AUTO_FOLDS
+from skboltz._runtime import sub_estimator_seeds
+from skboltz.exceptions import DataScaleWarning
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return X / 16, y
+
+
+def binary_rows(n_rows=60, n_features=8, seed=0):
+    rng = np.random.default_rng(seed)
+    prototypes = rng.random((3, n_features)) < 0.5
+    rows = prototypes[rng.integers(0, 3, n_rows)] ^ (rng.random((n_rows, n_features)) < 0.1)
+    return rows.astype(np.float64)
+
+
+DENSITY_MODELS = [
+    RBM(n_components=4, n_iter=5, random_state=0),
+    GaussianRBM(n_components=3, n_iter=5, random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="exact", n_iter=5, random_state=0),
+    DBM(hidden_layer_sizes=(3, 2), n_iter=3, random_state=0),
+]
+
+
+@pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataScaleWarning")
+@pytest.mark.parametrize("model", DENSITY_MODELS, ids=lambda m: type(m).__name__)
+def test_every_density_model_works(model):
+    X = binary_rows()
+    detector = LikelihoodOutlierDetector(model, contamination=0.2).fit(X)
+    expected = clone(model).fit(X)  # the detector's random_state is None: model's own seed
+    np.testing.assert_array_equal(detector.score_samples(X), expected.score_samples(X))
+    assert detector.offset_ == np.percentile(expected.score_samples(X), 20)
+    labels = detector.predict(X)
+    assert set(np.unique(labels)) <= {-1, 1}
+    # the training rows below the 20 % quantile of their own scores
+    assert np.sum(labels == -1) == np.sum(expected.score_samples(X) < detector.offset_)
+
+
+def test_offset_is_the_contamination_quantile_of_the_training_scores():
+    X = binary_rows(n_rows=100)
+    for contamination in (0.05, 0.1, 0.37, 0.5):
+        detector = LikelihoodOutlierDetector(
+            RBM(n_components=4, n_iter=5, random_state=0), contamination=contamination
+        ).fit(X)
+        training_scores = detector.estimator_.score_samples(X)
+        assert detector.offset_ == np.percentile(training_scores, 100 * contamination)
+
+
+def test_auto_offset_is_the_lower_fence_of_held_out_scores():
+    X = binary_rows(n_rows=80)
+    model = RBM(n_components=4, n_iter=5)
+    detector = LikelihoodOutlierDetector(model, random_state=3).fit(X)
+    # The same seeds and folds by hand: each row scored by a model fitted without it.
+    model_seed, fold_seed = sub_estimator_seeds(3, 2)
+    held_out = np.empty(len(X))
+    for train, test in KFold(AUTO_FOLDS, shuffle=True, random_state=fold_seed).split(X):
+        fold_model = clone(model).set_params(random_state=model_seed).fit(X[train])
+        held_out[test] = fold_model.score_samples(X[test])
+    q1, q3 = np.percentile(held_out, [25, 75])
+    assert detector.offset_ == pytest.approx(q1 - 1.5 * (q3 - q1), rel=1e-12, abs=1e-12)
+    final = clone(model).set_params(random_state=model_seed).fit(X)
+    np.testing.assert_array_equal(detector.score_samples(X), final.score_samples(X))
+
+
+def test_auto_needs_enough_rows_for_its_folds():
+    detector = LikelihoodOutlierDetector(RBM(n_components=2, n_iter=2))
+    with pytest.raises(ValueError, match=r"at least 10 training rows; got n_samples=9"):
+        detector.fit(binary_rows(n_rows=9))
+    # a fraction needs no held-out rows
+    LikelihoodOutlierDetector(RBM(n_components=2, n_iter=2), contamination=0.1).fit(
+        binary_rows(n_rows=9)
+    )
+
+
+def test_predict_and_decision_function_follow_the_scores():
+    X = binary_rows(n_rows=80)
+    X_new = binary_rows(n_rows=40, seed=1)
+    detector = LikelihoodOutlierDetector(
+        RBM(n_components=4, n_iter=5, random_state=0), contamination=0.25
+    ).fit(X)
+    scores = detector.score_samples(X_new)
+    decision = detector.decision_function(X_new)
+    np.testing.assert_array_equal(decision, scores - detector.offset_)
+    np.testing.assert_array_equal(detector.predict(X_new), np.where(decision < 0, -1, 1))
+    refit = clone(detector)
+    np.testing.assert_array_equal(refit.fit_predict(X), detector.predict(X))
+    # exactly the training rows below the 25 % quantile are flagged
+    assert np.sum(detector.predict(X) == -1) == np.sum(
+        detector.score_samples(X) < np.percentile(detector.score_samples(X), 25)
+    )
+
+
+def test_score_samples_are_the_models_log_likelihoods_in_nats():
+    X = binary_rows(n_rows=60, n_features=6)
+    detector = LikelihoodOutlierDetector(
+        RBM(n_components=3, n_iter=5, random_state=0), contamination=0.1
+    ).fit(X)
+    # Log-probabilities of binary rows: over all 2**6 states they sum to 1.
+    states = ((np.arange(64)[:, None] >> np.arange(6)) & 1).astype(np.float64)
+    assert np.exp(detector.score_samples(states)).sum() == pytest.approx(1.0, rel=1e-10)
+    np.testing.assert_array_equal(
+        detector.score_samples(states), detector.estimator_.score_samples(states)
+    )
+
+
+@pytest.mark.parametrize(
+    "contamination, match",
+    [(0.0, "contamination"), (0.6, "contamination"), (-0.1, "contamination"),
+     ("high", "contamination"), (True, "contamination"), (None, "contamination")],
+)
+def test_bad_contamination_is_refused(contamination, match):
+    detector = LikelihoodOutlierDetector(RBM(n_iter=1), contamination=contamination)
+    with pytest.raises(InvalidParameterError, match=match):
+        detector.fit(binary_rows())
+
+
+@pytest.mark.parametrize(
+    "model",
+    [DBN(hidden_layer_sizes=(3, 2)), LogisticRegression(), "rbm"],
+    ids=["DBN", "LogisticRegression", "string"],
+)
+def test_a_model_without_score_samples_is_refused(model):
+    detector = LikelihoodOutlierDetector(model)
+    with pytest.raises(InvalidParameterError,
+                       match=r"'estimator' parameter .* must be None or an object "
+                             r"implementing 'fit' and 'score_samples'"):
+        detector.fit(binary_rows())
+
+
+def test_default_model_follows_the_data(digits):
+    X, y = digits
+    zeros = X[y == 0][:100]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataScaleWarning)  # constant pixels: silenced
+        grey = LikelihoodOutlierDetector(random_state=0).fit(zeros)
+    assert isinstance(grey.estimator_, GaussianRBM)
+    assert grey.estimator_.whiten and not grey.estimator_.learn_variance
+    binary = LikelihoodOutlierDetector(random_state=0).fit(zeros > 0.5)
+    assert type(binary.estimator_) is RBM
+    # the user's own model keeps its warnings
+    with pytest.warns(DataScaleWarning):
+        LikelihoodOutlierDetector(GaussianRBM(n_iter=1, whiten=True),
+                                  contamination=0.1).fit(zeros)
+
+
+def test_default_tells_a_digit_from_the_others(digits):
+    X, y = digits
+    # the protocol of benchmarks/bench_outliers.py for one digit
+    train, inliers = train_test_split(X[y == 3], test_size=0.25, random_state=0)
+    novelties = X[y != 3][::20]
+    detector = LikelihoodOutlierDetector(random_state=0).fit(train)
+    scores = detector.score_samples(np.vstack([inliers, novelties]))
+    truth = np.r_[np.ones(len(inliers)), np.zeros(len(novelties))]
+    assert roc_auc_score(truth, scores) > 0.99
+    assert np.mean(detector.predict(novelties) == -1) > 0.95
+    assert np.mean(detector.predict(inliers) == 1) > 0.9
+
+
+def test_random_state_makes_fits_repeatable():
+    X = binary_rows(n_rows=50)
+    first = LikelihoodOutlierDetector(RBM(n_components=3, n_iter=3), random_state=7).fit(X)
+    second = LikelihoodOutlierDetector(RBM(n_components=3, n_iter=3), random_state=7).fit(X)
+    assert first.offset_ == second.offset_
+    np.testing.assert_array_equal(first.score_samples(X), second.score_samples(X))
+    assert first.estimator_.random_state == second.estimator_.random_state is not None
+
+
+def test_a_failed_fit_keeps_the_fitted_detector():
+    X = binary_rows(n_rows=50)
+    detector = LikelihoodOutlierDetector(RBM(n_components=3, n_iter=3, random_state=0))
+    detector.fit(X)
+    model, offset = detector.estimator_, detector.offset_
+    with pytest.raises(ValueError, match="at least 10 training rows"):
+        detector.fit(binary_rows(n_rows=5, n_features=4))
+    assert detector.estimator_ is model and detector.offset_ == offset
+    assert detector.n_features_in_ == 8
+    np.testing.assert_array_equal(detector.score_samples(X), model.score_samples(X))
+
+
+def test_float32_rows_reach_the_model_as_float32():
+    X = binary_rows(n_rows=40).astype(np.float32)
+    detector = LikelihoodOutlierDetector(
+        RBM(n_components=3, n_iter=3, random_state=0), contamination=0.1
+    ).fit(X)
+    assert detector.estimator_.components_.dtype == np.float32
