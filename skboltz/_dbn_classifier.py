@@ -65,7 +65,9 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
     **Unlabelled rows.** With ``unlabelled_marker=-1`` (the convention of
     :mod:`sklearn.semi_supervised`), rows whose label is -1 are used for pretraining
     only. The marker is a parameter, off by default, because -1 is also an ordinary
-    class label (scikit-learn's own checks use the classes -1 and 1).
+    class label (scikit-learn's own checks use the classes -1 and 1); labels holding -1
+    beside two or more other classes are then read as classes with a
+    :class:`~skboltz.exceptions.LabelConventionWarning` that names the marker.
 
     Parameters
     ----------
@@ -107,7 +109,10 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         The label that marks a row as unlabelled, e.g. -1 as in
         :mod:`sklearn.semi_supervised`: such rows take part in pretraining only.
         None (the default) makes every value of y a class label, as in
-        scikit-learn's classifiers (where -1 is an ordinary class).
+        scikit-learn's classifiers (where -1 is an ordinary class), with a
+        :class:`~skboltz.exceptions.LabelConventionWarning` when y holds -1 beside two
+        or more other classes. A marker that y spells in another type (``"-1"``
+        against integer labels holding -1) is refused.
     random_state : int, RandomState instance or None, default=None
         Seeds the pretraining (a seed per RBM), the new output layer and the
         fine-tuning (initial weights, minibatches, validation split). None leaves the
@@ -319,7 +324,8 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
                 self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
             )
             X = clipped_into_unit_interval(X)  # the network's input units are binary
-            labelled = np.flatnonzero(labelled_rows(y, self.unlabelled_marker))
+            labelled = np.flatnonzero(
+                labelled_rows(y, self.unlabelled_marker, type(self).__name__))
             dbn_seed, output_seed, mlp_seed = sub_estimator_seeds(self.random_state, 3)
             dbn = self._new_dbn(dbn_seed)
 

@@ -21,9 +21,11 @@ from ._base import (
 )
 from ._labels import (
     UNLABELLED_MARKER_CONSTRAINT,
+    check_marker_is_no_class,
     checked_classes,
-    is_marker,
     labelled_rows,
+    unknown_labels_message,
+    unlabelled_mask,
 )
 from ._rbm import DECAY_INTERVAL
 from ._rbm_classifier_energy import (
@@ -91,8 +93,10 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     **Unlabelled rows.** With ``unlabelled_marker=-1`` (the convention of
     :mod:`sklearn.semi_supervised`), rows whose label is -1 enter the unsupervised term
     only. The marker is a parameter, off by default, because -1 is also an ordinary
-    class label (scikit-learn's own checks use the classes -1 and 1); it is the same
-    convention as :class:`~skboltz.DBNClassifier`'s.
+    class label (scikit-learn's own checks use the classes -1 and 1); labels holding -1
+    beside two or more other classes are then read as classes with a
+    :class:`~skboltz.exceptions.LabelConventionWarning` that names the marker. It is
+    the same convention as :class:`~skboltz.DBNClassifier`'s.
 
     **Two scores.** As a scikit-learn classifier, ``score`` is the accuracy of
     ``predict`` (what ``GridSearchCV`` selects by with no scorer). As a joint density
@@ -120,7 +124,10 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         The label that marks a row as unlabelled, e.g. -1 as in
         :mod:`sklearn.semi_supervised`: such rows enter the unsupervised term only
         (``unlabelled_weight``). None (the default) makes every value of y a class
-        label, as in scikit-learn's classifiers (where -1 is an ordinary class).
+        label, as in scikit-learn's classifiers (where -1 is an ordinary class), with a
+        :class:`~skboltz.exceptions.LabelConventionWarning` when y holds -1 beside two
+        or more other classes. A marker that y spells in another type (``"-1"``
+        against integer labels holding -1) is refused.
     learning : {learning_options} or RBMLearningStrategy, default="cd"
         How the model's side of the generative and unsupervised terms is estimated:
         contrastive divergence (:class:`~skboltz.learning.CD`), persistent CD
@@ -499,23 +506,25 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         check_consistent_length(X, y)
         if y.dtype.kind in "fc":
             assert_all_finite(y, input_name="y")
-        marker = self.unlabelled_marker
+        marker, owner = self.unlabelled_marker, type(self).__name__
         if reset and classes is None:  # fit: the labelled rows name the classes
-            labelled = labelled_rows(y, marker)
+            labelled = labelled_rows(y, marker, owner)
             self.classes_ = np.unique(y[labelled])
         else:  # partial_fit: a minibatch need not show every class, or any label
-            labelled = ~is_marker(y, marker)
+            labelled = ~unlabelled_mask(y, marker)
             if labelled.any():
                 check_classification_targets(y[labelled])
             if reset:
-                self.classes_ = checked_classes(classes, marker)
-            elif classes is not None and not np.array_equal(
-                    checked_classes(classes, marker), self.classes_):
-                raise ValueError(
-                    f"classes={np.asarray(classes).tolist()!r} is not the same as on the "
-                    f"first call to partial_fit ({self.classes_.tolist()!r}); call fit "
-                    "to start again."
-                )
+                self.classes_ = checked_classes(classes, marker, owner)
+            else:
+                check_marker_is_no_class(self.classes_, marker)  # set_params since
+                if classes is not None and not np.array_equal(
+                        checked_classes(classes, marker), self.classes_):
+                    raise ValueError(
+                        f"classes={np.asarray(classes).tolist()!r} is not the same as on "
+                        f"the first call to partial_fit ({self.classes_.tolist()!r}); "
+                        "call fit to start again."
+                    )
         codes = np.full(y.shape[0], -1, dtype=np.intp)
         if labelled.any():
             known = self.classes_
@@ -523,11 +532,8 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             found = np.minimum(found, known.size - 1)
             unknown = known[found] != y[labelled]
             if unknown.any():
-                raise ValueError(
-                    f"y holds labels that are not among the classes {known.tolist()!r}: "
-                    f"{np.unique(y[labelled][unknown]).tolist()!r}. Name every class in "
-                    "the first call to partial_fit(X, y, classes=...), or call fit."
-                )
+                raise ValueError(unknown_labels_message(
+                    np.unique(y[labelled][unknown]).tolist(), known.tolist(), marker))
             codes[labelled] = found
         return codes
 

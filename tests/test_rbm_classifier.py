@@ -16,7 +16,7 @@ from sklearn.preprocessing import MinMaxScaler
 from skboltz import RBMClassifier
 from skboltz._rbm_classifier_energy import AugmentedClassRBM, ClassRBMLayout, ClassRBMWork
 from skboltz._training import UpdateRule
-from skboltz.exceptions import TrainingDivergedError
+from skboltz.exceptions import LabelConventionWarning, TrainingDivergedError
 from skboltz.learning import CD, PCD, ParallelTempering, RBMLearningStrategy
 from skboltz.partition import AIS, Exact
 from skboltz.views import ClassRBMView
@@ -531,8 +531,9 @@ def test_unlabelled_rows_enter_only_with_the_marker():
     semi = RBMClassifier(n_components=4, n_iter=3, unlabelled_marker=-1,
                          random_state=0).fit(X, y_few)
     assert_array_equal(semi.classes_, [0, 1, 2])
-    # without the marker, -1 is a class (scikit-learn's convention)
-    plain = RBMClassifier(n_components=4, n_iter=3, random_state=0).fit(X, y_few)
+    # without the marker, -1 is a class (scikit-learn's convention), with a warning
+    with pytest.warns(LabelConventionWarning, match="pass unlabelled_marker=-1"):
+        plain = RBMClassifier(n_components=4, n_iter=3, random_state=0).fit(X, y_few)
     assert_array_equal(plain.classes_, [-1, 0, 1, 2])
     # with beta = 0 (and alpha = 0) the unlabelled rows add nothing: one full-batch
     # step per epoch is the labelled rows' mean gradient times 10 / 90, the same as a
