@@ -1155,7 +1155,7 @@ class BoltzmannBase(
             return None
         sign, key = self._stopping_criterion(monitor)
         return EarlyStopping(key, sign, self.n_iter_no_change, self.tol,
-                             keep_best=monitor.valid is not None)
+                             keep_best=monitor.valid is not None, owner=type(self).__name__)
 
     def _stopping_criterion(self, monitor):
         """(sign, history key) of the early-stopping criterion, larger sign*value better."""

@@ -742,6 +742,17 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             )
         return X, y, validation
 
+    def _monitoring_rows(self, X, y, validation):
+        # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
+        # is): the records score labelled rows only, and evenly spaced rows of all
+        # held none where every 2nd or 4th row was labelled (an even stride).
+        rows = np.flatnonzero(y >= 0)
+        if rows.size == 0:
+            rows = np.arange(y.size)
+        rows = rows[np.linspace(0, rows.size - 1,
+                                min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
+        return super()._monitoring_rows(X[rows], y[rows], validation)
+
     def _classification_scores(self, view, rows, codes):
         """(log-loss, accuracy) of the labelled ones of ``rows`` (NaN without any)."""
         labelled = codes >= 0
@@ -758,10 +769,9 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         # In the training dtype (float32 rounding is far below what the records
         # resolve, and the float64 pass cost a tenth of a 784-pixel epoch).
         view = self._model_view_of(state)
-        step = -(-monitor.train.shape[0] // RECONSTRUCTION_ROWS)  # at most 256 rows
         record = {}
         record["log_loss"], record["accuracy"] = self._classification_scores(
-            view, monitor.train[::step], monitor.train_labels[::step]
+            view, monitor.train, monitor.train_labels
         )
         if monitor.valid is not None:
             record["log_loss_valid"], record["accuracy_valid"] = (
@@ -778,8 +788,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                           n_updates):
         # A classifier's objective is p(y | x), not p(x): the check is on the log-loss
         # of its own labelled training rows, far above that of guessing (log K).
-        step = -(-monitor.train.shape[0] // RECONSTRUCTION_ROWS)
-        rows, codes = monitor.train[::step], monitor.train_labels[::step]
+        rows, codes = monitor.train, monitor.train_labels
         view = self._model_view_of(state).astype(np.float64)
         log_loss, _ = self._classification_scores(view, rows, codes)
         limit = DIVERGED_LOG_LOSS_FACTOR * np.log(state.n_classes)

@@ -2,6 +2,7 @@
 
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBMClassifier
 from skboltz._rbm_classifier_energy import AugmentedClassRBM, ClassRBMLayout, ClassRBMWork
-from skboltz._training import UpdateRule
+from skboltz._training import EarlyStopping, UpdateRule
 from skboltz.exceptions import LabelConventionWarning, TrainingDivergedError
 from skboltz.learning import CD, PCD, ParallelTempering, RBMLearningStrategy
 from skboltz.partition import AIS, Exact
@@ -579,6 +580,44 @@ def test_early_stopping_on_held_out_scores_keeps_the_best_epoch():
     assert log_loss == pytest.approx(best, rel=1e-9)  # the best epoch's parameters
     assert history["log_loss_valid"][-1] > best  # not the last epoch's
     assert np.argmin(history["log_loss_valid"]) == clf.n_iter_ - 3  # 2 epochs later
+
+
+@pytest.mark.parametrize("every", [2, 4])
+def test_monitored_rows_are_labelled_wherever_the_labels_are(every):
+    # Every 2nd (4th) row labelled, at odd positions: evenly spaced rows at an even
+    # stride (2 for 300 rows, 4 for 900) held no label, every record was NaN and
+    # early stopping ended the fit after n_iter_no_change epochs.
+    n_rows = {2: 300, 4: 900}[every]
+    X, y = small_data(n_rows=n_rows, n_features=8)
+    y_few = np.where(np.arange(n_rows) % every == 1, y, -1)
+    clf = RBMClassifier(n_components=4, n_iter=4, n_iter_no_change=2, tol=0.0,
+                        unlabelled_marker=-1, random_state=0).fit(X, y_few)
+    history = clf.history_
+    assert np.isfinite(history["log_loss"]).all() and np.isfinite(history["accuracy"]).all()
+    # the records are those of up to 256 evenly spaced labelled rows
+    labelled = np.flatnonzero(y_few >= 0)
+    rows = labelled[np.linspace(0, labelled.size - 1, min(labelled.size, 256)).astype(int)]
+    first = RBMClassifier(n_components=4, n_iter=1, unlabelled_marker=-1,
+                          random_state=0).fit(X, y_few)
+    log_proba = first.predict_log_proba(X[rows])
+    expected = -np.mean(log_proba[np.arange(rows.size), y[rows]])
+    assert history["log_loss"][0] == pytest.approx(expected, rel=1e-4)  # float32 pass
+
+
+def test_a_nan_score_never_ends_a_fit_silently():
+    stopping = EarlyStopping("log_loss", -1.0, patience=2, tol=0.0, keep_best=False,
+                             owner="RBMClassifier")
+    params = np.zeros(3)
+    with pytest.warns(UserWarning, match="RBMClassifier: early stopping has no log_loss "
+                      "to follow in epoch 1 .*do not count towards n_iter_no_change"):
+        assert not stopping.update({"epoch": 1, "log_loss": np.nan}, params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per fit
+        for epoch in range(2, 6):
+            assert not stopping.update({"epoch": epoch, "log_loss": np.nan}, params)
+    assert not stopping.update({"epoch": 6, "log_loss": 1.0}, params)  # a real score
+    assert not stopping.update({"epoch": 7, "log_loss": 1.0}, params)
+    assert stopping.update({"epoch": 8, "log_loss": 1.0}, params)  # 2 without progress
 
 
 def test_history_records_classification_scores():
