@@ -66,6 +66,12 @@ from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import Z_ESTIMATORS, LogZ, ZEstimator
 from .partition._bounds import log_likelihood_bounds
 
+#: A weight decay whose step (learning rate times weight_decay) reaches this shrinks
+#: the weights to nothing within 16 updates (the RBMs apply 16 updates' decay at once,
+#: so it overshoots zero there): the likely cause of a diverged fit. Usual settings
+#: make it 1e-2 at most.
+DECAY_STEP_LIMIT = 1 / 16
+
 #: A model whose log-likelihood on its own training rows is provably lower than the
 #: uniform distribution's by more than this fraction has diverged (see
 #: ``BoltzmannBase._check_likelihood``). Healthy fits score far above uniform.
@@ -881,8 +887,8 @@ class BoltzmannBase(
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the "
                     "parameters became non-finite or larger than "
-                    f"{DIVERGED_MAGNITUDE:g}. {self._divergence_hint(X)} The estimator "
-                    "was left as it was before this call."
+                    f"{DIVERGED_MAGNITUDE:g}. {self._divergence_hint(X, state, learning)} "
+                    "The estimator was left as it was before this call."
                 )
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
@@ -973,12 +979,37 @@ class BoltzmannBase(
         params += state.velocity
 
     # -- divergence ----------------------------------------------------------------
-    def _divergence_hint(self, X):
-        """The likely cause of a diverged fit, and what to do about it."""
-        return self._data_hint(X) or (
-            "The learning rate is probably too high (learning_rate="
-            f"{self.learning_rate}); lower it, or raise batch_size."
+    def _divergence_hint(self, X, state=None, learning=None):
+        """The likely cause of a diverged fit, and what to do about it (``state`` and
+        ``learning`` give the step an "auto" learning rate resolved to)."""
+        hint = self._data_hint(X)
+        if hint is not None:
+            return hint
+        step = self.learning_rate
+        if state is not None:
+            step = self._learning_rate_of(state, learning)
+        if isinstance(step, str):
+            return (f"The learning rate is probably too high (learning_rate={step!r}); "
+                    "lower it, or raise batch_size.")
+        shown = (f"learning_rate={self.learning_rate!r}, a step of {step:.3g} here"
+                 if isinstance(self.learning_rate, str) else f"learning_rate={step:g}")
+        return self._settings_hint(step) or (
+            f"The learning rate is probably too high ({shown}); lower it, or raise "
+            "batch_size."
         )
+
+    def _settings_hint(self, step):
+        """A setting other than the learning rate that makes training at ``step``
+        diverge, and the fix (None: none): a weight decay beyond the usual range
+        (above 1e-2) whose updates overshoot."""
+        if self.weight_decay > 1e-2 and step * self.weight_decay >= DECAY_STEP_LIMIT:
+            return (
+                f"weight_decay={self.weight_decay:g} is far too strong for the step "
+                f"{step:.3g}: an update shrinks the weights by weight_decay times the "
+                "step, which overshoots zero here. Use a weight_decay below "
+                f"{DECAY_STEP_LIMIT / step:.3g} (usual values are 1e-5 to 1e-2)."
+            )
+        return None
 
     def _data_hint(self, X):
         """What in the data could make training diverge, and the fix (None: nothing).
@@ -1092,8 +1123,8 @@ class BoltzmannBase(
             f"{type(self).__name__} diverged: on its own training rows it scores at "
             f"most {upper:.4g} nats per row (an upper bound on the log-likelihood), far "
             f"below the {uniform:.4g} of the uniform distribution. "
-            f"{self._divergence_hint(rows)} The estimator was left as it was before "
-            "this call."
+            f"{self._divergence_hint(rows, state, learning)} The estimator was left as "
+            "it was before this call."
         )
 
     @staticmethod

@@ -556,14 +556,14 @@ class BoltzmannMachine(BoltzmannBase):
     def _n_features_out(self):
         return self.coupling_.shape[0] - self.n_features_in_
 
-    def _divergence_hint(self, X):
+    def _divergence_hint(self, X, state=None, learning=None):
         if self.temperature < 1e-3:
             return (
                 f"temperature={self.temperature:g} divides every update by T, which "
                 "makes the steps huge; use a temperature near 1 or scale learning_rate "
                 "with it."
             )
-        return super()._divergence_hint(X)
+        return super()._divergence_hint(X, state, learning)
 
     def _free_energy_of(self, view, V):
         # F(v) / T: the hidden units summed out exactly where feasible, else estimated

@@ -576,8 +576,8 @@ class GaussianRBM(RestrictedBoltzmannBase):
                 f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the model "
                 f"put visible values {spread:.3g} away from the data, more than "
                 f"{RUNAWAY_SCALE:g} times the largest feature's standard deviation "
-                f"({state.data_scale:.3g}). {self._divergence_hint(X)} The estimator "
-                "was left as it was before this call."
+                f"({state.data_scale:.3g}). {self._divergence_hint(X, state, learning)} "
+                "The estimator was left as it was before this call."
             )
         if self.learn_variance:
             variance = np.exp(iterate[GaussianRBMLayout.log_variance])

@@ -665,6 +665,29 @@ def test_a_diverging_fit_is_refused():
                       n_iter=2, random_state=0).fit(X, y)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_fit_far_worse_than_guessing_is_refused(seed):
+    # learning_rate=50 ended at chance with a log-loss of 4.7 to 8.0 nats on its
+    # training rows against 2.30 for guessing: below the old limit, 4 log K.
+    X, y = load_digits(return_X_y=True)
+    clf = RBMClassifier(n_components=64, n_iter=10, learning_rate=50, random_state=seed)
+    with pytest.raises(TrainingDivergedError, match=r"log-loss is \d.*far above the "
+                       r"2.303 of guessing among 10 classes.*learning_rate=50\)"):
+        clf.fit(X[:600] / 16, y[:600])
+    assert not hasattr(clf, "classes_")
+
+
+def test_weak_or_uninformed_fits_are_not_flagged():
+    # A barely trained model sits at guessing (log K); so does one whose labels are
+    # noise. Neither has diverged.
+    X, y = load_digits(return_X_y=True)
+    X = X[:600] / 16
+    RBMClassifier(n_components=16, n_iter=2, learning_rate=1e-3, random_state=0).fit(
+        X, y[:600])
+    noise = np.random.default_rng(0).permutation(y[:600])
+    RBMClassifier(n_components=16, n_iter=10, weight_decay=0.1, random_state=0).fit(X, noise)
+
+
 def test_pipeline_grid_search_and_pickle():
     X, y = small_data(n_rows=90)
     search = GridSearchCV(
