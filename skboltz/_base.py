@@ -764,8 +764,8 @@ class BoltzmannBase(
                     # Another learning strategy (or other settings of it): its own
                     # state, started from the current parameters and this call's rows.
                     state.sampler = learning.init_state(
-                        self._model_view_of(state), X, self._effective_batch_size(X),
-                        state.rng,
+                        self._model_view_of(state), self._chain_starts(X, y),
+                        self._effective_batch_size(X), state.rng,
                     )
             monitor = self._monitoring_rows(X, y, validation)
             n_epochs = 1 if partial else self.n_iter
@@ -818,6 +818,12 @@ class BoltzmannBase(
     def _check_continued_rows(self, X, state):
         """Checks of the rows of a ``partial_fit`` call after the first (which the
         fresh training state checks): cheap, every call is one."""
+
+    def _chain_starts(self, X, y):
+        """The rows a learning strategy's chains start from (the data of its
+        ``init_state``, in the layout of the model's visible units): the training rows,
+        unless the visible units hold more than the features."""
+        return X
 
     def _training_product_size(self, X):
         """Multiply-adds of one typical training matrix product (sets BLAS threads)."""

@@ -569,19 +569,24 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             -bound, bound, size=(self.n_components, n_features + n_classes)
         )
         data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
-        # The chains start at (x, y) pairs of evenly spaced rows (the class uniform for
-        # unlabelled ones): deterministic, and no copy of all the data.
+        return self._fresh_state(
+            RBMClassifierTrainingState, AugmentedClassRBM(params, n_classes),
+            self._chain_starts(X, y), learning, rng, data_rates=data_rates,
+            n_classes=n_classes, learning_rate=self._resolve_learning_rate(X),
+        )
+
+    def _chain_starts(self, X, y):
+        # The chains run on the joint visible layer (x, y): they start at the pairs of
+        # evenly spaced rows (one-hot classes; none for unlabelled rows): deterministic,
+        # and no copy of all the data.
+        n_samples, n_features = X.shape
         rows = np.linspace(0, n_samples - 1, min(n_samples, CHAIN_START_ROWS))
         rows = rows.astype(np.intp)
-        starts = np.zeros((rows.size, n_features + n_classes), dtype=dtype)
+        starts = np.zeros((rows.size, n_features + len(self.classes_)), dtype=X.dtype)
         starts[:, :n_features] = as_dense(X[rows])
         labelled = y[rows] >= 0
         starts[np.flatnonzero(labelled), n_features + y[rows][labelled]] = 1
-        return self._fresh_state(
-            RBMClassifierTrainingState, AugmentedClassRBM(params, n_classes), starts,
-            learning, rng, data_rates=data_rates, n_classes=n_classes,
-            learning_rate=self._resolve_learning_rate(X),
-        )
+        return starts
 
     def _resolve_learning_rate(self, X):
         """``learning_rate``, with "auto" resolved from the rows' mean squared norm."""

@@ -423,13 +423,17 @@ class AveragedTrainingState(TrainingState):
         ``averaging`` says whether the estimator averages now. The first epoch of a
         ``partial_fit`` finds ``params`` rebuilt from the public attributes: unchanged,
         they are the average and training continues from the saved iterate; edited by
-        hand, training restarts from the edit.
+        hand, training restarts from the edit. ``average_window`` set between calls
+        starts averaging from the published parameters (None: stops it, and training
+        continues from them).
         """
         params = self.params
         published, self.published = self.published, None
         self.hand_edited = None
         if not averaging:
-            self.iterate = params
+            self.iterate, self.average = params, None
+        elif self.average is None:  # averaging starts now
+            self.iterate, self.average = params.copy(), IterateAverage()
         elif published is not None:
             self.hand_edited = not (params == published.astype(params.dtype, copy=False)).all()
             if not self.hand_edited:
