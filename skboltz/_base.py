@@ -735,6 +735,7 @@ class BoltzmannBase(
         y = self._validate_y(X, y, reset=first_call, classes=classes)
         validation = None
         if first_call:
+            self._check_first_rows(X, partial=partial)
             # A fixed map of the inputs (GaussianRBM's whitening), from all the rows.
             input_transform = self._new_input_transform(X)
             if input_transform is not None:
@@ -814,6 +815,10 @@ class BoltzmannBase(
         fitted = getattr(self._training_state, "structure", None) or {}
         for name, value in fitted.items():
             check_setting_unchanged(self, name, getattr(self, name), value)
+
+    def _check_first_rows(self, X, *, partial):
+        """Checks of the rows of a ``fit`` (or a first ``partial_fit`` call, which may
+        be one small minibatch), before anything is trained."""
 
     def _check_continued_rows(self, X, state):
         """Checks of the rows of a ``partial_fit`` call after the first (which the
