@@ -1775,9 +1775,18 @@ def same_strategy(a, b):
     )
 
 
+#: The ``_parameter_constraints`` entry of a stacked or deep model's layer sizes: a
+#: sequence of sizes, or one int for a single layer (as MLPClassifier's).
+LAYER_SIZES_CONSTRAINT = {
+    "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+}
+
+
 def checked_layer_sizes(hidden_layer_sizes):
-    """``hidden_layer_sizes`` as a list of ints, or a ValueError saying what it must be
-    (a stacked or deep model's layer sizes)."""
+    """``hidden_layer_sizes`` as a list of ints (one int: a single layer), or a
+    ValueError saying what it must be (a stacked or deep model's layer sizes)."""
+    if isinstance(hidden_layer_sizes, Integral) and not isinstance(hidden_layer_sizes, bool):
+        hidden_layer_sizes = [hidden_layer_sizes]
     sizes = np.asarray(hidden_layer_sizes)
     if (
         sizes.ndim != 1
@@ -1785,8 +1794,8 @@ def checked_layer_sizes(hidden_layer_sizes):
         or not all(isinstance(s, Integral) and s >= 1 for s in sizes.tolist())
     ):
         raise ValueError(
-            "hidden_layer_sizes must be a non-empty sequence of positive integers, "
-            f"got {hidden_layer_sizes!r}."
+            "hidden_layer_sizes must be a positive integer or a non-empty sequence of "
+            f"them, got {hidden_layer_sizes!r}."
         )
     return [int(s) for s in sizes.tolist()]
 

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
+    LAYER_SIZES_CONSTRAINT,
     MONITORING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
@@ -83,8 +84,10 @@ class DBM(BoltzmannBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : array-like of int, default=(256, 128)
-        Units of each hidden layer, from the bottom up.
+    hidden_layer_sizes : int or array-like of int, default=(256, 128)
+        Units of each hidden layer, from the bottom up (an int: one hidden layer, as
+        in :class:`~sklearn.neural_network.MLPClassifier` and
+        :class:`~skboltz.DBNClassifier`).
     learning : {learning_options} or DBMLearningStrategy, default="mean_field_pcd"
         How the two phases' statistics are found: the mean-field positive phase and
         persistent chains of :class:`~skboltz.learning.MeanFieldPCD`, or a strategy
@@ -228,7 +231,7 @@ class DBM(BoltzmannBase):
     _structural_parameters = ("hidden_layer_sizes",)
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like"],
+        **LAYER_SIZES_CONSTRAINT,
         **strategy_constraints(DBMView),
         "likelihood": [StrOptions({"auto", "exact", "bound", "estimate"})],
         "transform_layers": [StrOptions({"top", "all"})],
