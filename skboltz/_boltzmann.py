@@ -23,7 +23,7 @@ from ._boltzmann_energy import (
     bm_code_moments,
     bm_hidden_code_posteriors,
 )
-from ._energy import clipped_rates, logit_of_rates
+from ._energy import clipped_rates, column_means, logit_of_rates
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions
 from ._training import TrainingState, copied, shared
@@ -446,7 +446,7 @@ class BoltzmannMachine(BoltzmannBase):
         n_visible = X.shape[1]
         n_units = n_visible + self.n_hidden
         mask = connectivity_mask(self.connectivity, n_visible, self.n_hidden)
-        data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        data_rates = column_means(X)
         params = np.zeros((n_units + 1, n_units), dtype=dtype)  # BMLayout's blocks
         noise = np.triu(rng.normal(0.0, 0.01, size=(n_units, n_units)), 1)
         params[BMLayout.coupling] = (noise + noise.T) * mask

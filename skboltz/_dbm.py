@@ -29,7 +29,8 @@ from ._dbm_energy import (
     uncentred_bias_step,
 )
 from ._dbm_pretraining import greedy_pretraining
-from ._energy import clipped_rates, logit_of_rates
+from ._energy import clipped_rates, column_means, logit_of_rates
+from ._runtime import blas_threads_for
 from ._sklearn import Interval, StrOptions
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
 from .exceptions import ApproximateScoreWarning
@@ -329,13 +330,17 @@ class DBM(BoltzmannBase):
         sizes = self._layer_sizes(X.shape[1])
         layout = dbm_layout(sizes)
         # float64 sums for either dtype, so float32 and float64 fits start alike
-        data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
+        data_rates = column_means(X)
         if self.pretraining_iter:
-            weights, biases = greedy_pretraining(
-                X, sizes, n_iter=self.pretraining_iter, learning_rate=self._learning_rate_of(None),
-                batch_size=self._effective_batch_size(X), momentum=self._momentum_at,
-                weight_decay=self.weight_decay, rng=rng, verbose=self.verbose,
-            )
+            # BLAS threads as for the training products (one for small ones): the
+            # products' rounding, hence the fit, then does not depend on the count.
+            with blas_threads_for(self._training_product_size(X)):
+                weights, biases = greedy_pretraining(
+                    X, sizes, n_iter=self.pretraining_iter,
+                    learning_rate=self._learning_rate_of(None),
+                    batch_size=self._effective_batch_size(X), momentum=self._momentum_at,
+                    weight_decay=self.weight_decay, rng=rng, verbose=self.verbose,
+                )
         else:
             weights = [rng.normal(0.0, 0.01, size=(sizes[k], sizes[k - 1]))
                        for k in range(1, len(sizes))]

@@ -20,6 +20,7 @@ from ._base import (
     document_strategy_options,
     strategy_constraints,
 )
+from ._energy import column_means
 from ._labels import (
     UNLABELLED_MARKER_CONSTRAINT,
     check_marker_is_no_class,
@@ -568,7 +569,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         params[layout.weights] = rng.uniform(
             -bound, bound, size=(self.n_components, n_features + n_classes)
         )
-        data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
+        data_rates = column_means(X)
         return self._fresh_state(
             RBMClassifierTrainingState, AugmentedClassRBM(params, n_classes),
             self._chain_starts(X, y), learning, rng, data_rates=data_rates,
