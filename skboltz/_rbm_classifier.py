@@ -51,7 +51,6 @@ CHAIN_START_ROWS = 4096
 AUTO_STEP = 4.0
 
 
-
 @dataclass(eq=False, kw_only=True)
 class RBMClassifierTrainingState(AveragedTrainingState):
     """Training state of :class:`RBMClassifier`."""
@@ -515,7 +514,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             if reset:
                 self.classes_ = checked_classes(classes, marker, owner)
             else:
-                check_marker_is_no_class(self.classes_, marker)  # set_params since
+                check_marker_is_no_class(self.classes_, marker)  # a marker set since
                 if classes is not None and not np.array_equal(
                         checked_classes(classes, marker), self.classes_):
                     raise ValueError(
@@ -561,7 +560,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
 
     def _new_training_state(self, X, y, learning, rng):
         dtype = X.dtype
-        n_classes, (n_samples, n_features) = len(self.classes_), X.shape
+        n_classes, n_features = len(self.classes_), X.shape[1]
         layout = ClassRBMLayout(n_classes)
         params = np.zeros((self.n_components + 1, n_features + n_classes + 1), dtype=dtype)
         # Uniform in +-max(H, D)**-0.5 (a prototype stalled near chance from N(0, 0.01)).
