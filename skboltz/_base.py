@@ -68,6 +68,12 @@ from .learning._base import LEARNING_STRATEGIES, LearningStrategy
 from .partition._base import KINDS, Z_ESTIMATORS, LogZ, ZEstimator
 from .partition._bounds import log_likelihood_bounds
 
+#: A weight decay whose step (learning rate times weight_decay) reaches this shrinks
+#: the weights to nothing within 16 updates (the RBMs apply 16 updates' decay at once,
+#: so it overshoots zero there): the likely cause of a diverged fit. Usual settings
+#: make it 1e-2 at most.
+DECAY_STEP_LIMIT = 1 / 16
+
 #: A model whose log-likelihood on its own training rows is provably lower than the
 #: uniform distribution's by more than this fraction has diverged (see
 #: ``BoltzmannBase._check_likelihood``). Healthy fits score far above uniform.
@@ -735,6 +741,7 @@ class BoltzmannBase(
         y = self._validate_y(X, y, reset=first_call, classes=classes)
         validation = None
         if first_call:
+            self._check_first_rows(X, partial=partial)
             # A fixed map of the inputs (GaussianRBM's whitening), from all the rows.
             input_transform = self._new_input_transform(X)
             if input_transform is not None:
@@ -765,8 +772,8 @@ class BoltzmannBase(
                     # state, started from the current parameters and this call's rows.
                     check_memory(*self._training_memory(X, learning))
                     state.sampler = learning.init_state(
-                        self._model_view_of(state), X, self._effective_batch_size(X),
-                        state.rng,
+                        self._model_view_of(state), self._chain_starts(X, y),
+                        self._effective_batch_size(X), state.rng,
                     )
             monitor = self._monitoring_rows(X, y, validation)
             n_epochs = 1 if partial else self.n_iter
@@ -821,9 +828,19 @@ class BoltzmannBase(
         for name, value in fitted.items():
             check_setting_unchanged(self, name, getattr(self, name), value)
 
+    def _check_first_rows(self, X, *, partial):
+        """Checks of the rows of a ``fit`` (or a first ``partial_fit`` call, which may
+        be one small minibatch), before anything is trained."""
+
     def _check_continued_rows(self, X, state):
         """Checks of the rows of a ``partial_fit`` call after the first (which the
         fresh training state checks): cheap, every call is one."""
+
+    def _chain_starts(self, X, y):
+        """The rows a learning strategy's chains start from (the data of its
+        ``init_state``, in the layout of the model's visible units): the training rows,
+        unless the visible units hold more than the features."""
+        return X
 
     def _training_product_size(self, X):
         """Multiply-adds of one typical training matrix product (sets BLAS threads)."""
@@ -919,8 +936,8 @@ class BoltzmannBase(
                 raise TrainingDivergedError(
                     f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the "
                     "parameters became non-finite or larger than "
-                    f"{DIVERGED_MAGNITUDE:g}. {self._divergence_hint(X)} The estimator "
-                    "was left as it was before this call."
+                    f"{DIVERGED_MAGNITUDE:g}. {self._divergence_hint(X, state, learning)} "
+                    "The estimator was left as it was before this call."
                 )
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
@@ -1011,12 +1028,37 @@ class BoltzmannBase(
         params += state.velocity
 
     # -- divergence ----------------------------------------------------------------
-    def _divergence_hint(self, X):
-        """The likely cause of a diverged fit, and what to do about it."""
-        return self._data_hint(X) or (
-            "The learning rate is probably too high (learning_rate="
-            f"{self.learning_rate}); lower it, or raise batch_size."
+    def _divergence_hint(self, X, state=None, learning=None):
+        """The likely cause of a diverged fit, and what to do about it (``state`` and
+        ``learning`` give the step an "auto" learning rate resolved to)."""
+        hint = self._data_hint(X)
+        if hint is not None:
+            return hint
+        step = self.learning_rate
+        if state is not None:
+            step = self._learning_rate_of(state, learning)
+        if isinstance(step, str):
+            return (f"The learning rate is probably too high (learning_rate={step!r}); "
+                    "lower it, or raise batch_size.")
+        shown = (f"learning_rate={self.learning_rate!r}, a step of {step:.3g} here"
+                 if isinstance(self.learning_rate, str) else f"learning_rate={step:g}")
+        return self._settings_hint(step) or (
+            f"The learning rate is probably too high ({shown}); lower it, or raise "
+            "batch_size."
         )
+
+    def _settings_hint(self, step):
+        """A setting other than the learning rate that makes training at ``step``
+        diverge, and the fix (None: none): a weight decay beyond the usual range
+        (above 1e-2) whose updates overshoot."""
+        if self.weight_decay > 1e-2 and step * self.weight_decay >= DECAY_STEP_LIMIT:
+            return (
+                f"weight_decay={self.weight_decay:g} is far too strong for the step "
+                f"{step:.3g}: an update shrinks the weights by weight_decay times the "
+                "step, which overshoots zero here. Use a weight_decay below "
+                f"{DECAY_STEP_LIMIT / step:.3g} (usual values are 1e-5 to 1e-2)."
+            )
+        return None
 
     def _data_hint(self, X):
         """What in the data could make training diverge, and the fix (None: nothing).
@@ -1187,8 +1229,8 @@ class BoltzmannBase(
             f"{type(self).__name__} diverged: on its own training rows it scores at "
             f"most {upper:.4g} nats per row (an upper bound on the log-likelihood), far "
             f"below the {uniform:.4g} of the uniform distribution. "
-            f"{self._divergence_hint(rows)} The estimator was left as it was before "
-            "this call."
+            f"{self._divergence_hint(rows, state, learning)} The estimator was left as "
+            "it was before this call."
         )
 
     @staticmethod
@@ -1250,7 +1292,7 @@ class BoltzmannBase(
             return None
         sign, key = self._stopping_criterion(monitor)
         return EarlyStopping(key, sign, self.n_iter_no_change, self.tol,
-                             keep_best=monitor.valid is not None)
+                             keep_best=monitor.valid is not None, owner=type(self).__name__)
 
     def _stopping_criterion(self, monitor):
         """(sign, history key) of the early-stopping criterion, larger sign*value better."""
@@ -1663,8 +1705,10 @@ class BoltzmannBase(
             return
         self._log_z_cache[flag] = True
         state = self._training_state
+        # the view's own free energy (an estimator's scoring path may estimate each
+        # row's, which two rows' check is not worth)
         favoured = degeneracy.favoured_extreme_row(
-            view, self._free_energy_of, log_z.value, self._sampling_start_of(state),
+            view.astype(np.float64), log_z.value, self._sampling_start_of(state),
             state.extreme_row_shares)
         if favoured is not None:
             name, log_probability = favoured
@@ -1888,9 +1932,18 @@ def same_strategy(a, b):
     )
 
 
+#: The ``_parameter_constraints`` entry of a stacked or deep model's layer sizes: a
+#: sequence of sizes, or one int for a single layer (as MLPClassifier's).
+LAYER_SIZES_CONSTRAINT = {
+    "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+}
+
+
 def checked_layer_sizes(hidden_layer_sizes):
-    """``hidden_layer_sizes`` as a list of ints, or a ValueError saying what it must be
-    (a stacked or deep model's layer sizes)."""
+    """``hidden_layer_sizes`` as a list of ints (one int: a single layer), or a
+    ValueError saying what it must be (a stacked or deep model's layer sizes)."""
+    if isinstance(hidden_layer_sizes, Integral) and not isinstance(hidden_layer_sizes, bool):
+        hidden_layer_sizes = [hidden_layer_sizes]
     sizes = np.asarray(hidden_layer_sizes)
     if (
         sizes.ndim != 1
@@ -1898,8 +1951,8 @@ def checked_layer_sizes(hidden_layer_sizes):
         or not all(isinstance(s, Integral) and s >= 1 for s in sizes.tolist())
     ):
         raise ValueError(
-            "hidden_layer_sizes must be a non-empty sequence of positive integers, "
-            f"got {hidden_layer_sizes!r}."
+            "hidden_layer_sizes must be a positive integer or a non-empty sequence of "
+            f"them, got {hidden_layer_sizes!r}."
         )
     return [int(s) for s in sizes.tolist()]
 

@@ -23,7 +23,7 @@ from ._boltzmann_energy import (
     bm_code_moments,
     bm_hidden_code_posteriors,
 )
-from ._energy import clipped_rates, logit_of_rates
+from ._energy import clipped_rates, column_means, logit_of_rates
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions
 from ._training import TrainingState, copied, shared
@@ -449,7 +449,7 @@ class BoltzmannMachine(BoltzmannBase):
         n_visible = X.shape[1]
         n_units = n_visible + self.n_hidden
         mask = connectivity_mask(self.connectivity, n_visible, self.n_hidden)
-        data_rates = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        data_rates = column_means(X)
         params = np.zeros((n_units + 1, n_units), dtype=dtype)  # BMLayout's blocks
         noise = np.triu(rng.normal(0.0, 0.01, size=(n_units, n_units)), 1)
         params[BMLayout.coupling] = (noise + noise.T) * mask
@@ -559,14 +559,14 @@ class BoltzmannMachine(BoltzmannBase):
     def _n_features_out(self):
         return self.coupling_.shape[0] - self.n_features_in_
 
-    def _divergence_hint(self, X):
+    def _divergence_hint(self, X, state=None, learning=None):
         if self.temperature < 1e-3:
             return (
                 f"temperature={self.temperature:g} divides every update by T, which "
                 "makes the steps huge; use a temperature near 1 or scale learning_rate "
                 "with it."
             )
-        return super()._divergence_hint(X)
+        return super()._divergence_hint(X, state, learning)
 
     def _free_energy_of(self, view, V):
         # F(v) / T: the hidden units summed out exactly where feasible, else estimated

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
+    LAYER_SIZES_CONSTRAINT,
     MONITORING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
@@ -30,8 +31,8 @@ from ._dbm_energy import (
     uncentred_bias_step,
 )
 from ._dbm_pretraining import greedy_pretraining
-from ._energy import clipped_rates, logit_of_rates
-from ._runtime import RowProgress, warn_user
+from ._energy import clipped_rates, column_means, logit_of_rates
+from ._runtime import RowProgress, blas_threads_for, warn_user
 from ._sklearn import Interval, StrOptions
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
 from .exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TooManyStatesError
@@ -86,8 +87,10 @@ class DBM(BoltzmannBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : array-like of int, default=(256, 128)
-        Units of each hidden layer, from the bottom up.
+    hidden_layer_sizes : int or array-like of int, default=(256, 128)
+        Units of each hidden layer, from the bottom up (an int: one hidden layer, as
+        in :class:`~sklearn.neural_network.MLPClassifier` and
+        :class:`~skboltz.DBNClassifier`).
     learning : {learning_options} or DBMLearningStrategy, default="mean_field_pcd"
         How the two phases' statistics are found: the mean-field positive phase and
         persistent chains of :class:`~skboltz.learning.MeanFieldPCD`, or a strategy
@@ -241,7 +244,7 @@ class DBM(BoltzmannBase):
     _structural_parameters = ("hidden_layer_sizes",)
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like"],
+        **LAYER_SIZES_CONSTRAINT,
         **strategy_constraints(DBMView),
         "likelihood": [StrOptions({"auto", "exact", "bound", "estimate"})],
         "transform_layers": [StrOptions({"top", "all"})],
@@ -342,13 +345,17 @@ class DBM(BoltzmannBase):
         sizes = self._layer_sizes(X.shape[1])
         layout = dbm_layout(sizes)
         # float64 sums for either dtype, so float32 and float64 fits start alike
-        data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
+        data_rates = column_means(X)
         if self.pretraining_iter:
-            weights, biases = greedy_pretraining(
-                X, sizes, n_iter=self.pretraining_iter, learning_rate=self._learning_rate_of(None),
-                batch_size=self._effective_batch_size(X), momentum=self._momentum_at,
-                weight_decay=self.weight_decay, rng=rng, verbose=self.verbose,
-            )
+            # BLAS threads as for the training products (one for small ones): the
+            # products' rounding, hence the fit, then does not depend on the count.
+            with blas_threads_for(self._training_product_size(X)):
+                weights, biases = greedy_pretraining(
+                    X, sizes, n_iter=self.pretraining_iter,
+                    learning_rate=self._learning_rate_of(None),
+                    batch_size=self._effective_batch_size(X), momentum=self._momentum_at,
+                    weight_decay=self.weight_decay, rng=rng, verbose=self.verbose,
+                )
         else:
             weights = [rng.normal(0.0, 0.01, size=(sizes[k], sizes[k - 1]))
                        for k in range(1, len(sizes))]

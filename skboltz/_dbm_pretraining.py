@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from ._energy import logit_of_rates, sigmoid
+from ._energy import column_means, logit_of_rates, sigmoid
 from ._noise import NOISE_DTYPE, logistic_noise, uniform_open
 from ._training import momentum_and_step
 
@@ -120,7 +120,7 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
     """
     n_samples, n_lower = data.shape
     dtype = data.dtype
-    rates = np.asarray(data.mean(axis=0, dtype=np.float64)).ravel()
+    rates = column_means(data)
     W = rng.normal(0.0, 0.01, size=(n_hidden, n_lower)).astype(dtype)
     b = logit_of_rates(rates).astype(dtype)
     c = np.zeros(n_hidden, dtype=dtype)

@@ -6,12 +6,19 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import all_or_nothing, clipped_into_unit_interval, publish
+from ._base import (
+    LAYER_SIZES_CONSTRAINT,
+    all_or_nothing,
+    checked_layer_sizes,
+    clipped_into_unit_interval,
+    publish,
+)
 from ._dbn import DBN
 from ._labels import UNLABELLED_MARKER_CONSTRAINT, labelled_rows
 from ._rbm import RBM
@@ -65,7 +72,9 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
     **Unlabelled rows.** With ``unlabelled_marker=-1`` (the convention of
     :mod:`sklearn.semi_supervised`), rows whose label is -1 are used for pretraining
     only. The marker is a parameter, off by default, because -1 is also an ordinary
-    class label (scikit-learn's own checks use the classes -1 and 1).
+    class label (scikit-learn's own checks use the classes -1 and 1); labels holding -1
+    beside two or more other classes are then read as classes with a
+    :class:`~skboltz.exceptions.LabelConventionWarning` that names the marker.
 
     Parameters
     ----------
@@ -107,7 +116,10 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         The label that marks a row as unlabelled, e.g. -1 as in
         :mod:`sklearn.semi_supervised`: such rows take part in pretraining only.
         None (the default) makes every value of y a class label, as in
-        scikit-learn's classifiers (where -1 is an ordinary class).
+        scikit-learn's classifiers (where -1 is an ordinary class), with a
+        :class:`~skboltz.exceptions.LabelConventionWarning` when y holds -1 beside two
+        or more other classes. A marker that y spells in another type (``"-1"``
+        against integer labels holding -1) is refused.
     random_state : int, RandomState instance or None, default=None
         Seeds the pretraining (a seed per RBM), the new output layer and the
         fine-tuning (initial weights, minibatches, validation split). None leaves the
@@ -207,7 +219,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        **LAYER_SIZES_CONSTRAINT,
         "rbm": [None, RBM],
         "solver": [StrOptions({"sgd", "adam", "lbfgs"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -261,8 +273,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
 
     # -- construction --------------------------------------------------------------
     def _layer_sizes(self):
-        sizes = self.hidden_layer_sizes
-        return (sizes,) if isinstance(sizes, Integral) else sizes
+        return tuple(checked_layer_sizes(self.hidden_layer_sizes))
 
     def _template(self):
         # The "rbm" constraint admits RBMs only: a GaussianRBM's hidden units see
@@ -319,7 +330,9 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
                 self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
             )
             X = clipped_into_unit_interval(X)  # the network's input units are binary
-            labelled = np.flatnonzero(labelled_rows(y, self.unlabelled_marker))
+            labelled = np.flatnonzero(
+                labelled_rows(y, self.unlabelled_marker, type(self).__name__))
+            self._check_validation_split(y[labelled])
             dbn_seed, output_seed, mlp_seed = sub_estimator_seeds(self.random_state, 3)
             dbn = self._new_dbn(dbn_seed)
             # Every layer and the network, before anything trains.
@@ -347,6 +360,31 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
                 "classes_": mlp.classes_, "dbn_": dbn, "mlp_": mlp, "n_iter_": mlp.n_iter_,
             })
         return self
+
+    def _check_validation_split(self, y_labelled):
+        """Refuse, before pretraining, the early-stopping split that fine-tuning would
+        refuse after it (MLPClassifier's own split of the labelled rows, stratified
+        for two classes), with a message in this estimator's terms."""
+        if not self.early_stopping or self.solver == "lbfgs":  # lbfgs: no split
+            return
+        fraction, n_labelled = self.validation_fraction, y_labelled.shape[0]
+        problem = None
+        if fraction == 0:
+            problem = "it holds out no row"
+        else:
+            stratify = y_labelled if np.unique(y_labelled).size == 2 else None
+            try:
+                train_test_split(y_labelled, test_size=fraction, stratify=stratify,
+                                 random_state=0)
+            except ValueError as error:
+                problem = f"the split fails ({error})"
+        if problem is not None:
+            raise ValueError(
+                f"early_stopping=True holds out validation_fraction={fraction} of the "
+                f"{n_labelled} labelled rows to follow during fine-tuning, but {problem}. "
+                "Use a validation_fraction in (0, 1) that leaves rows of every class on "
+                "both sides (e.g. 0.1 with more labelled rows), or early_stopping=False."
+            )
 
     def _say(self, message):
         if self.verbose:

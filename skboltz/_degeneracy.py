@@ -178,13 +178,13 @@ def extreme_rows(n_visible, dtype=np.float64):
     return rows, ("all-zeros", "all-ones")
 
 
-def favoured_extreme_row(view, free_energy_of, log_z, rates, data_shares):
+def favoured_extreme_row(view, log_z, rates, data_shares):
     """The all-zeros or all-ones row if it holds more of the model's probability (by
     ``log_z``) than its :func:`allowance` (floor FAVOURED_STATE_MASS; ``data_shares``:
     the two rows' shares of the training rows): ``(name, log-probability)``, else
-    None. ``free_energy_of(view, rows)`` gives the rows' free energies."""
+    None."""
     rows, names = extreme_rows(view.n_visible, view.dtype)
-    log_probability = -np.asarray(free_energy_of(view, rows), dtype=np.float64) - log_z
+    log_probability = -np.asarray(view.free_energy(rows), dtype=np.float64) - log_z
     for row, name, log_p, share in zip(rows, names, log_probability, data_shares):
         # (a positive log-probability is the log Z estimate's fault, which the
         # scores' own check reports)

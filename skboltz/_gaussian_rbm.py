@@ -302,7 +302,9 @@ class GaussianRBM(RestrictedBoltzmannBase):
     learn_variance : bool, default=True
         Learn each feature's variance sigma_i^2 (as its logarithm). False keeps every
         sigma_i^2 at 1, the usual choice for standardised features when only the
-        features matter; learning them gives a far better density.
+        features matter; learning them gives a far better density. A constant feature
+        has no variance to learn: with True, ``fit`` refuses it before training (drop
+        it first, e.g. with :class:`~sklearn.feature_selection.VarianceThreshold`).
     whiten : bool, default=False
         Model whitened rows z = L^-1 (x - mu): ``fit`` estimates the mean mu and a
         shrunk full covariance L L^T of the training rows with
@@ -500,6 +502,28 @@ class GaussianRBM(RestrictedBoltzmannBase):
             )
         return None
 
+    def _check_first_rows(self, X, *, partial):
+        # A learned variance of a constant feature shrinks without end (the density
+        # grows without bound); training failed on it after tens of epochs. A fit sees
+        # all the rows, so says so at once; a first partial_fit call, maybe a small
+        # minibatch whose columns are constant by chance, warns (warn_if_unscaled), as
+        # does a single row (every column constant; accepted as for every estimator).
+        if partial or not self.learn_variance or X.shape[0] < 2:
+            return
+        constant = np.flatnonzero(feature_spread(X)[1])
+        if constant.size:
+            names = getattr(self, "feature_names_in_", None)
+            shown = [str(names[i]) if names is not None else int(i) for i in constant[:10]]
+            raise ValueError(
+                f"GaussianRBM cannot learn the variance of {constant.size} constant "
+                f"feature(s) {shown}{' + ...' if constant.size > 10 else ''}: every row "
+                "has the same value there, where a Gaussian's variance shrinks towards 0 "
+                "and its density grows without bound. Drop them in front of it, e.g. "
+                "make_pipeline(VarianceThreshold(), StandardScaler(), GaussianRBM()) "
+                "(sklearn.feature_selection.VarianceThreshold), or fix every variance at "
+                "1 with learn_variance=False."
+            )
+
     def _check_continued_rows(self, X, state):
         # The first call checks each feature's spread (warn_if_unscaled); a later call,
         # often one small minibatch, only the rows' root-mean-square deviation from the
@@ -576,8 +600,8 @@ class GaussianRBM(RestrictedBoltzmannBase):
                 f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the model "
                 f"put visible values {spread:.3g} away from the data, more than "
                 f"{RUNAWAY_SCALE:g} times the largest feature's standard deviation "
-                f"({state.data_scale:.3g}). {self._divergence_hint(X)} The estimator "
-                "was left as it was before this call."
+                f"({state.data_scale:.3g}). {self._divergence_hint(X, state, learning)} "
+                "The estimator was left as it was before this call."
             )
         if self.learn_variance:
             variance = np.exp(iterate[GaussianRBMLayout.log_variance])

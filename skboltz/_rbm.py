@@ -13,7 +13,7 @@ from ._base import (
     document_strategy_options,
     strategy_constraints,
 )
-from ._energy import logit_of_rates, sigmoid_of_negated
+from ._energy import column_means, logit_of_rates, sigmoid_of_negated
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
@@ -337,7 +337,7 @@ class RBM(RestrictedBoltzmannBase):
     def _new_training_state(self, X, y, learning, rng):
         dtype = X.dtype
         # float64 sums for either dtype, so float32 and float64 fits start alike
-        data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
+        data_rates = column_means(X)
         n_visible = X.shape[1]
         params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))

@@ -13,17 +13,21 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from ._base import (
     _INPUT_ATTRIBUTES,
+    DIVERGED_BELOW_UNIFORM,
     RECONSTRUCTION_ROWS,
     TRAINING_CONSTRAINTS,
     as_dense,
     document_strategy_options,
     strategy_constraints,
 )
+from ._energy import column_means
 from ._labels import (
     UNLABELLED_MARKER_CONSTRAINT,
+    check_marker_is_no_class,
     checked_classes,
-    is_marker,
     labelled_rows,
+    unknown_labels_message,
+    unlabelled_mask,
 )
 from ._rbm import DECAY_INTERVAL
 from ._rbm_classifier_energy import (
@@ -45,11 +49,6 @@ CHAIN_START_ROWS = 4096
 #: digits' protocol (mean squared norm 15: best near 1) and on their 784-pixel
 #: binarized version (265: best between 0.2 and 0.3; 1 lost 6 points of accuracy).
 AUTO_STEP = 4.0
-
-#: A classifier whose mean log-loss on its own labelled training rows ends above this
-#: many times that of guessing (log K) has diverged (see _check_divergence): its true
-#: class gets a probability of about K**-4 on average. Healthy fits are far below 1.
-DIVERGED_LOG_LOSS_FACTOR = 4.0
 
 
 @dataclass(eq=False, kw_only=True)
@@ -91,8 +90,10 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     **Unlabelled rows.** With ``unlabelled_marker=-1`` (the convention of
     :mod:`sklearn.semi_supervised`), rows whose label is -1 enter the unsupervised term
     only. The marker is a parameter, off by default, because -1 is also an ordinary
-    class label (scikit-learn's own checks use the classes -1 and 1); it is the same
-    convention as :class:`~skboltz.DBNClassifier`'s.
+    class label (scikit-learn's own checks use the classes -1 and 1); labels holding -1
+    beside two or more other classes are then read as classes with a
+    :class:`~skboltz.exceptions.LabelConventionWarning` that names the marker. It is
+    the same convention as :class:`~skboltz.DBNClassifier`'s.
 
     **Two scores.** As a scikit-learn classifier, ``score`` is the accuracy of
     ``predict`` (what ``GridSearchCV`` selects by with no scorer). As a joint density
@@ -120,7 +121,10 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         The label that marks a row as unlabelled, e.g. -1 as in
         :mod:`sklearn.semi_supervised`: such rows enter the unsupervised term only
         (``unlabelled_weight``). None (the default) makes every value of y a class
-        label, as in scikit-learn's classifiers (where -1 is an ordinary class).
+        label, as in scikit-learn's classifiers (where -1 is an ordinary class), with a
+        :class:`~skboltz.exceptions.LabelConventionWarning` when y holds -1 beside two
+        or more other classes. A marker that y spells in another type (``"-1"``
+        against integer labels holding -1) is refused.
     learning : {learning_options} or RBMLearningStrategy, default="cd"
         How the model's side of the generative and unsupervised terms is estimated:
         contrastive divergence (:class:`~skboltz.learning.CD`), persistent CD
@@ -499,23 +503,25 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         check_consistent_length(X, y)
         if y.dtype.kind in "fc":
             assert_all_finite(y, input_name="y")
-        marker = self.unlabelled_marker
+        marker, owner = self.unlabelled_marker, type(self).__name__
         if reset and classes is None:  # fit: the labelled rows name the classes
-            labelled = labelled_rows(y, marker)
+            labelled = labelled_rows(y, marker, owner)
             self.classes_ = np.unique(y[labelled])
         else:  # partial_fit: a minibatch need not show every class, or any label
-            labelled = ~is_marker(y, marker)
+            labelled = ~unlabelled_mask(y, marker)
             if labelled.any():
                 check_classification_targets(y[labelled])
             if reset:
-                self.classes_ = checked_classes(classes, marker)
-            elif classes is not None and not np.array_equal(
-                    checked_classes(classes, marker), self.classes_):
-                raise ValueError(
-                    f"classes={np.asarray(classes).tolist()!r} is not the same as on the "
-                    f"first call to partial_fit ({self.classes_.tolist()!r}); call fit "
-                    "to start again."
-                )
+                self.classes_ = checked_classes(classes, marker, owner)
+            else:
+                check_marker_is_no_class(self.classes_, marker)  # a marker set since
+                if classes is not None and not np.array_equal(
+                        checked_classes(classes, marker), self.classes_):
+                    raise ValueError(
+                        f"classes={np.asarray(classes).tolist()!r} is not the same as on "
+                        f"the first call to partial_fit ({self.classes_.tolist()!r}); "
+                        "call fit to start again."
+                    )
         codes = np.full(y.shape[0], -1, dtype=np.intp)
         if labelled.any():
             known = self.classes_
@@ -523,11 +529,8 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             found = np.minimum(found, known.size - 1)
             unknown = known[found] != y[labelled]
             if unknown.any():
-                raise ValueError(
-                    f"y holds labels that are not among the classes {known.tolist()!r}: "
-                    f"{np.unique(y[labelled][unknown]).tolist()!r}. Name every class in "
-                    "the first call to partial_fit(X, y, classes=...), or call fit."
-                )
+                raise ValueError(unknown_labels_message(
+                    np.unique(y[labelled][unknown]).tolist(), known.tolist(), marker))
             codes[labelled] = found
         return codes
 
@@ -557,7 +560,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
 
     def _new_training_state(self, X, y, learning, rng):
         dtype = X.dtype
-        n_classes, (n_samples, n_features) = len(self.classes_), X.shape
+        n_classes, n_features = len(self.classes_), X.shape[1]
         layout = ClassRBMLayout(n_classes)
         params = np.zeros((self.n_components + 1, n_features + n_classes + 1), dtype=dtype)
         # Uniform in +-max(H, D)**-0.5 (a prototype stalled near chance from N(0, 0.01)).
@@ -565,20 +568,25 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         params[layout.weights] = rng.uniform(
             -bound, bound, size=(self.n_components, n_features + n_classes)
         )
-        data_rates = np.asarray(X.mean(axis=0, dtype=np.float64)).ravel()
-        # The chains start at (x, y) pairs of evenly spaced rows (the class uniform for
-        # unlabelled ones): deterministic, and no copy of all the data.
+        data_rates = column_means(X)
+        return self._fresh_state(
+            RBMClassifierTrainingState, AugmentedClassRBM(params, n_classes),
+            self._chain_starts(X, y), learning, rng, data_rates=data_rates,
+            n_classes=n_classes, learning_rate=self._resolve_learning_rate(X),
+        )
+
+    def _chain_starts(self, X, y):
+        # The chains run on the joint visible layer (x, y): they start at the pairs of
+        # evenly spaced rows (one-hot classes; none for unlabelled rows): deterministic,
+        # and no copy of all the data.
+        n_samples, n_features = X.shape
         rows = np.linspace(0, n_samples - 1, min(n_samples, CHAIN_START_ROWS))
         rows = rows.astype(np.intp)
-        starts = np.zeros((rows.size, n_features + n_classes), dtype=dtype)
+        starts = np.zeros((rows.size, n_features + len(self.classes_)), dtype=X.dtype)
         starts[:, :n_features] = as_dense(X[rows])
         labelled = y[rows] >= 0
         starts[np.flatnonzero(labelled), n_features + y[rows][labelled]] = 1
-        return self._fresh_state(
-            RBMClassifierTrainingState, AugmentedClassRBM(params, n_classes), starts,
-            learning, rng, data_rates=data_rates, n_classes=n_classes,
-            learning_rate=self._resolve_learning_rate(X),
-        )
+        return starts
 
     def _resolve_learning_rate(self, X):
         """``learning_rate``, with "auto" resolved from the rows' mean squared norm."""
@@ -736,6 +744,17 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             )
         return X, y, validation
 
+    def _monitoring_rows(self, X, y, validation):
+        # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
+        # is): the records score labelled rows only, and evenly spaced rows of all
+        # held none where every 2nd or 4th row was labelled (an even stride).
+        rows = np.flatnonzero(y >= 0)
+        if rows.size == 0:
+            rows = np.arange(y.size)
+        rows = rows[np.linspace(0, rows.size - 1,
+                                min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
+        return super()._monitoring_rows(X[rows], y[rows], validation)
+
     def _classification_scores(self, view, rows, codes):
         """(log-loss, accuracy) of the labelled ones of ``rows`` (NaN without any)."""
         labelled = codes >= 0
@@ -752,10 +771,9 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         # In the training dtype (float32 rounding is far below what the records
         # resolve, and the float64 pass cost a tenth of a 784-pixel epoch).
         view = self._model_view_of(state)
-        step = -(-monitor.train.shape[0] // RECONSTRUCTION_ROWS)  # at most 256 rows
         record = {}
         record["log_loss"], record["accuracy"] = self._classification_scores(
-            view, monitor.train[::step], monitor.train_labels[::step]
+            view, monitor.train, monitor.train_labels
         )
         if monitor.valid is not None:
             record["log_loss_valid"], record["accuracy_valid"] = (
@@ -768,28 +786,47 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         sign = -1.0 if self.early_stopping_score == "log_loss" else 1.0
         return sign, self.early_stopping_score + suffix
 
+    def _settings_hint(self, step):
+        for name, weight in (("generative_weight", self.generative_weight),
+                             ("unlabelled_weight", self._unlabelled_weight())):
+            # A weight above the discriminative term's (1) that makes the generative
+            # term's own RBM step huge
+            if weight > 1 and weight * step >= 1:
+                return (
+                    f"{name}={weight:g} times the step {step:.3g} is the step of the "
+                    f"generative term's RBM, {weight * step:.3g}; keep {name} * "
+                    "learning_rate well below 1 (an RBM's default step is 0.1)."
+                )
+        return super()._settings_hint(step)
+
     def _check_divergence(self, state, learning, monitor, previous_view=None, *,
                           n_updates):
         # A classifier's objective is p(y | x), not p(x): the check is on the log-loss
-        # of its own labelled training rows, far above that of guessing (log K).
-        step = -(-monitor.train.shape[0] // RECONSTRUCTION_ROWS)
-        rows, codes = monitor.train[::step], monitor.train_labels[::step]
+        # of its own labelled training rows against guessing uniformly among the K
+        # classes (log K, where training starts; the class prior's is at most that),
+        # with the density models' margin, DIVERGED_BELOW_UNIFORM of it. Measured on
+        # the digits (log K = 2.30): healthy fits, weak or strongly regularised ones
+        # included, end at or below 2.34, fits at chance from learning rates of 50 and
+        # 100 at 4.6 to 9.7 (the limit is 2.88).
+        rows, codes = monitor.train, monitor.train_labels
         view = self._model_view_of(state).astype(np.float64)
         log_loss, _ = self._classification_scores(view, rows, codes)
-        limit = DIVERGED_LOG_LOSS_FACTOR * np.log(state.n_classes)
-        if not log_loss > limit:  # NaN: no labelled row to judge by
+        guessing = np.log(state.n_classes)
+        margin = DIVERGED_BELOW_UNIFORM * guessing
+        if not log_loss > guessing + margin:  # NaN: no labelled row to judge by
             return
         if previous_view is not None:
             previous, _ = self._classification_scores(
                 previous_view.astype(np.float64), rows, codes
             )
-            if log_loss <= previous + np.log(state.n_classes):
+            if log_loss <= previous + margin:
                 return
         raise TrainingDivergedError(
             f"{type(self).__name__} diverged: on its own labelled training rows its mean "
-            f"log-loss is {log_loss:.4g} nats, far above the {np.log(state.n_classes):.4g} "
-            f"of guessing among {state.n_classes} classes. {self._divergence_hint(rows)} "
-            "The estimator was left as it was before this call."
+            f"log-loss is {log_loss:.4g} nats, far above the {guessing:.4g} of guessing "
+            f"among {state.n_classes} classes. "
+            f"{self._divergence_hint(rows, state, learning)} The estimator was left as it "
+            "was before this call."
         )
 
 

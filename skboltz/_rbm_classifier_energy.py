@@ -354,12 +354,17 @@ class ClassRBMView(RestrictedView):
     def visible_gibbs_step(self, V, rng):
         return self.gibbs_step(V, rng)
 
-    def draw_samples(self, n_samples, n_steps, start, rng):
-        rates = np.asarray(start).astype(self.dtype)
-        V = bernoulli_sample(np.broadcast_to(rates, (n_samples, self.n_visible)), rng)
-        V = V.astype(self.dtype)
-        for _ in range(n_steps):
+    def draw_samples(self, n_samples, n_steps, start, rng, means=False):
+        rates = np.broadcast_to(np.asarray(start).astype(self.dtype),
+                                (n_samples, self.n_visible))
+        V = bernoulli_sample(rates, rng).astype(self.dtype)
+        if means and n_steps == 0:
+            return rates.copy()
+        for _ in range(n_steps - 1 if means else n_steps):
             V = self.gibbs_step(V, rng)
+        if means:  # the last step's (y, h), then P(x = 1 | h) instead of a draw from it
+            _, H = self.sample_class_and_hidden(V, rng)
+            return self.visible_probability(H)
         return V
 
     # -- annealing ---------------------------------------------------------------------

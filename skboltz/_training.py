@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._noise import Noise
+from ._runtime import warn_user
 
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
@@ -145,14 +146,30 @@ class EarlyStopping:
         Keep a copy of the best epoch's parameters and restore them at the stop.
     """
 
-    def __init__(self, key, sign, patience, tol, keep_best):
+    def __init__(self, key, sign, patience, tol, keep_best, owner="The estimator"):
         self.key, self.sign, self.patience, self.tol = key, sign, patience, tol
-        self.keep_best = keep_best
+        self.keep_best, self.owner = keep_best, owner
         self.best_score, self.best_params, self.epochs_no_change = -np.inf, None, 0
+        self.warned = False
 
     def update(self, record, params):
-        """Take an epoch's record (``params``: its parameters); return True to stop."""
+        """Take an epoch's record (``params``: its parameters); return True to stop.
+
+        A NaN score (nothing to measure it on) does not count as an epoch without
+        improvement, which would end the fit silently after ``patience`` of them: the
+        epoch is skipped, with a warning (once per fit).
+        """
         score = self.sign * record[self.key]
+        if np.isnan(score):
+            if not self.warned:
+                self.warned = True
+                warn_user(
+                    f"{self.owner}: early stopping has no {self.key} to follow in epoch "
+                    f"{record.get('epoch', '?')} (it is NaN); epochs without one do not "
+                    "count towards n_iter_no_change, so the fit goes on.",
+                    UserWarning,
+                )
+            return False
         if score > self.best_score + self.tol:
             self.best_score, self.epochs_no_change = score, 0
             if self.keep_best:
@@ -412,13 +429,17 @@ class AveragedTrainingState(TrainingState):
         ``averaging`` says whether the estimator averages now. The first epoch of a
         ``partial_fit`` finds ``params`` rebuilt from the public attributes: unchanged,
         they are the average and training continues from the saved iterate; edited by
-        hand, training restarts from the edit.
+        hand, training restarts from the edit. ``average_window`` set between calls
+        starts averaging from the published parameters (None: stops it, and training
+        continues from them).
         """
         params = self.params
         published, self.published = self.published, None
         self.hand_edited = None
         if not averaging:
-            self.iterate = params
+            self.iterate, self.average = params, None
+        elif self.average is None:  # averaging starts now
+            self.iterate, self.average = params.copy(), IterateAverage()
         elif published is not None:
             self.hand_edited = not (params == published.astype(params.dtype, copy=False)).all()
             if not self.hand_edited:

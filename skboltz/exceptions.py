@@ -107,6 +107,39 @@ class DataScaleWarning(UserWarning):
     """
 
 
+class LabelConventionWarning(UserWarning):
+    """A classifier's labels look like scikit-learn's semi-supervised convention.
+
+    :mod:`sklearn.semi_supervised` marks unlabelled rows with the label -1. The
+    classifiers of skboltz (:class:`~skboltz.RBMClassifier`,
+    :class:`~skboltz.DBNClassifier`) read a marker only when ``unlabelled_marker`` names
+    one, since -1 is also an ordinary class label; with none, labels holding -1 beside
+    at least two other classes are taken as classes, with this warning. Pass
+    ``unlabelled_marker=-1`` if -1 marks unlabelled rows; if it is a class, filter the
+    warning.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skboltz import RBMClassifier
+    >>> from skboltz.exceptions import LabelConventionWarning
+    >>> X = np.random.default_rng(0).random((30, 4))
+    >>> y = np.repeat([-1, 0, 1], 10)  # -1: a class, or unlabelled rows?
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     clf = RBMClassifier(n_components=2, n_iter=1, random_state=0).fit(X, y)
+    >>> any(issubclass(w.category, LabelConventionWarning) for w in caught)
+    True
+    >>> clf.classes_
+    array([-1,  0,  1])
+    >>> semi = RBMClassifier(n_components=2, n_iter=1, unlabelled_marker=-1,
+    ...                      random_state=0).fit(X, y)  # -1: unlabelled rows
+    >>> semi.classes_
+    array([0, 1])
+    """
+
+
 class MeanFieldConvergenceWarning(UserWarning):
     """A mean-field fixed-point iteration stopped before converging.
 
@@ -208,6 +241,7 @@ __all__ = [
     "DataRangeWarning",
     "DegenerateModelWarning",
     "DataScaleWarning",
+    "LabelConventionWarning",
     "LogZAccuracyWarning",
     "MeanFieldConvergenceWarning",
     "SlowEstimateWarning",

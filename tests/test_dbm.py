@@ -616,3 +616,25 @@ def test_an_exact_sum_beyond_enumeration_points_to_the_likelihood_options():
                                                      r"likelihood='bound'") as raised:
             method(binary_rows(3, 6))
         assert "conditional_hidden_view" not in str(raised.value)
+
+
+def test_one_int_is_one_hidden_layer_as_for_dbn_classifier():
+    # DBM(hidden_layer_sizes=8) was refused where DBNClassifier (and MLPClassifier)
+    # take an int: one rule, one constraint, for both.
+    from skboltz import DBNClassifier
+    from skboltz._sklearn import InvalidParameterError
+
+    X = binary_rows(40, 6)
+    one = DBM(hidden_layer_sizes=4, n_iter=2, random_state=0).fit(X)
+    listed = DBM(hidden_layer_sizes=(4,), n_iter=2, random_state=0).fit(X)
+    for a, b in zip(one.weights_ + one.biases_, listed.weights_ + listed.biases_):
+        np.testing.assert_array_equal(a, b)
+    assert (DBM._parameter_constraints["hidden_layer_sizes"]
+            == DBNClassifier._parameter_constraints["hidden_layer_sizes"])
+    with pytest.raises(InvalidParameterError, match="hidden_layer_sizes"):
+        DBM(hidden_layer_sizes=0).fit(X)
+    for bad in ([], (4, 0), True):
+        with pytest.raises((ValueError, InvalidParameterError),
+                           match="hidden_layer_sizes must be a positive integer or a "
+                                 "non-empty sequence of them|hidden_layer_sizes"):
+            DBM(hidden_layer_sizes=bad).fit(X)

@@ -191,6 +191,33 @@ def test_bad_labels_are_refused_before_pretraining(digits, y, marker, message, m
         small(unlabelled_marker=marker).fit(digits[0], y)
 
 
+@pytest.mark.parametrize(
+    "fraction, labels, message",
+    [(0.0, np.arange(300) % 10, r"validation_fraction=0.0 of the 300 labelled rows .*"
+      r"but it holds out no row. Use a validation_fraction in \(0, 1\)"),
+     (0.5, np.where(np.arange(300) < 299, 0, 1), r"validation_fraction=0.5 of the 300 "
+      r"labelled rows .*but the split fails \(.*least populated class"),
+     (0.1, np.where(np.arange(300) < 4, np.arange(300) % 2, -1), r"of the 4 labelled "
+      r"rows .*the split fails")],
+    ids=["zero", "stratified-binary", "few-labels"],
+)
+def test_an_early_stopping_split_fine_tuning_would_refuse_is_refused_before_pretraining(
+        digits, fraction, labels, message, monkeypatch):
+    # DBNClassifier(early_stopping=True, validation_fraction=0.0) pretrained, then
+    # failed with scikit-learn's internal message ("test_size=0.0 should be ...").
+    def no_pretraining(*args, **kwargs):
+        raise AssertionError("pretraining ran")
+
+    monkeypatch.setattr(DBN, "fit", no_pretraining)
+    clf = small(early_stopping=True, validation_fraction=fraction, unlabelled_marker=-1)
+    with pytest.raises(ValueError, match=message):
+        clf.fit(digits[0], labels)
+    assert not hasattr(clf, "classes_")
+    # lbfgs does not split: nothing to refuse
+    monkeypatch.undo()
+    fit_quietly(clf.set_params(solver="lbfgs", max_iter=5), digits[0][:60], np.arange(60) % 3)
+
+
 def test_a_gaussian_template_is_refused(digits):
     # GaussianRBM is RBM's sibling, not a subclass: the "rbm" constraint refuses it.
     with pytest.raises(ValueError, match="'rbm' parameter .* instance of 'skboltz._rbm.RBM'"):

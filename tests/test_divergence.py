@@ -5,7 +5,15 @@ import pytest
 from numpy.testing import assert_array_equal
 from scipy.special import logsumexp
 
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine
+from skboltz import (
+    DBM,
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    GaussianRBM,
+    RBMClassifier,
+)
 from skboltz._base import MEAN_FIELD_STEPS, PARTIAL_FIT_CHECK_ROWS, BoltzmannBase
 from skboltz._energy import binary_states
 from skboltz.exceptions import TrainingDivergedError
@@ -127,6 +135,59 @@ def test_divergence_messages_name_the_likely_cause(digits):
     X = (digits[:, :8] > 0.5).astype(float)
     with pytest.raises(TrainingDivergedError, match="temperature=1e-300"):
         BoltzmannMachine(n_hidden=2, temperature=1e-300, n_iter=2, random_state=0).fit(X)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [(lambda: RBM(weight_decay=1e6, n_iter=1), r"weight_decay=1e\+06 is far too strong "
+      r"for the step 0.1: .*Use a weight_decay below 0.625"),
+     (lambda: DBM(hidden_layer_sizes=(16, 8), weight_decay=1e6, n_iter=1),
+      r"weight_decay=1e\+06 is far too strong for the step 0.204"),
+     (lambda: GaussianRBM(weight_decay=1e6, n_iter=1), "weight_decay=1e\\+06 is far"),
+     (lambda: RBMClassifier(weight_decay=1e6, n_iter=2), "weight_decay=1e\\+06 is far"),
+     (lambda: RBMClassifier(generative_weight=1e6, n_iter=1),
+      r"generative_weight=1e\+06 times the step 0.993 is the step of the generative "
+      r"term's RBM, 9.93e\+05; keep generative_weight \* learning_rate well below 1"),
+     (lambda: RBMClassifier(unlabelled_weight=1e6, unlabelled_marker=-1, n_iter=1),
+      r"unlabelled_weight=1e\+06 times the step 0.993 "),
+     (lambda: RBMClassifier(n_components=16, learning_rate=1e6, n_iter=1),
+      r"The learning rate is probably too high \(learning_rate=1e\+06\)"),
+     (lambda: DBM(hidden_layer_sizes=(16, 8), learning_rate=1e4, n_iter=1),
+      r"learning rate is probably too high \(learning_rate=10000\)")],
+    ids=["RBM-decay", "DBM-decay", "GaussianRBM-decay", "RBMClassifier-decay",
+         "generative-weight", "unlabelled-weight", "learning-rate", "DBM-learning-rate"],
+)
+def test_divergence_hints_blame_the_setting_at_fault(digits, make, message):
+    # A huge weight decay or generative weight was blamed on the learning rate.
+    X = digits[:300]
+    estimator = make().set_params(random_state=0)
+    y = np.arange(300) % 10
+    if getattr(estimator, "unlabelled_marker", None) == -1:
+        y = np.where(np.arange(300) % 3 == 0, y, -1)
+    if isinstance(estimator, GaussianRBM):  # the varying pixels, standardised
+        X = X[:, X.std(axis=0) > 0]
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
+    args = (X, y) if isinstance(estimator, RBMClassifier) else (X,)
+    with np.errstate(all="ignore"), pytest.raises(TrainingDivergedError, match=message):
+        estimator.fit(*args)
+
+
+def test_a_learning_rate_auto_hint_shows_the_step_it_resolved_to(digits):
+    # It printed learning_rate=auto, not the step that diverged.
+    y = np.arange(300) % 10
+    clf = RBMClassifier(n_components=16, n_iter=1, random_state=0)
+
+    def huge_step(self, state, learning=None):
+        return 1e6
+
+    with np.errstate(all="ignore"), pytest.raises(
+            TrainingDivergedError,
+            match=r"too high \(learning_rate='auto', a step of 1e\+06 here\)"):
+        type(clf)._learning_rate_of, saved = huge_step, type(clf)._learning_rate_of
+        try:
+            clf.fit(digits[:300], y)
+        finally:
+            type(clf)._learning_rate_of = saved
 
 
 def test_small_partial_fit_calls_are_checked_together(digits):

@@ -508,7 +508,9 @@ def test_whitening_needs_three_rows_and_some_variance():
             GaussianRBM(whiten=True).partial_fit(rows[:n_rows])
     with pytest.raises(ValueError, match="singular"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        GaussianRBM(whiten=True).fit(np.ones((5, 3)))
+        GaussianRBM(whiten=True, learn_variance=False).fit(np.ones((5, 3)))
+    with pytest.raises(ValueError, match=r"constant feature\(s\) \[0, 1, 2\]"):
+        GaussianRBM(whiten=True).fit(np.ones((5, 3)))  # refused before whitening
     model = GaussianRBM(whiten=True)
     with pytest.raises(ValueError):
         model.fit(np.ones((1, 3)))
@@ -523,8 +525,8 @@ def test_whitened_data_scale_warnings_judge_the_whitened_rows():
         warnings.simplefilter("error", DataScaleWarning)
         GaussianRBM(n_components=2, n_iter=1, whiten=True, random_state=0).fit(X)
     with pytest.warns(DataScaleWarning, match="constant"):
-        GaussianRBM(n_components=2, n_iter=0, whiten=True, random_state=0).fit(
-            np.column_stack([X, np.ones(40)]))
+        GaussianRBM(n_components=2, n_iter=0, whiten=True, learn_variance=False,
+                    random_state=0).fit(np.column_stack([X, np.ones(40)]))
 
 
 def test_a_class_with_too_few_rows_to_whiten_is_named():
@@ -733,10 +735,12 @@ def test_unscaled_data_warns_with_the_fix():
         bad = X.copy()
         bad[:, column] = bad[:, column] * value
         with pytest.warns(DataScaleWarning, match="StandardScaler") as caught:
-            GaussianRBM(n_components=2, n_iter=0, random_state=0).fit(bad)
+            # (a constant column is refused with learned variances)
+            GaussianRBM(n_components=2, n_iter=0, learn_variance=value > 0,
+                        random_state=0).fit(bad)
         assert f"{column}" in str(caught[0].message)
     with pytest.warns(DataScaleWarning, match="VarianceThreshold"):
-        GaussianRBM(n_components=2, n_iter=0, random_state=0).fit(
+        GaussianRBM(n_components=2, n_iter=0, learn_variance=False, random_state=0).fit(
             np.column_stack([X, np.ones(40)]))
 
 
@@ -744,13 +748,59 @@ def test_variance_collapse_on_a_repeated_point_raises_and_keeps_the_fit(wine):
     model = GaussianRBM(n_components=3, n_iter=3, random_state=0).fit(wine)
     before = (model.components_.copy(), model.variance_.copy(), model.n_iter_)
     repeated = np.repeat(wine[:1], 60, axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataScaleWarning)
-        with pytest.raises(TrainingDivergedError, match="collapsed"):
-            model.set_params(n_iter=200, learning_rate=0.05).fit(repeated)
+    # fit sees every row: every feature is constant, refused before training
+    with pytest.raises(ValueError, match="constant feature"):
+        model.set_params(n_iter=200, learning_rate=0.05).fit(repeated)
     assert_array_equal(model.components_, before[0])
     assert_array_equal(model.variance_, before[1])
     assert model.n_iter_ == before[2]
+    # a stream of them (partial_fit cannot know the rows to come) collapses later
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        with pytest.raises(TrainingDivergedError, match="collapsed"):
+            for _ in range(200):
+                before = (model.components_.copy(), model.variance_.copy(), model.n_iter_)
+                model.partial_fit(repeated)
+    assert_array_equal(model.components_, before[0])
+    assert_array_equal(model.variance_, before[1])
+    assert model.n_iter_ == before[2]
+
+
+@pytest.mark.parametrize("whiten", [False, True])
+def test_constant_features_are_refused_before_training(whiten):
+    """One digit's rows, 10 of whose 64 pixels never change, trained 36-39 epochs
+    before the variance of one of them collapsed (TrainingDivergedError)."""
+    from sklearn.datasets import load_digits
+    from sklearn.feature_selection import VarianceThreshold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_digits(return_X_y=True)
+    threes = StandardScaler().fit_transform(X[y == 3])
+    model = GaussianRBM(whiten=whiten, random_state=0)
+    with pytest.raises(ValueError, match=r"cannot learn the variance of 10 constant "
+                       r"feature\(s\) \[0, 23, 24, 31, 32, 39, 40, 47, 48, 56\].*"
+                       r"make_pipeline\(VarianceThreshold\(\), StandardScaler\(\), "
+                       r"GaussianRBM\(\)\).*learn_variance=False"):
+        model.fit(threes)
+    assert not hasattr(model, "n_features_in_")  # refused before anything
+    # the remedies the message names
+    pipeline = make_pipeline(VarianceThreshold(), StandardScaler(),
+                             GaussianRBM(n_components=4, n_iter=2, whiten=whiten,
+                                         random_state=0))
+    assert np.isfinite(pipeline.fit(X[y == 3]).score(X[y == 3]))
+    with pytest.warns(DataScaleWarning, match="constant"):
+        GaussianRBM(n_components=4, n_iter=2, learn_variance=False, whiten=whiten,
+                    random_state=0).fit(threes)
+    # a first partial_fit call may be a minibatch whose columns are constant by
+    # chance: it warns
+    with pytest.warns(DataScaleWarning, match="constant"):
+        GaussianRBM(n_components=4, random_state=0).partial_fit(threes[:10])
+    # by name, with feature names
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(threes, columns=[f"pixel_{i}" for i in range(64)])
+    with pytest.raises(ValueError, match=r"\['pixel_0', 'pixel_23', "):
+        GaussianRBM().fit(frame)
 
 
 def test_divergence_raises_and_keeps_the_fit(wine):

@@ -10,7 +10,7 @@ import pytest
 from numpy.testing import assert_array_equal
 from sklearn.datasets import load_digits
 
-from skboltz import DBM, RBM, BoltzmannMachine, GaussianRBM
+from skboltz import DBM, RBM, BoltzmannMachine, GaussianRBM, RBMClassifier
 from skboltz.learning import PCD, MeanFieldPCD, ParallelTempering
 
 DIGITS = load_digits().data[:200] / 16
@@ -147,3 +147,96 @@ def test_an_unchanged_strategy_keeps_its_state():
     reference.partial_fit(DIGITS)
     assert_array_equal(model.components_, reference.components_)
     assert not np.array_equal(model._training_state.sampler["chains"], chains)
+
+
+CLASSIFIER_LEARNING = ["cd", "pcd", "pt"]
+
+
+@pytest.mark.parametrize("before, after", [(a, b) for a in CLASSIFIER_LEARNING
+                                           for b in CLASSIFIER_LEARNING if a != b])
+def test_switching_the_classifiers_learning_strategy_starts_its_state(before, after):
+    """The new strategy's chains start on the joint layer (x, y), from this call's rows
+    and their classes, as a fresh fit's do (cd -> pt and the others raised 'shapes
+    (200,65) and (75,17) not aligned')."""
+    X, y = DIGITS[:, :12], np.arange(200) % 3
+    model = RBMClassifier(n_components=4, learning=before, random_state=0)
+    model.partial_fit(X, y, classes=[0, 1, 2])
+    twin = copy.deepcopy(model)
+    for estimator in (model, twin):
+        estimator.set_params(learning=after).partial_fit(X, y)
+        estimator.partial_fit(X, y)
+    assert model.learning_.name == after and model.n_iter_ == 3
+    assert_array_equal(model._training_state.params, twin._training_state.params)
+    chains = model.learning_.persistent_chains(model._training_state.sampler)
+    if after != "cd":
+        assert_array_equal(chains, twin.learning_.persistent_chains(
+            twin._training_state.sampler))
+        fresh = RBMClassifier(n_components=4, learning=after, random_state=0)
+        fresh.partial_fit(X, y, classes=[0, 1, 2])
+        fresh_chains = fresh.learning_.persistent_chains(fresh._training_state.sampler)
+        assert chains.shape == fresh_chains.shape  # (x, y) and the constant unit
+
+
+def classifier(**params):
+    return RBMClassifier(n_components=4, random_state=0, **params)
+
+
+AVERAGED = [(rbm, DIGITS[:100]), (gaussian, REAL[:100]), (classifier, DIGITS[:100]),
+            (dbm, BINARY[:100])]
+
+
+def partial_fit(model, X):
+    if isinstance(model, RBMClassifier):
+        return model.partial_fit(X, np.arange(len(X)) % 3, classes=[0, 1, 2])
+    return model.partial_fit(X)
+
+
+def weights_of(model):
+    return model.weights_[0] if isinstance(model, DBM) else model.components_
+
+
+@pytest.mark.parametrize("make, X", AVERAGED, ids=lambda value: getattr(value, "__name__",
+                                                                        None))
+def test_averaging_starts_between_calls_from_the_published_parameters(make, X):
+    """average_window None -> a number between partial_fit calls raised
+    AttributeError ('NoneType' object has no attribute 'move' / 'n_pending'). The
+    updates are those of a call without averaging; the call publishes their running
+    mean with the published parameters it started from (one update's weight each:
+    100 rows in 10 minibatches, fewer than the 16 updates between the average's
+    moves)."""
+    plain = partial_fit(make(average_window=None, batch_size=10), X)
+    start = weights_of(plain).copy()
+    averaged = copy.deepcopy(plain)
+    partial_fit(plain, X)
+    partial_fit(averaged.set_params(average_window=300), X)
+    n = 10  # updates; the start counts as one more
+    expected = start + (weights_of(plain) - start) * n / (n + 1)
+    np.testing.assert_allclose(weights_of(averaged), expected, rtol=1e-6, atol=1e-12)
+    partial_fit(averaged, X)  # and goes on averaging
+    assert averaged._training_state.average is not None
+
+
+@pytest.mark.parametrize("make, X", AVERAGED, ids=lambda value: getattr(value, "__name__",
+                                                                        None))
+def test_averaging_stops_between_calls_and_training_continues_from_the_published_parameters(
+        make, X):
+    """average_window a number -> None between partial_fit calls raised TypeError for
+    GaussianRBM and RBMClassifier. Training continues from the published average: as
+    a model that never averaged (the same updates, chains and random streams: the
+    average does not steer them) does from a hand edit to that average."""
+    model = partial_fit(make(average_window=300, batch_size=10), X)
+    plain = partial_fit(make(average_window=None, batch_size=10), X)
+    for name in ("components_", "intercept_hidden_", "intercept_visible_",
+                 "class_weights_", "intercept_class_", "variance_", "weights_",
+                 "biases_"):
+        if hasattr(model, name):  # the published average, as a hand edit
+            setattr(plain, name, copy.deepcopy(getattr(model, name)))
+    partial_fit(model.set_params(average_window=None), X)
+    partial_fit(plain, X)
+    assert model._training_state.average is None
+    assert model._training_state.iterate is model._training_state.params
+    # (GaussianRBM's edited variances come back through a logarithm: rounding)
+    np.testing.assert_allclose(weights_of(model), weights_of(plain), rtol=1e-6,
+                               atol=1e-12)
+    partial_fit(model, X)
+    assert model.n_iter_ == 3

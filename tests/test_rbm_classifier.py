@@ -16,8 +16,12 @@ from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBMClassifier
 from skboltz._rbm_classifier_energy import AugmentedClassRBM, ClassRBMLayout, ClassRBMWork
-from skboltz._training import UpdateRule
-from skboltz.exceptions import DegenerateModelWarning, TrainingDivergedError
+from skboltz._training import EarlyStopping, UpdateRule
+from skboltz.exceptions import (
+    DegenerateModelWarning,
+    LabelConventionWarning,
+    TrainingDivergedError,
+)
 from skboltz.learning import CD, PCD, ParallelTempering, RBMLearningStrategy
 from skboltz.partition import AIS, Exact
 from skboltz.views import ClassRBMView
@@ -532,8 +536,9 @@ def test_unlabelled_rows_enter_only_with_the_marker():
     semi = RBMClassifier(n_components=4, n_iter=3, unlabelled_marker=-1,
                          random_state=0).fit(X, y_few)
     assert_array_equal(semi.classes_, [0, 1, 2])
-    # without the marker, -1 is a class (scikit-learn's convention)
-    plain = RBMClassifier(n_components=4, n_iter=3, random_state=0).fit(X, y_few)
+    # without the marker, -1 is a class (scikit-learn's convention), with a warning
+    with pytest.warns(LabelConventionWarning, match="pass unlabelled_marker=-1"):
+        plain = RBMClassifier(n_components=4, n_iter=3, random_state=0).fit(X, y_few)
     assert_array_equal(plain.classes_, [-1, 0, 1, 2])
     # with beta = 0 (and alpha = 0) the unlabelled rows add nothing: one full-batch
     # step per epoch is the labelled rows' mean gradient times 10 / 90, the same as a
@@ -584,6 +589,44 @@ def test_early_stopping_on_held_out_scores_keeps_the_best_epoch():
     assert np.argmin(history["log_loss_valid"]) == clf.n_iter_ - 3  # 2 epochs later
 
 
+@pytest.mark.parametrize("every", [2, 4])
+def test_monitored_rows_are_labelled_wherever_the_labels_are(every):
+    # Every 2nd (4th) row labelled, at odd positions: evenly spaced rows at an even
+    # stride (2 for 300 rows, 4 for 900) held no label, every record was NaN and
+    # early stopping ended the fit after n_iter_no_change epochs.
+    n_rows = {2: 300, 4: 900}[every]
+    X, y = small_data(n_rows=n_rows, n_features=8)
+    y_few = np.where(np.arange(n_rows) % every == 1, y, -1)
+    clf = RBMClassifier(n_components=4, n_iter=4, n_iter_no_change=2, tol=0.0,
+                        unlabelled_marker=-1, random_state=0).fit(X, y_few)
+    history = clf.history_
+    assert np.isfinite(history["log_loss"]).all() and np.isfinite(history["accuracy"]).all()
+    # the records are those of up to 256 evenly spaced labelled rows
+    labelled = np.flatnonzero(y_few >= 0)
+    rows = labelled[np.linspace(0, labelled.size - 1, min(labelled.size, 256)).astype(int)]
+    first = RBMClassifier(n_components=4, n_iter=1, unlabelled_marker=-1,
+                          random_state=0).fit(X, y_few)
+    log_proba = first.predict_log_proba(X[rows])
+    expected = -np.mean(log_proba[np.arange(rows.size), y[rows]])
+    assert history["log_loss"][0] == pytest.approx(expected, rel=1e-4)  # float32 pass
+
+
+def test_a_nan_score_never_ends_a_fit_silently():
+    stopping = EarlyStopping("log_loss", -1.0, patience=2, tol=0.0, keep_best=False,
+                             owner="RBMClassifier")
+    params = np.zeros(3)
+    with pytest.warns(UserWarning, match="RBMClassifier: early stopping has no log_loss "
+                      "to follow in epoch 1 .*do not count towards n_iter_no_change"):
+        assert not stopping.update({"epoch": 1, "log_loss": np.nan}, params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per fit
+        for epoch in range(2, 6):
+            assert not stopping.update({"epoch": epoch, "log_loss": np.nan}, params)
+    assert not stopping.update({"epoch": 6, "log_loss": 1.0}, params)  # a real score
+    assert not stopping.update({"epoch": 7, "log_loss": 1.0}, params)
+    assert stopping.update({"epoch": 8, "log_loss": 1.0}, params)  # 2 without progress
+
+
 def test_history_records_classification_scores():
     X, y = small_data()
     clf = RBMClassifier(n_components=3, n_iter=4, random_state=0).fit(X, y)
@@ -627,6 +670,29 @@ def test_a_diverging_fit_is_refused():
     with pytest.raises(TrainingDivergedError, match="learning rate"):
         RBMClassifier(n_components=20, generative_weight=0.0, learning_rate=1e4,
                       n_iter=2, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_fit_far_worse_than_guessing_is_refused(seed):
+    # learning_rate=50 ended at chance with a log-loss of 4.7 to 8.0 nats on its
+    # training rows against 2.30 for guessing: below the old limit, 4 log K.
+    X, y = load_digits(return_X_y=True)
+    clf = RBMClassifier(n_components=64, n_iter=10, learning_rate=50, random_state=seed)
+    with pytest.raises(TrainingDivergedError, match=r"log-loss is \d.*far above the "
+                       r"2.303 of guessing among 10 classes.*learning_rate=50\)"):
+        clf.fit(X[:600] / 16, y[:600])
+    assert not hasattr(clf, "classes_")
+
+
+def test_weak_or_uninformed_fits_are_not_flagged():
+    # A barely trained model sits at guessing (log K); so does one whose labels are
+    # noise. Neither has diverged.
+    X, y = load_digits(return_X_y=True)
+    X = X[:600] / 16
+    RBMClassifier(n_components=16, n_iter=2, learning_rate=1e-3, random_state=0).fit(
+        X, y[:600])
+    noise = np.random.default_rng(0).permutation(y[:600])
+    RBMClassifier(n_components=16, n_iter=10, weight_decay=0.1, random_state=0).fit(X, noise)
 
 
 def test_pipeline_grid_search_and_pickle():

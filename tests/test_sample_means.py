@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from _oracles import (
     all_states,
+    class_rbm_joint_log_weights,
     grbm_hidden_probabilities,
     random_grbm,
     random_rbm,
@@ -13,7 +14,7 @@ from _oracles import (
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import logsumexp
 
-from skboltz import RBM, BoltzmannMachine, GaussianRBM
+from skboltz import RBM, BoltzmannMachine, GaussianRBM, RBMClassifier
 
 N_CHAINS = 20000
 
@@ -92,10 +93,35 @@ def test_gaussian_means_average_to_the_models_visible_means(whiten):
         assert_allclose(states.var(axis=0) - means.var(axis=0), variance, rtol=0.1)
 
 
+def test_classification_rbm_means_average_to_the_models_feature_means():
+    # RBMClassifier.sample(4, return_means=True) raised a TypeError.
+    rng = np.random.default_rng(7)
+    n_features, n_hidden, n_classes = 4, 3, 3
+    params = (rng.normal(0, 1.0, (n_hidden, n_features)), rng.normal(0, 1.0, n_features),
+              rng.normal(0, 1.0, n_hidden), rng.normal(0, 1.0, (n_hidden, n_classes)),
+              rng.normal(0, 1.0, n_classes))
+    log_w = class_rbm_joint_log_weights(*params)
+    p_x = np.exp(logsumexp(log_w, axis=(1, 2)) - logsumexp(log_w))
+    exact = p_x @ all_states(n_features)
+    X = (rng.random((30, n_features)) < 0.5).astype(float)
+    model = RBMClassifier(n_components=n_hidden, n_iter=1, random_state=0).fit(
+        X, np.arange(30) % n_classes)
+    (model.components_, model.intercept_visible_, model.intercept_hidden_,
+     model.class_weights_, model.intercept_class_) = params
+    means = model.sample(N_CHAINS, random_state=0, n_steps=20, return_means=True)
+    assert means.shape == (N_CHAINS, n_features)
+    assert ((means > 0) & (means < 1)).all()  # probabilities, not states
+    assert_means_match(means, exact)
+    states = model.sample(N_CHAINS, random_state=0, n_steps=20)  # the same chains
+    assert np.all(np.abs((states - means).mean(axis=0)) < 5 * 0.5 / np.sqrt(N_CHAINS))
+
+
 @pytest.mark.parametrize("make", [
     lambda X: RBM(n_components=3, n_iter=1, random_state=0).fit(X),
     lambda X: BoltzmannMachine(n_hidden=2, n_iter=1, random_state=0).fit(X),
-], ids=["RBM", "BoltzmannMachine"])
+    lambda X: RBMClassifier(n_components=3, n_iter=1, random_state=0).fit(
+        X, np.arange(50) % 2),
+], ids=["RBM", "BoltzmannMachine", "RBMClassifier"])
 def test_zero_steps_give_the_means_of_the_start(make):
     X = (np.random.default_rng(6).random((50, 4)) < 0.3).astype(float)
     model = make(X)

@@ -29,7 +29,7 @@ from .._boltzmann_energy import (
     bm_second_moments,
 )
 from .._capabilities import BINARY, PAIRWISE, Requires
-from .._energy import clipped_rates, sigmoid
+from .._energy import clipped_rates, column_means, sigmoid
 from .._sklearn import Interval, StrOptions
 from ._base import BMLearningStrategy, register
 
@@ -310,7 +310,7 @@ class MeanFieldGradient(BMLearningStrategy):
 
     def init_state(self, model, X, batch_size, rng):
         m = np.full(model.n_units, 0.5)
-        m[: model.n_visible] = clipped_rates(X.mean(axis=0))
+        m[: model.n_visible] = clipped_rates(column_means(X))
         return {"magnetisation": m, "n_unconverged": 0}
 
     def pop_diagnostics(self, state):
