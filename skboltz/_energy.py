@@ -129,6 +129,22 @@ def bernoulli_sample(probability, rng, out=None):
     return np.less(uniform, probability, out=out if out is not None else uniform)
 
 
+def draw_binary_chains(view, n_samples, n_steps, start, rng, means, last_hidden):
+    """``draw_samples`` of a view with binary visible units: chains from independent
+    units at ``start`` through ``view.gibbs_step``; with ``means``, the last step's
+    hidden state (``last_hidden(V, rng)``) gives P(v = 1 | h) instead of a draw."""
+    rates = np.broadcast_to(np.asarray(start).astype(view.dtype),
+                            (n_samples, view.n_visible))
+    V = bernoulli_sample(rates, rng).astype(view.dtype)
+    if means and n_steps == 0:
+        return rates.copy()
+    for _ in range(n_steps - 1 if means else n_steps):
+        V = view.gibbs_step(V, rng)
+    if means:
+        return view.visible_probability(last_hidden(V, rng))
+    return V
+
+
 def binary_states(n_units, start=0, stop=None, dtype=np.float64):
     """Rows ``start`` to ``stop`` of the 2**n_units binary states, unit 0 lowest bit."""
     stop = 2**n_units if stop is None else stop

@@ -43,6 +43,7 @@ from ._energy import (
     RestrictedView,
     base_bias_from_rates,
     bernoulli_sample,
+    draw_binary_chains,
     sigmoid,
     softplus,
     softplus_row_sums,
@@ -355,17 +356,9 @@ class ClassRBMView(RestrictedView):
         return self.gibbs_step(V, rng)
 
     def draw_samples(self, n_samples, n_steps, start, rng, means=False):
-        rates = np.broadcast_to(np.asarray(start).astype(self.dtype),
-                                (n_samples, self.n_visible))
-        V = bernoulli_sample(rates, rng).astype(self.dtype)
-        if means and n_steps == 0:
-            return rates.copy()
-        for _ in range(n_steps - 1 if means else n_steps):
-            V = self.gibbs_step(V, rng)
-        if means:  # the last step's (y, h), then P(x = 1 | h) instead of a draw from it
-            _, H = self.sample_class_and_hidden(V, rng)
-            return self.visible_probability(H)
-        return V
+        return draw_binary_chains(  # with means: the last step's (y, h), then P(x = 1 | h)
+            self, n_samples, n_steps, start, rng, means,
+            lambda V, rng: self.sample_class_and_hidden(V, rng)[1])
 
     # -- annealing ---------------------------------------------------------------------
     def interpolate(self, beta, base_bias):

@@ -27,6 +27,7 @@ from ._energy import (
     base_bias_from_rates,
     bernoulli_sample,
     binary_states,
+    draw_binary_chains,
     sigmoid,
     sigmoid_in_place,
     softplus,
@@ -165,16 +166,9 @@ class RBMView(RestrictedView):
         return self.gibbs_step(V, rng)
 
     def draw_samples(self, n_samples, n_steps, start, rng, means=False):
-        rates = np.broadcast_to(np.asarray(start).astype(self.dtype),
-                                (n_samples, self.n_visible))
-        V = bernoulli_sample(rates, rng).astype(self.dtype)
-        if means and n_steps == 0:
-            return rates.copy()
-        for _ in range(n_steps - 1 if means else n_steps):
-            V = self.gibbs_step(V, rng)
-        if means:  # the last step's h, then P(v = 1 | h) instead of a draw from it
-            return self.visible_probability(bernoulli_sample(self.hidden_probability(V), rng))
-        return V
+        return draw_binary_chains(  # with means: the last step's h, then P(v = 1 | h)
+            self, n_samples, n_steps, start, rng, means,
+            lambda V, rng: bernoulli_sample(self.hidden_probability(V), rng))
 
     def interpolate(self, beta, base_bias):
         # The joint distribution of this RBM is p_A(v, h)^(1 - beta) p(v, h)^beta up to
