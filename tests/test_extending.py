@@ -288,7 +288,7 @@ def test_nested_setting_of_a_string_strategy_says_to_pass_the_object(model, key)
 
 def test_grid_search_over_a_string_strategy_setting_fails_clearly():
     search = GridSearchCV(RBM(n_components=2, n_iter=1), {"learning__n_steps": [1, 2]}, cv=2)
-    with pytest.raises(ValueError, match=r"learning='cd' is a string .* learning=CD\("):
+    with pytest.raises(ValueError, match=r"learning='pcd' is a string .* learning=PCD\("):
         search.fit(_binary_data())
     search = GridSearchCV(RBM(n_components=2, n_iter=1, learning=CD()),
                           {"learning__n_steps": [1, 2]}, cv=2).fit(_binary_data())

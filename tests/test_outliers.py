@@ -160,8 +160,8 @@ def test_default_model_follows_the_data(digits):
     assert grey.estimator_.whiten and not grey.estimator_.learn_variance
     binary = LikelihoodOutlierDetector(random_state=0).fit(zeros > 0.5)
     assert type(binary.estimator_) is RBM
-    # the user's own model keeps its warnings
-    with pytest.warns(DataScaleWarning):
+    # the user's own model keeps its own checks (constant pixels refused: issue 31)
+    with pytest.raises(ValueError, match="constant feature"):
         LikelihoodOutlierDetector(GaussianRBM(n_iter=1, whiten=True),
                                   contamination=0.1).fit(zeros)
 
