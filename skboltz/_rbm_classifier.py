@@ -125,10 +125,14 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         :class:`~skboltz.exceptions.LabelConventionWarning` when y holds -1 beside two
         or more other classes. A marker that y spells in another type (``"-1"``
         against integer labels holding -1) is refused.
-    learning : {learning_options} or RBMLearningStrategy, default="cd"
+    learning : {learning_options} or RBMLearningStrategy, default="pcd"
         How the model's side of the generative and unsupervised terms is estimated:
-        contrastive divergence (:class:`~skboltz.learning.CD`), persistent CD
-        (:class:`~skboltz.learning.PCD`), parallel tempering
+        persistent CD (:class:`~skboltz.learning.PCD`, the default, as for
+        :class:`~skboltz.RBM`), contrastive divergence (:class:`~skboltz.learning.CD`:
+        on Fashion-MNIST its density went degenerate, its chains reaching states 153
+        nats more probable than its own training rows, and the fit warned; on the
+        digits persistent chains classified as well or better: 0.984-0.987 with all
+        labels, 0.922-0.938 with 100, against 0.982-0.987 and 0.907-0.936), parallel tempering
         (:class:`~skboltz.learning.ParallelTempering`), or a strategy object. The
         strategies sample the joint visible layer (x, y) of the model: a user's
         :meth:`~skboltz.learning.RBMLearningStrategy.negative_phase` receives rows of
@@ -293,7 +297,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         generative_weight=0.3,
         unlabelled_weight=0.1,
         unlabelled_marker=None,
-        learning="cd",
+        learning="pcd",
         z_estimator="auto",
         learning_rate="auto",
         batch_size=20,
@@ -327,7 +331,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         self.verbose = verbose
         self.random_state = random_state
 
-    __doc__ = document_strategy_options(__doc__, ClassRBMView, "cd")
+    __doc__ = document_strategy_options(__doc__, ClassRBMView, "pcd")
 
     # -- the public methods ------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
