@@ -181,7 +181,14 @@ def classifier(**params):
     return RBMClassifier(n_components=4, random_state=0, **params)
 
 
-AVERAGED = [(rbm, DIGITS[:100]), (gaussian, REAL[:100]), (classifier, DIGITS[:100]),
+def classifier_cd(**params):
+    # CD-1: noise labels (row index mod 3) at the automatic step of about 1 make the
+    # persistent chains' classifier swing above the guessing log-loss, which the
+    # divergence check refuses; the averaging is what these tests are about
+    return classifier(learning="cd", **params)
+
+
+AVERAGED = [(rbm, DIGITS[:100]), (gaussian, REAL[:100]), (classifier_cd, DIGITS[:100]),
             (dbm, BINARY[:100])]
 
 
