@@ -19,7 +19,8 @@ Fashion-MNIST's 60,000 training images, binarized at 0.5,
 ``_data.images_784("fashion-binary")``; skipped, with how to get them, when the files
 are missing), 500 hidden units, batch 100:
 seconds per epoch of BernoulliRBM (with the BLAS threads a process gets by default, one
-per core) and of skboltz choosing its own, at its defaults (CD-1) and with BernoulliRBM's
+per core) and of skboltz choosing its own, with CD-1 (``learning="cd"``, visible means;
+the previous default) and with BernoulliRBM's
 PCD-1, against the bare matrix products of a PCD-1 epoch with 1 and with 2 BLAS threads;
 then the same skboltz fits with one BLAS thread in CPU time against the products' CPU
 time (a ratio the machine's other jobs hardly move).
@@ -183,7 +184,7 @@ def floor_cpu_seconds(X, n_components, batch_size):
 def mnist_table(n_hidden=500, batch_size=100, n_epochs=2, repeats=3):
     """Seconds per epoch at MNIST size, alternating; floors with 1 and 2 BLAS threads.
 
-    skboltz at its defaults (CD-1 with visible means) and with BernoulliRBM's
+    skboltz with CD-1 (``learning="cd"``, visible means) and with BernoulliRBM's
     algorithm (PCD-1, sampled visible states; the issue's row). Then the same fits
     with one BLAS thread in CPU time (``time.process_time``), against the floor's CPU
     time: what the elementwise work and the overheads add to the products, a ratio
@@ -199,7 +200,8 @@ def mnist_table(n_hidden=500, batch_size=100, n_epochs=2, repeats=3):
           f"(s per epoch; fit of {n_epochs} epochs, median of {repeats}, alternating)")
     print(f"sklearn runs with BLAS at {default_threads} threads (a process's default); "
           "skboltz chooses its own; floor 1t / 2t: the bare products with 1 / 2 threads; "
-          "CD-1: skboltz's default, PCD-1: learning=PCD(negative_visible='sample')")
+          "CD-1: learning='cd' (visible means), "
+          "PCD-1: learning=PCD(negative_visible='sample')")
     header = (f"{'dtype':8s} {'sklearn':>8s} {'CD-1':>8s} {'PCD-1':>8s} {'speed-up':>9s} "
               f"{'floor 1t':>9s} {'floor 2t':>9s} {'CD-1 / best':>12s} {'PCD-1 / best':>13s}")
     print(header)
