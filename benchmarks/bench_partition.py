@@ -13,9 +13,10 @@ measured now and with the previous defaults ("before"), and MET / MISSED:
   (4,000 rows): its time, the standard error it reached, and the fit's time;
 - the annealing paths on 784 x 500 RBMs trained by CD-1 (no weight decay, no
   averaging: the kind of model whose data-rate path underestimated log Z by 20 nats in
-  the issue), PCD and parallel tempering: the default estimate, the previous default's choice of base at the same budget, each
-  base at 10,000 betas, and long references (32 chains x 100,000 betas from the
-  data-rate and the model's-biases bases);
+  the issue), PCD and parallel tempering: the default estimate, the previous
+  default's choice of base at the same budget, each base at 10,000 betas, and long
+  references (32 chains x 100,000 betas from the data-rate and the model's-biases
+  bases);
 - the log-likelihood bracket (``estimate_log_likelihood_bounds``) on those models and
   on an exact digits model, with its width at each number of RAISE betas;
 - exact log Z of a 64 x 20 RBM and of a fully connected 28-unit BM;
