@@ -5,7 +5,9 @@ Real data only: a figure from data made to look real never chooses a default.
 - :func:`digits_splits`: the classification protocol of the issues: ``load_digits``
   scaled to [0, 1] (X / 16), 75/25 stratified ``train_test_split`` with seeds 0, 1, 2.
 - :func:`labelled_subset`: which training rows keep their labels when only a few do
-  (stratified, so every class is present; the rest are unlabelled).
+  (stratified, so every class is present; the rest are unlabelled, ``UNLABELLED``);
+  :class:`LabelledOnly` and :class:`FeaturesThenClassifier`: how a supervised
+  classifier and an unsupervised feature extractor meet such partly labelled rows.
 - :func:`fashion_mnist`: Fashion-MNIST (Xiao, Rasul & Vollgraf 2017), 70,000 real
   28 x 28 grey photographs of clothes in 10 classes, 60,000 for training and 10,000
   for testing, from the Debian package ``dataset-fashion-mnist``.
@@ -74,6 +76,42 @@ def labelled_subset(y, n_labelled, seed):
         np.arange(len(y)), train_size=n_labelled, stratify=y, random_state=seed
     )
     return np.sort(keep)
+
+
+#: The label of an unlabelled training row (the sklearn.semi_supervised convention).
+UNLABELLED = -1
+
+
+# -- how each kind of model meets partly labelled data (UNLABELLED rows) --------------
+class LabelledOnly:
+    """A supervised classifier trained on the labelled rows only."""
+
+    def __init__(self, classifier):
+        self.classifier = classifier
+
+    def fit(self, X, y):
+        labelled = y != UNLABELLED
+        self.classifier.fit(X[labelled], y[labelled])
+        return self
+
+    def score(self, X, y):
+        return self.classifier.score(X, y)
+
+
+class FeaturesThenClassifier:
+    """Unsupervised features fitted on every row, a classifier on the labelled rows'."""
+
+    def __init__(self, features, classifier):
+        self.features, self.classifier = features, classifier
+
+    def fit(self, X, y):
+        labelled = y != UNLABELLED
+        self.features.fit(X)
+        self.classifier.fit(self.features.transform(X[labelled]), y[labelled])
+        return self
+
+    def score(self, X, y):
+        return self.classifier.score(self.features.transform(X), y)
 
 
 def _read_idx(path):

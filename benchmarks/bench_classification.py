@@ -50,8 +50,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from _data import (SPLIT_SEEDS, available_images_784, digits_splits, images_784,
-                   labelled_subset)
+from _data import (SPLIT_SEEDS, UNLABELLED, FeaturesThenClassifier, LabelledOnly,
+                   available_images_784, digits_splits, images_784, labelled_subset)
 from _machine import print_machine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegressionCV
@@ -59,9 +59,6 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.svm import SVC
 
 from skboltz import RBM, BoltzmannClassifier, DBNClassifier, RBMClassifier
-
-#: The label of an unlabelled training row (the sklearn.semi_supervised convention).
-UNLABELLED = -1
 
 #: Each data set with the architecture its networks use.
 DATA = {
@@ -79,36 +76,6 @@ def load(name):
     return np.vstack([X_train, X_test]), np.concatenate([y_train, y_test])
 
 
-# -- how each kind of model meets partly labelled data ---------------------------------
-class LabelledOnly:
-    """A supervised classifier trained on the labelled rows only."""
-
-    def __init__(self, classifier):
-        self.classifier = classifier
-
-    def fit(self, X, y):
-        labelled = y != UNLABELLED
-        self.classifier.fit(X[labelled], y[labelled])
-        return self
-
-    def score(self, X, y):
-        return self.classifier.score(X, y)
-
-
-class FeaturesThenClassifier:
-    """Unsupervised features fitted on every row, a classifier on the labelled rows'."""
-
-    def __init__(self, features, classifier):
-        self.features, self.classifier = features, classifier
-
-    def fit(self, X, y):
-        labelled = y != UNLABELLED
-        self.features.fit(X)
-        self.classifier.fit(self.features.transform(X[labelled]), y[labelled])
-        return self
-
-    def score(self, X, y):
-        return self.classifier.score(self.features.transform(X), y)
 
 
 # -- the rows ----------------------------------------------------------------------------

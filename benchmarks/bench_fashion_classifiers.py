@@ -62,7 +62,8 @@ from dataclasses import dataclass  # noqa: E402
 from typing import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _data import images_784, labelled_subset  # noqa: E402
+from _data import (UNLABELLED, FeaturesThenClassifier, LabelledOnly,  # noqa: E402
+                   images_784, labelled_subset)
 from _machine import print_machine  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
@@ -72,43 +73,11 @@ from sklearn.svm import SVC  # noqa: E402
 from skboltz import RBM, DBNClassifier, RBMClassifier  # noqa: E402
 from skboltz.exceptions import DegenerateModelWarning  # noqa: E402
 
-#: The label of an unlabelled training row (the sklearn.semi_supervised convention).
-UNLABELLED = -1
 N_HIDDEN = 500
 DBN_SIZES = (N_HIDDEN, N_HIDDEN)
 SEED = 0
 
 
-# -- how each kind of model meets partly labelled data ---------------------------------
-class LabelledOnly:
-    """A supervised classifier trained on the labelled rows only."""
-
-    def __init__(self, classifier):
-        self.classifier = classifier
-
-    def fit(self, X, y):
-        labelled = y != UNLABELLED
-        self.classifier.fit(X[labelled], y[labelled])
-        return self
-
-    def score(self, X, y):
-        return self.classifier.score(X, y)
-
-
-class FeaturesThenClassifier:
-    """Unsupervised features fitted on every row, a classifier on the labelled rows'."""
-
-    def __init__(self, features, classifier):
-        self.features, self.classifier = features, classifier
-
-    def fit(self, X, y):
-        labelled = y != UNLABELLED
-        self.features.fit(X)
-        self.classifier.fit(self.features.transform(X[labelled]), y[labelled])
-        return self
-
-    def score(self, X, y):
-        return self.classifier.score(self.features.transform(X), y)
 
 
 def logistic_regression():
