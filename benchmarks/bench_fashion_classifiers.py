@@ -90,16 +90,9 @@ def dbn_classifier():
 
 
 def random_start_twin():
-    """The network DBNClassifier fine-tunes, with the same settings, from random weights."""
-    clf = dbn_classifier()
-    return MLPClassifier(
-        hidden_layer_sizes=DBN_SIZES, activation="logistic", solver=clf.solver,
-        alpha=clf.alpha, batch_size=clf.batch_size,
-        learning_rate_init=clf.learning_rate_init, momentum=clf.momentum,
-        max_iter=clf.max_iter, tol=clf.tol, early_stopping=clf.early_stopping,
-        validation_fraction=clf.validation_fraction,
-        n_iter_no_change=clf.n_iter_no_change, random_state=SEED,
-    )
+    """The network DBNClassifier fine-tunes, with the same settings, from random weights
+    (the estimator's own builder, so the two cannot drift apart)."""
+    return dbn_classifier()._new_mlp(SEED)
 
 
 @dataclass
