@@ -1124,19 +1124,15 @@ class BoltzmannBase(
         """
         if first_call and self._binary_visible() and monitor.train.shape[0]:
             # what the scores' check of the extreme rows allows them
-            rows, _ = degeneracy.extreme_rows(monitor.train.shape[1])
-            state.extreme_row_shares = tuple(
-                degeneracy.share_of_rows(row, monitor.train) for row in rows)
+            state.extreme_row_shares = degeneracy.extreme_row_shares(monitor.train)
         if n_rows_trained == 0:
             return None  # nothing trained (n_iter=0): the starting model
         if first_call:
             state.unchecked_degeneracy_rows = 0
         state.unchecked_degeneracy_rows += n_rows_trained
-        n_steps = degeneracy.check_steps(state.unchecked_degeneracy_rows)
-        if not first_call and n_steps == degeneracy.MIN_STEPS and (
-                degeneracy.CHECK_COST_FRACTION * state.unchecked_degeneracy_rows
-                < degeneracy.MIN_STEPS * degeneracy.N_CHAINS):
+        if not first_call and not degeneracy.is_due(state.unchecked_degeneracy_rows):
             return None
+        n_steps = degeneracy.check_steps(state.unchecked_degeneracy_rows)
         state.unchecked_degeneracy_rows = 0
         if monitor.train.shape[0] == 0:
             return None

@@ -110,6 +110,12 @@ def _state_name(state):
     return f"{int(state.sum())} of {state.size} units on"
 
 
+def is_due(fit_gibbs_rows):
+    """Whether training of ``fit_gibbs_rows`` rows pays for the check's shortest run
+    (``partial_fit`` calls are checked once they have)."""
+    return CHECK_COST_FRACTION * fit_gibbs_rows >= MIN_STEPS * N_CHAINS
+
+
 def check_steps(fit_gibbs_rows):
     """Gibbs steps of the check's chains for a fit that made ``fit_gibbs_rows`` row
     updates of Gibbs work (rows times steps)."""
@@ -185,6 +191,11 @@ def extreme_rows(n_visible, dtype=np.float64):
     rows = np.zeros((2, n_visible), dtype=dtype)
     rows[1] = 1
     return rows, ("all-zeros", "all-ones")
+
+
+def extreme_row_shares(rows):
+    """The shares of ``rows`` (rounded) that are all zeros and all ones."""
+    return tuple(share_of_rows(row, rows) for row in extreme_rows(rows.shape[1])[0])
 
 
 def favoured_extreme_row(view, log_z, rates, data_shares):
