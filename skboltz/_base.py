@@ -1693,13 +1693,16 @@ class BoltzmannBase(
         never reach such a mode (a CD-1 model of real digits put 94 % of its
         probability on the blank image while its chains wandered elsewhere); log Z
         sees it, so the scores that need log Z check it, for two free energies."""
-        view = self._model_view()
-        flag = ("favoured states", log_z.value, parameter_fingerprint(view))
+        # Keyed by the estimate (hand-edited parameters get a new one), not by a
+        # second digest of the parameters on every score call.
+        flag = ("favoured states checked", log_z.method, log_z.value, log_z.std_error)
         if (flag in self._log_z_cache or log_z.kind not in ("exact", "estimate")
-                or not self._binary_visible()
-                or not getattr(view, "free_energy_is_cheap", True)):
+                or not self._binary_visible()):
             return
         self._log_z_cache[flag] = True
+        view = self._model_view()
+        if not getattr(view, "free_energy_is_cheap", True):
+            return
         state = self._training_state
         # the view's own free energy (an estimator's scoring path may estimate each
         # row's, which two rows' check is not worth)
