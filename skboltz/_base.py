@@ -1978,6 +1978,12 @@ def parameter_fingerprint(view):
     """A digest of every parameter array of a model view (fields that hold an array or
     a tuple or list of arrays)."""
     digest = hashlib.blake2b(digest_size=16)
+    arrays_of = getattr(view, "parameter_arrays", None)
+    if arrays_of is not None:  # a view over layers lists its arrays
+        for array in arrays_of():
+            digest.update(np.ascontiguousarray(array).tobytes())
+            digest.update(str((array.dtype, array.shape)).encode())
+        return digest.hexdigest()
     for value in vars(view).values():
         # a field may hold one array or a sequence of them (a deep machine's layers)
         for array in (value if isinstance(value, (tuple, list)) else (value,)):

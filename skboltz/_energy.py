@@ -6,9 +6,6 @@ family has its own math module beside it (``_rbm_energy``, ``_gaussian_rbm_energ
 parameters; :class:`ModelView` is the protocol those views follow.
 """
 
-import dataclasses
-import functools
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -127,22 +124,6 @@ def bernoulli_sample(probability, rng, out=None):
     """Draw 0/1 units with the given probabilities, in the probabilities' dtype."""
     uniform = rng.random(probability.shape, dtype=probability.dtype)
     return np.less(uniform, probability, out=out if out is not None else uniform)
-
-
-def draw_binary_chains(view, n_samples, n_steps, start, rng, means, last_hidden):
-    """``draw_samples`` of a view with binary visible units: chains from independent
-    units at ``start`` through ``view.gibbs_step``; with ``means``, the last step's
-    hidden state (``last_hidden(V, rng)``) gives P(v = 1 | h) instead of a draw."""
-    rates = np.broadcast_to(np.asarray(start).astype(view.dtype),
-                            (n_samples, view.n_visible))
-    V = bernoulli_sample(rates, rng).astype(view.dtype)
-    if means and n_steps == 0:
-        return rates.copy()
-    for _ in range(n_steps - 1 if means else n_steps):
-        V = view.gibbs_step(V, rng)
-    if means:
-        return view.visible_probability(last_hidden(V, rng))
-    return V
 
 
 def binary_states(n_units, start=0, stop=None, dtype=np.float64):
@@ -521,96 +502,6 @@ class ModelView(Protocol):
             The chains' visible rows (or means) after ``n_steps`` steps.
         """
         ...
-
-
-@dataclass(frozen=True, eq=False)
-class RestrictedView(ModelView):
-    """What the views of two-layer models share: weights W of shape (n_hidden,
-    n_visible) between a visible and a hidden layer, with their biases.
-
-    The sizes, ``astype`` (every field is an array), and the inference members that
-    follow from the conditionals: ``hidden_marginals`` is ``hidden_probability`` and
-    ``reconstruct`` is ``visible_mean(hidden_probability(v))``. A subclass adds its
-    fields (GaussianRBMView: the variances), ``capabilities`` and the rest of the
-    protocol.
-    """
-
-    weights: np.ndarray
-    visible_bias: np.ndarray
-    hidden_bias: np.ndarray
-
-    @property
-    def n_visible(self):
-        """Number of visible units."""
-        return self.weights.shape[1]
-
-    @property
-    def n_hidden(self):
-        """Number of hidden units."""
-        return self.weights.shape[0]
-
-    @property
-    def n_units(self):
-        """Number of units, visible and hidden."""
-        return self.n_visible + self.n_hidden
-
-    @property
-    def temperature(self):
-        """The temperature T (1)."""
-        return 1.0
-
-    @property
-    def dtype(self):
-        """Floating-point type of the parameters."""
-        return self.weights.dtype
-
-    def astype(self, dtype):
-        arrays = vars(self)
-        return type(self)(*(arrays[name].astype(dtype) for name in _field_names(type(self))))
-
-    def visible_mean(self, H):
-        """Compute E[v | h] for each row of hidden states.
-
-        Parameters
-        ----------
-        H : ndarray of shape (n_rows, n_hidden)
-            Hidden states (or probabilities, for a mean-field reconstruction).
-
-        Returns
-        -------
-        mean : ndarray of shape (n_rows, n_visible)
-            The visible units' conditional means.
-        """
-        raise NotImplementedError
-
-    def sample_visible(self, H, rng):
-        """Draw visible rows from p(v | h) for each row of hidden states.
-
-        Parameters
-        ----------
-        H : ndarray of shape (n_rows, n_hidden)
-            Hidden states.
-        rng : numpy.random.Generator
-            Source of randomness.
-
-        Returns
-        -------
-        V : ndarray of shape (n_rows, n_visible)
-            Visible rows.
-        """
-        raise NotImplementedError
-
-    def hidden_marginals(self, V):
-        return self.hidden_probability(V)
-
-    def reconstruct(self, V):
-        return self.visible_mean(self.hidden_probability(V))
-
-
-@functools.cache
-def _field_names(view_class):
-    """The names of a view dataclass's fields, in order (looked up once per class)."""
-    return tuple(item.name for item in dataclasses.fields(view_class))
 
 
 #: The base models of annealing paths an RBM or BM view offers (see ``annealing_base``).

@@ -20,8 +20,9 @@ and summing y and h out the free energy of the features,
 
 For the restricted learning rule and its samplers the model is an RBM whose visible
 layer is the pair (x, y): :class:`AugmentedClassRBM`, the training form, packs the
-parameters like :class:`~skboltz._rbm_energy.AugmentedRBM` with the class units as
-extra visible columns (:class:`ClassRBMLayout`) and draws y from its softmax.
+parameters like any restricted model's (:mod:`skboltz._restricted_energy`) with the
+class units as extra visible columns (:class:`ClassRBMLayout`): its visible layer is
+two groups, binary features and a softmax class (:mod:`skboltz._layers`).
 
 Pure functions of numpy arrays and small read-only objects; no scikit-learn objects.
 """
@@ -39,17 +40,11 @@ from ._capabilities import (
     SOFTMAX,
     Capabilities,
 )
-from ._energy import (
-    RestrictedView,
-    base_bias_from_rates,
-    bernoulli_sample,
-    draw_binary_chains,
-    sigmoid,
-    softplus,
-    softplus_row_sums,
-)
-from ._noise import NOISE_DTYPE, Noise
-from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
+from ._energy import bernoulli_sample, sigmoid, softplus, softplus_row_sums
+from ._layers import BinaryUnits, LayerGroups, SoftmaxUnits
+from ._noise import Noise
+from ._rbm_energy import RBMView
+from ._restricted_energy import RestrictedLayout, RestrictedTrainingForm, RestrictedView
 
 #: Numbers per (rows x classes x hidden units) block of the inference paths: bounds
 #: their memory (8 MB in float64) whatever the number of rows.
@@ -83,7 +78,7 @@ def draw_categorical(probability, uniform, out):
     return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class ClassRBMView(RestrictedView):
     """Read-only view of a classification RBM (of :class:`~skboltz.RBMClassifier`).
 
@@ -136,6 +131,13 @@ class ClassRBMView(RestrictedView):
         units=(("visible", BINARY), ("class", SOFTMAX), ("hidden", BINARY)),
         operations={RESTRICTED, ENUMERATION, ANNEALING},
     )
+    #: Its annealing chains (the class summed out) take one base model.
+    anneals_several_bases = False
+
+    def __init__(self, weights, visible_bias, hidden_bias, class_weights, class_bias):
+        super().__init__(weights, BinaryUnits(visible_bias), BinaryUnits(hidden_bias))
+        object.__setattr__(self, "class_weights", class_weights)
+        object.__setattr__(self, "class_bias", class_bias)
 
     @property
     def n_classes(self):
@@ -310,21 +312,6 @@ class ClassRBMView(RestrictedView):
         H = bernoulli_sample(self.hidden_probability_given_class(V, Y), rng)
         return Y, H
 
-    def visible_probability(self, H):
-        """Compute P(x_i = 1 | h) for each row of hidden states.
-
-        Parameters
-        ----------
-        H : ndarray of shape (n_rows, n_hidden)
-            Hidden states (or probabilities).
-
-        Returns
-        -------
-        probability : ndarray of shape (n_rows, n_features)
-            The features' conditional probabilities of being on.
-        """
-        return sigmoid(H @ self.weights + self.visible_bias)
-
     def class_probability_given_hidden(self, H):
         """Compute p(y | h) (the softmax of d + U^T h) for each row of hidden states.
 
@@ -340,25 +327,10 @@ class ClassRBMView(RestrictedView):
         """
         return softmax_rows(H @ self.class_weights + self.class_bias)
 
-    def gibbs_step(self, S, rng):
-        # x -> (y, h) -> x: (y, h) drawn jointly given x, then x given h. Each block
-        # leaves p(y, x, h) invariant, so the feature chain leaves p(x) invariant.
-        _, H = self.sample_class_and_hidden(S, rng)
-        return bernoulli_sample(self.visible_probability(H), rng)
-
-    def visible_mean(self, H):
-        return self.visible_probability(H)
-
-    def sample_visible(self, H, rng):
-        return bernoulli_sample(self.visible_probability(H), rng)
-
-    def visible_gibbs_step(self, V, rng):
-        return self.gibbs_step(V, rng)
-
-    def draw_samples(self, n_samples, n_steps, start, rng, means=False):
-        return draw_binary_chains(  # with means: the last step's (y, h), then P(x = 1 | h)
-            self, n_samples, n_steps, start, rng, means,
-            lambda V, rng: self.sample_class_and_hidden(V, rng)[1])
+    def sample_hidden(self, V, rng):
+        # (y, h) drawn jointly given x: y from the exact posterior, then h. A Gibbs
+        # step x -> (y, h) -> x leaves p(y, x, h), so the feature chain p(x), invariant.
+        return self.sample_class_and_hidden(V, rng)[1]
 
     # -- annealing ---------------------------------------------------------------------
     def interpolate(self, beta, base_bias):
@@ -374,8 +346,26 @@ class ClassRBMView(RestrictedView):
             beta * self.class_bias,
         )
 
-    def base_bias_from_rates(self, data_rates):
-        return base_bias_from_rates(data_rates, self.n_visible, self.n_state_units)
+    def annealing_base(self, data_rates, kind="data"):
+        """Return None: the one base model of annealing is the features' own.
+
+        The class and the hidden units are summed out of the annealing chains, so
+        their base is :meth:`base_bias_from_rates` (independent features at the data's
+        rates), whatever ``kind``.
+
+        Parameters
+        ----------
+        data_rates : ndarray of shape (n_features,) or None
+            Mean of each feature over the training data.
+        kind : str, default="data"
+            Ignored.
+
+        Returns
+        -------
+        base_bias : None
+            No base over all units.
+        """
+        return None
 
     def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
         """Return annealed-importance-sampling chains from the base model to this one.
@@ -464,12 +454,12 @@ class ClassRBMView(RestrictedView):
         return AugmentedClassRBM.from_view(self)
 
 
-class ClassRBMLayout(RBMLayout):
+class ClassRBMLayout(RestrictedLayout):
     """Named blocks of a classification RBM's packed parameters (and velocity).
 
     The array has shape (n_hidden + 1, n_features + n_classes + 1): an RBM's layout
-    (:class:`~skboltz._rbm_energy.RBMLayout`) whose visible layer is the pair (x, y),
-    the class units after the features::
+    (:class:`~skboltz._restricted_energy.RestrictedLayout`) whose visible layer is the
+    pair (x, y), the class units after the features::
 
         [ W  (n_hidden, n_features) | U  (n_hidden, n_classes) | c  hidden biases ]
         [ b  feature biases         | d  class biases          | constant         ]
@@ -486,6 +476,7 @@ class ClassRBMLayout(RBMLayout):
     """
 
     def __init__(self, n_classes):
+        super().__init__()
         k = n_classes
         self.n_classes = k
         #: Blocks of the parameters.
@@ -510,16 +501,27 @@ class ClassRBMLayout(RBMLayout):
         return params
 
 
-class AugmentedClassRBM(AugmentedRBM):
+_BINARY = BinaryUnits(np.zeros(0))
+
+
+def joint_visible_layer(n_features, n_classes):
+    """The joint visible layer (x, y) of a classification RBM: binary features, then
+    one softmax group of the classes (the layers' parameters are bound later)."""
+    return LayerGroups([BinaryUnits(np.zeros(n_features)),
+                        SoftmaxUnits(np.zeros(n_classes), (n_classes,))])
+
+
+class AugmentedClassRBM(RestrictedTrainingForm):
     """Training form of a classification RBM: an RBM over the joint visible layer (x, y).
 
-    The packed parameters follow :class:`ClassRBMLayout`; rows of visible states are
-    ``[x, e_y, 1]`` (features, one-hot class, the constant unit). Everything of
-    :class:`~skboltz._rbm_energy.AugmentedRBM` applies (hidden inputs, hidden draws,
-    statistics, energies: the class units enter them linearly, like features), except
-    the visible draws: the class units are one softmax unit, drawn as one of K
-    (:meth:`draw_visible`, :meth:`chains_from_rows`). So the RBM's learning strategies
-    (CD, PCD, parallel tempering) sample the joint model through it unchanged.
+    The generic :class:`~skboltz._restricted_energy.RestrictedTrainingForm` whose
+    visible layer is two groups (:func:`joint_visible_layer`): the binary features and
+    one softmax class unit. The packed parameters follow :class:`ClassRBMLayout`; rows
+    of visible states are ``[x, e_y, 1]`` (features, one-hot class, the constant unit).
+    Hidden inputs, hidden draws, statistics and energies take the class units
+    linearly, like features, and the visible draws draw the class as one of K; so the
+    RBM's learning strategies (CD, PCD, parallel tempering) sample the joint model
+    through it unchanged.
 
     :meth:`positive_pass` is the data's side of a minibatch's gradient (the exact
     p(y | x) and the gradient of log p(y | x) among it), :meth:`gradient_step` the
@@ -534,10 +536,11 @@ class AugmentedClassRBM(AugmentedRBM):
     """
 
     def __init__(self, params, n_classes):
-        super().__init__(params)
+        n_features = params.shape[1] - 1 - n_classes
+        super().__init__(params, joint_visible_layer(n_features, n_classes), _BINARY,
+                         ClassRBMView, ClassRBMLayout(n_classes))
         self.n_classes = n_classes
-        self.n_features = self.n_visible - n_classes
-        self.layout = ClassRBMLayout(n_classes)
+        self.n_features = n_features
 
     @classmethod
     def from_view(cls, view):
@@ -553,68 +556,6 @@ class AugmentedClassRBM(AugmentedRBM):
         return ClassRBMView(p[layout.feature_weights], p[layout.feature_bias],
                             p[layout.hidden_bias], p[layout.class_weights],
                             p[layout.class_bias])
-
-    # -- visible draws: binary features, one softmax class unit ----------------------
-    def chains_from_rows(self, rows, rng):
-        """Augmented joint states drawn from rows ``[x, class probabilities]``: each
-        feature on with its value, the class one of K with the row's probabilities
-        (uniform where they are all 0)."""
-        rows = np.asarray(rows)
-        layout = self.layout
-        chains = self.augment(np.clip(rows, 0, 1).astype(self.params.dtype, copy=False))
-        features = chains[layout.features]
-        np.less(rng.random(features.shape, dtype=NOISE_DTYPE), features, out=features)
-        weights = np.clip(rows[:, self.n_features :], 0, None).astype(np.float64)
-        weights[weights.sum(axis=1) == 0] = 1.0
-        draw_categorical(weights, rng.random((rows.shape[0], 1)), chains[layout.classes])
-        return chains
-
-    def _draw_classes(self, class_input, noise, out):
-        """One-hot draws from the softmax of ``class_input`` into ``out``."""
-        probability = class_input - class_input.max(axis=1, keepdims=True)
-        np.exp(probability, out=probability)
-        draw_categorical(probability, noise.uniform((class_input.shape[0], 1)), out)
-
-    def draw_visible(self, H, noise, out, beta=None):
-        """Fill augmented joint rows ``out`` with a draw from p(x, y | h) (at ``beta``):
-        independent binary features and one class from the softmax of d + U^T h."""
-        x = np.dot(H, self.params, out=out)
-        if beta is not None:
-            x *= beta
-        classes = self.layout.classes
-        class_input = x[classes].copy()
-        np.greater(x, noise.logistic(x.shape), out=x)
-        self._draw_classes(class_input, noise, x[classes])
-        if beta is not None:
-            x[RBMLayout.constant_unit] = 1  # at beta = 0 it would be a coin flip
-        return x
-
-    def visible_probability(self, H):
-        """P(x = 1 | h) and p(y | h) for augmented rows ``H`` (constant unit 1)."""
-        return self.visible_mean(H, self.empty_visible(H.shape[0]))
-
-    def visible_mean(self, H, out):
-        """Fill augmented joint rows ``out`` with the mean of (x, y) given ``H``:
-        P(x = 1 | h) and p(y | h) (the constant unit comes out as 1)."""
-        x = np.dot(H, self.params, out=out)
-        classes = self.layout.classes
-        class_input = x[classes].copy()
-        sigmoid(x, out=x)
-        x[classes] = softmax_rows(class_input)
-        return x
-
-    def draw_visible_and_mean(self, H, noise, out, mean):
-        """Fill ``out`` with a draw from p(x, y | h) and ``mean`` with its mean: one
-        product for both (the draw compares the inputs with the noise first, as
-        :meth:`draw_visible` does, so it makes the same draws)."""
-        x = np.dot(H, self.params, out=mean)
-        classes = self.layout.classes
-        class_input = x[classes].copy()
-        np.greater(x, noise.logistic(x.shape), out=out)
-        self._draw_classes(class_input.copy(), noise, out[classes])
-        sigmoid(x, out=x)
-        x[classes] = softmax_rows(class_input)
-        return out
 
     def reconstruction_error(self, X):
         """Mean squared error of the mean-field reconstruction of feature rows X."""

@@ -78,10 +78,9 @@ def _public_members():
                 continue  # plain class attributes and dataclass fields
             if getattr(member, "__doc__", None) is None:
                 # Overrides a documented method of a base class without a docstring.
-                base = next(
-                    (k for k in owner.__mro__[1:] if attr in vars(k)), None
-                )
-                if base is not None and vars(base)[attr].__doc__:
+                # (the nearest base that documents it: what inspect.getdoc and
+                # Sphinx show)
+                if any(vars(k)[attr].__doc__ for k in owner.__mro__[1:] if attr in vars(k)):
                     continue
             names.append(f"{qualified}.{attr}")
     return names

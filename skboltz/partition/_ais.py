@@ -167,17 +167,21 @@ class _InterpolatedChains:
 
 
 def _chains(model, base_bias, n_chains, rng):
-    """The model's own fast AIS chains, or the generic float64 ones."""
-    if hasattr(model, "annealing"):
-        return model.annealing(base_bias, n_chains, rng)
-    return _InterpolatedChains(model, base_bias, n_chains, rng)
+    """The model's own fast AIS chains, or the generic float64 ones (views without
+    ``annealing``, or whose ``annealing`` returns None for their units)."""
+    annealing = getattr(model, "annealing", None)
+    chains = None if annealing is None else annealing(base_bias, n_chains, rng)
+    return chains if chains is not None else _InterpolatedChains(model, base_bias,
+                                                                 n_chains, rng)
 
 
 def _base_biases(model, data_rates, names):
     """Name -> biases of the base models ``names`` that ``model`` offers, duplicates
     dropped (without hidden units "response" is "data"). Views without
-    ``annealing_base`` offer one, the data's rates (``base_bias_from_rates``)."""
-    if not hasattr(model, "annealing_base"):
+    ``annealing_base`` (or whose ``annealing_base`` returns None) offer one, the
+    data's rates (``base_bias_from_rates``)."""
+    annealing_base = getattr(model, "annealing_base", None)
+    if annealing_base is None or annealing_base(data_rates, names[0]) is None:
         return {"data": model.base_bias_from_rates(data_rates)}
     biases = {}
     for name in names:

@@ -1,0 +1,895 @@
+"""Unit types as layer objects: what a restricted model asks of its units.
+
+A layer is a set of units of one type together with its parameters: a bias per unit,
+and whatever else the type has (a Gaussian layer's variances). It owns every formula
+that depends on the unit type: its own energy term, its conditional mean and draw given
+what the other layer sends it, the log-partition function of an independent layer
+(which sums the layer out of a restricted model and is the base model of annealing),
+what input it accepts and what it offers. A restricted model is a (visible, hidden)
+pair of layers coupled by one weight matrix (:mod:`skboltz._restricted_energy`); a
+visible layer may be made of several groups (:class:`LayerGroups`), so that a mixed
+table is a list of groups, not a new model.
+
+Layers are read-only, like the views that hold them: a new parameter set is a new
+layer (:meth:`Layer.replace`). Two conventions for what they receive:
+
+- *inputs*, in the views' arithmetic: what the other layer sends through the weights,
+  the layer's own bias excluded (``mean``, ``sample``, ``log_partition``);
+- *fields*, in the training form's: the bias included (the packed products carry it
+  through a constant unit), on rows whose last column is that constant unit, which
+  comes out as 1 (``draw_fields``, ``mean_of_fields``, in place; random numbers from
+  the buffered streams of :class:`skboltz._noise.Noise`).
+
+A new unit type is one subclass of :class:`Layer`; ``tests/test_extending.py`` trains
+and scores one exactly.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
+from ._capabilities import BINARY, GAUSSIAN, SOFTMAX
+from ._energy import (
+    RATE_CLIP,
+    bernoulli_sample,
+    binary_entropy_row_sums,
+    binary_states,
+    logit_of_rates,
+    sigmoid,
+    sigmoid_in_place,
+    softplus,
+    softplus_row_sums,
+    sum_log,
+)
+from ._noise import NOISE_DTYPE
+from ._runtime import warn_user
+from .exceptions import DataRangeWarning
+
+
+class Layer:
+    """A layer of units of one type, with its parameters (read-only).
+
+    Subclasses set the class attributes and implement the methods that raise
+    ``NotImplementedError`` here; the defaults serve a layer whose only parameter is
+    its bias and whose units take their states elementwise.
+
+    Attributes
+    ----------
+    unit_type : str
+        The name strategies' requirements refer to (``"binary"``, ``"gaussian"``,
+        ``"softmax"``, or a new type's own).
+    discrete : bool
+        Whether the states are countable: a state has a probability (at most 1, so a
+        log-likelihood is at most 0), and a model can list the layer's states (exact
+        enumeration) and anneal over them.
+    tempers_bias : bool
+        Whether the bias belongs to the tempered part of the energy (parallel
+        tempering's p_beta scales the whole field; a Gaussian layer keeps its quadratic
+        term, bias included, at every temperature).
+    auto_negative_visible : {"mean", "sample"}
+        What ``negative_visible="auto"`` of the sampling strategies means for this
+        layer as the visible one.
+    row_noise : str or None
+        ``"logistic"`` for a layer whose draws compare each field with its own logistic
+        number: groups of such layers share one draw over a whole row.
+    extra_parameters : tuple of str
+        Per-unit parameters besides the bias (a training form packs each as a row
+        above the weights).
+    """
+
+    unit_type = None
+    discrete = True
+    tempers_bias = True
+    auto_negative_visible = "mean"
+    row_noise = None
+    extra_parameters = ()
+
+    def __init__(self, bias):
+        self.bias = bias
+
+    # -- parameters ------------------------------------------------------------------
+    def parameters(self):
+        """The layer's parameter arrays by name, the bias first (a dict)."""
+        return {"bias": self.bias}
+
+    def replace(self, **parameters):
+        """The same kind of layer (same structure) over other parameter arrays."""
+        return type(self)(**{**self.parameters(), **parameters})
+
+    def astype(self, dtype):
+        """The layer with its parameters in another floating-point type."""
+        return self.replace(**{name: np.asarray(array).astype(dtype)
+                               for name, array in self.parameters().items()})
+
+    @property
+    def n_units(self):
+        """Number of units."""
+        return self.bias.shape[0]
+
+    @property
+    def dtype(self):
+        """Floating-point type of the parameters."""
+        return self.bias.dtype
+
+    def __repr__(self):
+        return f"{type(self).__name__}(n_units={self.n_units})"
+
+    # -- the model's math, in the views' arithmetic ------------------------------------
+    def energy(self, S):
+        """The layer's own energy term of each row of states (its bias, and whatever
+        else the type's energy holds besides the coupling)."""
+        return -np.asarray(S @ self.bias).ravel()
+
+    def seen_weights(self, weights):
+        """``weights`` (other units x these units) as the other layer sees these
+        units' states through them: the weights themselves, unless the type scales its
+        states (a Gaussian unit is seen as v / sigma^2)."""
+        return weights
+
+    def mean(self, input):
+        """E[s | input] of each row, ``input`` the other layer's input (bias excluded)."""
+        raise NotImplementedError
+
+    def sample(self, input, rng):
+        """A draw of each row given the other layer's ``input`` (numpy generator)."""
+        raise NotImplementedError
+
+    def log_partition(self, input, overwrite=False, add_to=None):
+        """log sum_s exp(-energy(s) + s . input) of each row (float): the layer summed
+        out given the other layer's ``input``; with a zero input, the log-partition of
+        the layer alone. ``overwrite`` lets it use ``input`` as scratch space;
+        ``add_to`` (per row) is added first, in the sum's own order."""
+        raise NotImplementedError
+
+    def independent_log_partition(self):
+        """log Z of the layer on its own (no coupling), a float: the base model of
+        annealing paths."""
+        return float(self.log_partition(np.zeros((1, self.n_units)))[0])
+
+    def enumeration_log_weights(self, enumerated, to_self, chunk_size):
+        """Yield the log weights of chunks of the ``enumerated`` layer's states with
+        this layer summed out: -E(s) + log_partition(s @ to_self), float64 (exact log
+        Z of a restricted model; ``to_self`` maps the enumerated layer's states to this
+        layer's input). Both layers in float64."""
+        n_states = enumerated.n_states
+        for start in range(0, n_states, chunk_size):
+            S = enumerated.states(start, min(start + chunk_size, n_states))
+            yield -enumerated.energy(S) + self.log_partition(S @ to_self, overwrite=True)
+
+    # -- discrete layers: states, rates, the data's range -------------------------------
+    @property
+    def log_n_states(self):
+        """log of the number of states (the uniform distribution's -log p)."""
+        raise NotImplementedError
+
+    @property
+    def n_states(self):
+        """The number of states of the layer."""
+        raise NotImplementedError
+
+    @property
+    def n_bits(self):
+        """Binary digits that number the states: what exact enumeration counts."""
+        return int(np.ceil(self.log_n_states / np.log(2.0) - 1e-9))
+
+    def states(self, start, stop):
+        """Rows ``start`` to ``stop`` of the list of the layer's states."""
+        raise NotImplementedError
+
+    def base_bias_from_rates(self, rates):
+        """Biases of the independent layer whose means are the data's ``rates``
+        (clipped away from 0 and 1), float64."""
+        raise NotImplementedError
+
+    def check_rows(self, X):
+        """``X`` as the layer takes it (validated rows; a binary layer clips values
+        outside [0, 1] with a warning). Called by every method that takes rows."""
+        return X
+
+    # -- the training form, on fields -----------------------------------------------
+    def draw_fields(self, x, noise, out=None, tempered=False):
+        """A draw of each row given its fields ``x`` (augmented rows; into ``out``, by
+        default ``x`` itself); the constant unit comes out as 1."""
+        units = x[..., :-1]
+        if out is None or out is x:
+            out, target = x, units
+        else:
+            target = out[..., :-1]
+        self.draw_units(units, noise, target)
+        out[..., -1] = 1
+        return out
+
+    def mean_of_fields(self, x):
+        """The conditional means given the fields ``x`` (augmented rows), in place."""
+        self.mean_of_unit_fields(x[..., :-1])
+        x[..., -1] = 1
+        return x
+
+    def draw_fields_and_mean(self, x, noise, out):
+        """Fill ``out`` with a draw given the fields ``x`` and ``x`` with the means,
+        drawing as :meth:`draw_fields` does (the same numbers); returns ``out``."""
+        self.draw_fields(x, noise, out)
+        self.mean_of_fields(x)
+        return out
+
+    def draw_units(self, fields, noise, out, logistic=None):
+        """Draws given the fields of the layer's own columns (no constant unit) into
+        ``out``; ``logistic`` is this layer's slice of a row's shared logistic noise
+        (layers whose ``row_noise`` is "logistic")."""
+        raise NotImplementedError
+
+    def mean_of_unit_fields(self, fields):
+        """The means given the fields of the layer's own columns, in place."""
+        raise NotImplementedError
+
+    def write_states(self, rows, rng, out):
+        """Fill ``out`` with states started from data ``rows`` (persistent chains' first
+        states): a draw whose means are the rows, or the rows themselves."""
+        raise NotImplementedError
+
+    def draw_independent(self, start, rng):
+        """Rows of independent units whose means are the rows of ``start`` (where
+        ``sample``'s chains start: the data's rates or means)."""
+        raise NotImplementedError
+
+    def draw_unit_columns(self, fields, noise, out):
+        """Draws into ``out`` given ``fields``, both laid out units x chains
+        (annealing chains; ``fields`` may be a column broadcast over the chains)."""
+        self.draw_units(np.broadcast_to(fields, out.shape).T, noise, out.T)
+
+    # -- what a training form asks of its visible layer --------------------------------
+    def seen_rows(self, rows, form):
+        """The packed rows ``[W | c]`` over ``[b | ALWAYS_ON]`` as the hidden units see
+        this layer's states (the rows themselves unless the type scales its states)."""
+        return rows
+
+    def for_view(self):
+        """The layer as views hold it (a training form's layer may keep its parameters
+        in the form it learns them)."""
+        return self
+
+    def training_parameter(self, name):
+        """The extra parameter ``name`` in the form a training form learns it."""
+        raise KeyError(name)
+
+    def extra_statistics(self, out, V, weights, products, means):
+        """The extra parameters' gradient statistics summed over rows, into ``out``
+        (one row per extra parameter): from the unit columns ``V`` of the rows, the
+        weights, and ``products`` = sum h v^T (see :meth:`GaussianUnits.log_variance_statistics`)."""
+
+
+class BinaryUnits(Layer):
+    """0/1 units: E = -b . s, P(s_i = 1 | input) = sigmoid(b_i + input_i).
+
+    Parameters
+    ----------
+    bias : ndarray of shape (n_units,)
+        The biases b.
+    """
+
+    unit_type = BINARY
+    row_noise = "logistic"
+
+    def mean(self, input):
+        return sigmoid(np.asarray(input + self.bias))
+
+    def sample(self, input, rng):
+        return bernoulli_sample(self.mean(input), rng)
+
+    def log_partition(self, input, overwrite=False, add_to=None):
+        # sum_i log(1 + exp(b_i + input_i))
+        fields = np.asarray(input) if overwrite else np.array(input)
+        fields += self.bias
+        log_z = softplus_row_sums(fields, overwrite=True)
+        return log_z if add_to is None else add_to + log_z
+
+    def independent_log_partition(self):
+        return float(softplus(self.bias).sum())
+
+    @property
+    def log_n_states(self):
+        return self.n_units * np.log(2.0)
+
+    @property
+    def n_states(self):
+        return 2**self.n_units
+
+    @property
+    def n_bits(self):
+        return self.n_units
+
+    def states(self, start, stop):
+        return binary_states(self.n_units, start, stop)
+
+    def enumeration_log_weights(self, enumerated, to_self, chunk_size):
+        if not isinstance(enumerated, BinaryUnits):
+            yield from super().enumeration_log_weights(enumerated, to_self, chunk_size)
+            return
+        # The binary states are listed in chunks of up to chunk_size and this layer
+        # summed in closed form, -F(s) = a.s + sum_i softplus(x_i) with x = s W' + b'
+        # its inputs, in float64. Within a chunk only the low bits of the enumerated
+        # states change: x = L + H with L the low bits' inputs (one matrix for all
+        # chunks) and H a row per chunk. So no exponential is needed per state: with
+        # E = exp(L - max L) computed once and m_i = max(0, max L_i + H_i),
+        #     softplus(x_i) = m_i + log(exp(-m_i) + E_i exp(max L_i + H_i - m_i)),
+        # a product and a sum per entry, whose logarithms are taken for products of
+        # several entries at once (sum_log; each factor lies in [exp(-m_i), 2]).
+        # Chunks whose inputs exceed 600 in size fall back to softplus_row_sums.
+        bias, other_bias = enumerated.bias, self.bias
+        n_units = enumerated.n_units
+        n_low = min(n_units, max(0, int(chunk_size).bit_length() - 1))
+        low = binary_states(n_low)
+        # Inputs with this layer's units as rows: the products below then run over
+        # long contiguous rows.
+        low_input = (low @ to_self[:n_low] + other_bias).T.copy()
+        low_linear = low @ bias[:n_low]
+        low_top = low_input.max(axis=1)
+        low_exp = np.exp(low_input - low_top[:, None])
+        buffer = np.empty_like(low_input)
+        for high in binary_states(n_units - n_low):
+            high_input = high @ to_self[n_low:]
+            top = low_top + high_input  # the largest input of each unit in the chunk
+            shift = np.maximum(top, 0.0)
+            linear = low_linear + high @ bias[n_low:]
+            if shift.max() > _EXACT_MAX_SHIFT:  # exp(-shift) would underflow
+                np.add(low_input.T, high_input, out=buffer.T)
+                yield linear + softplus_row_sums(buffer.T, overwrite=True)
+                continue
+            np.multiply(low_exp, np.exp(top - shift)[:, None], out=buffer)
+            buffer += np.exp(-shift)[:, None]
+            # A product of k factors is at least exp(-k max(shift)) > 1e-300.
+            factors = 2 ** int(np.log2(_EXACT_MAX_SHIFT / max(shift.max(), 1.0)))
+            yield linear + shift.sum() + sum_log(buffer, min(factors, 512))
+
+    def base_bias_from_rates(self, rates):
+        return logit_of_rates(rates)
+
+    def check_rows(self, X):
+        return clipped_into_unit_interval(X)
+
+    @staticmethod
+    def entropy(means):
+        """Sum over each row of the binary entropies of units with ``means`` (the
+        mean-field bound of log Z)."""
+        return binary_entropy_row_sums(means)
+
+    # -- the training form: whole rows at once, the constant unit included (its field
+    # is huge, so it comes out as 1), contiguous and in few calls
+    def draw_fields(self, x, noise, out=None, tempered=False):
+        out = x if out is None else out
+        np.greater(x, noise.logistic(x.shape), out=out)
+        if tempered:  # at beta = 0 the constant unit would be a coin flip
+            out[..., -1] = 1
+        return out
+
+    def mean_of_fields(self, x):
+        return sigmoid_in_place(x)
+
+    def draw_fields_and_mean(self, x, noise, out):
+        np.greater(x, noise.logistic(x.shape), out=out)
+        sigmoid_in_place(x)
+        return out
+
+    def draw_units(self, fields, noise, out, logistic=None):
+        if logistic is None:
+            logistic = noise.logistic(fields.shape)
+        np.greater(fields, logistic, out=out)
+
+    def mean_of_unit_fields(self, fields):
+        sigmoid_in_place(fields)
+
+    def write_states(self, rows, rng, out):
+        # each unit on with its value; float32 draws for either dtype, so float32 and
+        # float64 fits start the same chains
+        out[...] = np.clip(rows, 0, 1)
+        np.less(rng.random(out.shape, dtype=NOISE_DTYPE), out, out=out)
+
+    def draw_independent(self, start, rng):
+        return bernoulli_sample(start, rng)
+
+    def draw_unit_columns(self, fields, noise, out):
+        np.greater(fields, noise.logistic(out.shape), out=out)
+
+
+#: Above this input size, exact enumeration with a binary layer summed out takes
+#: logarithms entry by entry.
+_EXACT_MAX_SHIFT = 600.0
+
+
+class GaussianUnits(Layer):
+    """Real-valued units with per-unit variances, in the parametrisation of Cho, Ilin &
+    Raiko ("Improved learning of Gaussian-Bernoulli restricted Boltzmann machines",
+    ICANN 2011): E = sum_i (v_i - b_i)^2 / (2 sigma_i^2), the other layer sees v /
+    sigma^2, and given its input x each v_i is normal with mean b_i + x_i and variance
+    sigma_i^2.
+
+    Parameters
+    ----------
+    bias : ndarray of shape (n_units,)
+        The means b at zero input.
+    variance : ndarray of shape (n_units,), optional
+        The variances sigma^2 (the views' parameter).
+    log_variance : ndarray of shape (n_units,), optional
+        Or their logarithms z (the training form's parameter, learnt): sigma and
+        1 / sigma^2 are then exp(z / 2) and exp(-z).
+    """
+
+    unit_type = GAUSSIAN
+    discrete = False
+    tempers_bias = False
+    #: The draws: the means gave lower held-out densities (by up to 0.9 nats per row
+    #: with whitening, ``benchmarks/bench_gaussian.py``).
+    auto_negative_visible = "sample"
+    extra_parameters = ("log_variance",)
+
+    def __init__(self, bias, variance=None, log_variance=None):
+        self.bias = bias
+        self.log_variance = log_variance
+        if log_variance is not None:
+            self.std = np.exp(0.5 * log_variance)
+            self.inverse_variance = np.exp(-log_variance)
+            self._variance = None  # exp(z), made when asked for
+        else:
+            self._variance = variance
+            self.std = np.sqrt(variance)
+
+    @property
+    def variance(self):
+        """The variances sigma^2."""
+        if self._variance is None:
+            self._variance = np.exp(self.log_variance)
+        return self._variance
+
+    def parameters(self):
+        if self.log_variance is not None:
+            return {"bias": self.bias, "log_variance": self.log_variance}
+        return {"bias": self.bias, "variance": self.variance}
+
+    def replace(self, **parameters):
+        bias = parameters.get("bias", self.bias)
+        if "log_variance" in parameters:
+            return GaussianUnits(bias, log_variance=parameters["log_variance"])
+        if "variance" in parameters or self.log_variance is None:
+            return GaussianUnits(bias, variance=parameters.get("variance", self.variance))
+        return GaussianUnits(bias, log_variance=self.log_variance)
+
+    def for_view(self):
+        # views hold the variances themselves (their std is sqrt(sigma^2))
+        if self.log_variance is None:
+            return self
+        return GaussianUnits(self.bias, variance=self.variance)
+
+    def training_parameter(self, name):
+        return self.log_variance if self.log_variance is not None else np.log(self.variance)
+
+    def energy(self, S):
+        centred = np.asarray(S) - self.bias
+        return (centred * centred / (2 * self.variance)).sum(axis=1)
+
+    def seen_weights(self, weights):
+        return weights / self.variance
+
+    def mean(self, input):
+        return input + self.bias
+
+    def sample(self, input, rng):
+        V = self.mean(input).astype(self.dtype, copy=False)
+        V += self.std * rng.standard_normal(V.shape, dtype=self.dtype)
+        return V
+
+    def log_partition(self, input, overwrite=False, add_to=None):
+        # int exp(-(v - b)^2 / (2 sigma^2) + v x / sigma^2) dv
+        #   = exp(((b + x)^2 - b^2) / (2 sigma^2)) sqrt(2 pi sigma^2)
+        shift = np.asarray(input) if overwrite else np.array(input)
+        shift *= shift + 2 * self.bias
+        quadratic = (shift / (2 * self.variance)).sum(axis=1)
+        if add_to is not None:
+            quadratic = add_to + quadratic
+        return quadratic + self.independent_log_partition()
+
+    def independent_log_partition(self):
+        return gaussian_log_normalizer(self.variance)
+
+    def enumeration_log_weights(self, enumerated, to_self, chunk_size):
+        # Summing Gaussian units out leaves a Boltzmann machine over the binary layer
+        # (pairwise couplings J = W diag(1 / sigma^2) W^T), whose states the
+        # split-half enumerator lists with one matrix product per block.
+        coupling, bias, log_normalizer = self.summed_out_couplings(enumerated, to_self)
+        for log_weights in split_half_log_weights(
+            coupling, bias, max(chunk_size, SPLIT_HALF_BLOCK_STATES)
+        ):
+            yield log_weights + log_normalizer
+
+    def summed_out_couplings(self, binary, to_self):
+        """The Boltzmann machine over a binary layer that summing these units out of a
+        restricted model leaves: log p*(h) = h^T J h / 2 + a^T h + const, written with
+        a zero diagonal (h_j^2 = h_j moves J_jj / 2 into the bias).
+
+        Returns the couplings J = W diag(1 / sigma^2) W^T off the diagonal, the biases
+        a + diag(J) / 2 with a = c + W (b / sigma^2), and the constant
+        sum_i log(sqrt(2 pi) sigma_i), in float64 (``to_self`` is W, the binary units'
+        weights to these).
+        """
+        scaled = to_self / self.variance
+        coupling = scaled @ to_self.T
+        diagonal = np.diag(coupling).copy()
+        np.fill_diagonal(coupling, 0.0)
+        bias = binary.bias + scaled @ self.bias + 0.5 * diagonal
+        return coupling, bias, gaussian_log_normalizer(self.variance)
+
+    def check_rows(self, X):
+        return X
+
+    # -- the training form ---------------------------------------------------------
+    def draw_units(self, fields, noise, out, logistic=None):
+        # the fields are the means b + W^T h
+        if out is not fields:
+            out[...] = fields
+        out += self.std * noise.normal(fields.shape)
+
+    def mean_of_unit_fields(self, fields):
+        pass  # the field is the mean
+
+    def draw_fields_and_mean(self, x, noise, out):
+        x[..., -1] = 1
+        np.multiply(noise.normal((x.shape[0], self.n_units)), self.std, out=out[..., :-1])
+        out[..., :-1] += x[..., :-1]
+        out[..., -1] = 1
+        return out
+
+    def write_states(self, rows, rng, out):
+        out[...] = rows  # real values as they are
+
+    def draw_independent(self, start, rng):
+        V = rng.standard_normal(start.shape, dtype=self.dtype)
+        V *= self.std
+        V += start
+        return V
+
+    def seen_rows(self, rows, form):
+        # [W / sigma^2 | c] over [0 | ALWAYS_ON]: the hidden units see v / sigma^2, in
+        # a buffer kept by the form (unit variances: the rows themselves)
+        if not self.log_variance.any():
+            return rows
+        coupling = getattr(form, "_coupling_buffer", None)
+        if coupling is None or coupling.dtype != rows.dtype:
+            coupling = form._coupling_buffer = np.zeros_like(rows)
+            coupling[-1, -1] = rows[-1, -1]
+        np.multiply(rows[:-1, :-1], self.inverse_variance, out=coupling[:-1, :-1])
+        coupling[:-1, -1] = rows[:-1, -1]
+        return coupling
+
+    def extra_statistics(self, out, V, weights, products, means):
+        self.log_variance_statistics(out[0], V, weights, products, means)
+
+    def log_variance_statistics(self, out, V, weights, products, means):
+        """The gradient of log sigma^2 summed over rows, into ``out`` (n_units,):
+        [(v - b)^2 / 2 - v (W^T h)] / sigma^2, from the visible rows ``V`` (their unit
+        columns) and ``products`` = sum h v^T. With ``means`` the rows are means
+        b + W^T h standing for draws: the conditional expectation of the quadratic
+        term, (W^T h)^2 + sigma^2, keeps the variances unbiased (with the mean alone
+        they would grow by a step of 1/2 per update)."""
+        centred = V - self.bias
+        np.einsum("ni,ni->i", centred, centred, out=out)
+        out *= 0.5
+        # sum_n v_ni (W^T h_n)_i = sum_j W_ji (sum_n h_nj v_ni)
+        out -= np.einsum("ji,ji->i", weights, products)
+        out *= self.inverse_variance
+        if means:
+            out += 0.5 * V.shape[0]  # sum over rows of sigma^2 / (2 sigma^2)
+        return out
+
+
+def gaussian_log_normalizer(variance):
+    """sum_i log(sqrt(2 pi sigma_i^2)): the log-integral of the visible Gaussians."""
+    return float(0.5 * np.log(2 * np.pi * np.asarray(variance, dtype=np.float64)).sum())
+
+
+class SoftmaxUnits(Layer):
+    """Groups of one-of-K units (a categorical variable each): E = -b . s with s
+    one-hot within each group, and given the input x each group's state is k with
+    probability softmax(b + x) over the group's K units.
+
+    Parameters
+    ----------
+    bias : ndarray of shape (n_units,)
+        The biases b, group after group.
+    sizes : sequence of int
+        The number of units (categories) of each group, in order; they add up to
+        ``n_units``.
+    """
+
+    unit_type = SOFTMAX
+
+    def __init__(self, bias, sizes):
+        self.bias = bias
+        self.sizes = tuple(int(k) for k in sizes)
+        if sum(self.sizes) != len(bias) or min(self.sizes, default=1) < 1:
+            raise ValueError(f"group sizes {self.sizes} do not make {len(bias)} units.")
+        # A padded (groups x largest K) gather of the units makes every group one
+        # slice of one array: a draw or a mean is a few calls whatever the groups.
+        n_groups, widest = len(self.sizes), max(self.sizes, default=0)
+        starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.intp)
+        position = np.arange(widest)
+        self._columns = np.minimum(starts[:, None] + position, len(bias) - 1)
+        self._padding = position >= np.asarray(self.sizes)[:, None]
+        self._starts, self._last = starts, np.asarray(self.sizes) - 1
+        self._padded = bool(self._padding.any())
+        self._shape = (n_groups, widest)
+
+    def parameters(self):
+        return {"bias": self.bias, "sizes": self.sizes}
+
+    def replace(self, **parameters):
+        if set(parameters) - {"bias"}:
+            return SoftmaxUnits(parameters.get("bias", self.bias),
+                                parameters.get("sizes", self.sizes))
+        # the same groups: share the index arrays (forms rebind layers every update)
+        layer = object.__new__(SoftmaxUnits)
+        layer.__dict__.update(self.__dict__)
+        layer.bias = parameters.get("bias", self.bias)
+        return layer
+
+    def astype(self, dtype):
+        return self.replace(bias=np.asarray(self.bias).astype(dtype))
+
+    def __repr__(self):
+        return f"SoftmaxUnits(sizes={self.sizes})"
+
+    # -- groups as slices of a padded array ------------------------------------------
+    def _grouped(self, fields):
+        """(rows, groups, largest K) copy of the fields, -inf in the padding."""
+        grouped = fields[:, self._columns]
+        if self._padded:
+            grouped[:, self._padding] = -np.inf
+        return grouped
+
+    def _ungroup(self, grouped, out):
+        out[...] = grouped.reshape(grouped.shape[0], -1)[:, self._kept()]
+
+    def _kept(self):
+        return np.flatnonzero(~self._padding.ravel())
+
+    @staticmethod
+    def _normalised_exp(grouped):
+        """exp(fields - each group's largest), in place (the softmax's numerator)."""
+        grouped -= grouped.max(axis=-1, keepdims=True)
+        return np.exp(grouped, out=grouped)
+
+    def _choose(self, weights, uniform, out):
+        """One-hot draws into ``out`` (rows x units) from unnormalised ``weights``
+        (rows x groups x K), one uniform number per row and group: the inverse of each
+        group's cumulative sums."""
+        cumulative = np.cumsum(weights, axis=-1)
+        threshold = uniform[..., None] * cumulative[..., -1:]
+        chosen = np.minimum((cumulative < threshold).sum(axis=-1), self._last)
+        out[...] = 0
+        rows = np.arange(out.shape[0])[:, None]
+        out[rows, self._starts + chosen] = 1
+        return out
+
+    # -- the model's math ------------------------------------------------------------
+    def mean(self, input):
+        fields = np.asarray(input + self.bias, dtype=np.result_type(input, self.bias))
+        self.mean_of_unit_fields(fields)
+        return fields
+
+    def sample(self, input, rng):
+        fields = np.asarray(input + self.bias)
+        out = np.empty_like(fields)
+        weights = self._normalised_exp(self._grouped(fields))
+        return self._choose(weights, rng.random(weights.shape[:2]), out)
+
+    def log_partition(self, input, overwrite=False, add_to=None):
+        # sum over groups of log sum_k exp(b_k + x_k)
+        grouped = self._grouped(np.asarray(input + self.bias))
+        top = grouped.max(axis=-1, keepdims=True)
+        grouped -= top
+        np.exp(grouped, out=grouped)
+        log_z = (np.log(grouped.sum(axis=-1)) + top[..., 0]).sum(axis=-1)
+        return log_z if add_to is None else add_to + log_z
+
+    def independent_log_partition(self):
+        return float(self.log_partition(np.zeros((1, self.n_units)))[0])
+
+    @property
+    def log_n_states(self):
+        return float(np.log(np.asarray(self.sizes, dtype=np.float64)).sum())
+
+    @property
+    def n_states(self):
+        return int(np.prod(self.sizes, dtype=np.float64))
+
+    def states(self, start, stop):
+        # mixed-radix codes, the first group's category the fastest-changing digit
+        codes = np.arange(start, stop, dtype=np.int64)
+        states = np.zeros((codes.size, self.n_units))
+        for first, size in zip(self._starts, self.sizes):
+            states[np.arange(codes.size), first + codes % size] = 1
+            codes //= size
+        return states
+
+    def base_bias_from_rates(self, rates):
+        # the log of each category's clipped share: softmax gives the shares back
+        rates = np.clip(np.asarray(rates, dtype=np.float64).ravel(), RATE_CLIP, None)
+        return np.log(rates)
+
+    def check_rows(self, X):
+        return X
+
+    # -- the training form ---------------------------------------------------------
+    def draw_units(self, fields, noise, out, logistic=None):
+        weights = self._normalised_exp(self._grouped(fields))
+        uniform = noise.uniform((fields.shape[0], len(self.sizes)))
+        self._choose(weights, uniform, out)
+
+    def mean_of_unit_fields(self, fields):
+        weights = self._normalised_exp(self._grouped(fields))
+        weights /= weights.sum(axis=-1, keepdims=True)
+        self._ungroup(weights, fields)
+
+    def draw_independent(self, start, rng):
+        out = np.empty(start.shape, dtype=self.dtype)
+        weights = self._grouped(np.asarray(start, dtype=np.float64))
+        if self._padded:
+            weights[:, self._padding] = 0
+        return self._choose(weights, rng.random(weights.shape[:2]), out)
+
+    def write_states(self, rows, rng, out):
+        # each group one of K with the row's values as weights (uniform where all 0)
+        weights = self._grouped(np.clip(np.asarray(rows, dtype=np.float64), 0, None))
+        if self._padded:
+            weights[:, self._padding] = 0
+        weights[weights.sum(axis=-1) == 0] = 1.0
+        if self._padded:
+            weights[:, self._padding] = 0
+        self._choose(weights, rng.random(weights.shape[:2]), out)
+
+
+class LayerGroups(Layer):
+    """A visible layer made of groups of units of different types, side by side.
+
+    Each group is a layer over its own columns; the formulas of the whole are sums
+    (energies, log-partitions) or the groups' own (means, draws) over their columns. A
+    mixed table is such a list (Gaussian columns, categorical columns); so is the joint
+    visible layer (features, class) of a classification RBM. Groups whose draws compare
+    fields with logistic noise share one draw over the whole row.
+
+    Parameters
+    ----------
+    groups : sequence of Layer
+        The groups, in column order.
+    bias : ndarray of shape (n_units,), optional
+        One array holding every group's bias (the groups are bound to its slices);
+        by default the groups' own biases, concatenated.
+    """
+
+    def __init__(self, groups, bias=None):
+        self.groups = list(groups)
+        sizes = [group.n_units for group in self.groups]
+        self._slices = [slice(start, start + size) for start, size in
+                        zip(np.cumsum([0, *sizes[:-1]]), sizes)]
+        if bias is None:
+            bias = np.concatenate([group.bias for group in self.groups])
+        else:
+            self.groups = [group.replace(bias=bias[cut])
+                           for group, cut in zip(self.groups, self._slices)]
+        self.bias = bias
+        self.unit_type = None
+        self.discrete = all(group.discrete for group in self.groups)
+        self.tempers_bias = all(group.tempers_bias for group in self.groups)
+        self.auto_negative_visible = self.groups[0].auto_negative_visible
+        self._shared_logistic = any(group.row_noise == "logistic" for group in self.groups)
+
+    def parameters(self):
+        return {"groups": self.groups, "bias": self.bias}
+
+    def replace(self, **parameters):
+        return LayerGroups(parameters.get("groups", self.groups),
+                           parameters.get("bias", self.bias))
+
+    def astype(self, dtype):
+        return LayerGroups([group.astype(dtype) for group in self.groups])
+
+    def __repr__(self):
+        return f"LayerGroups({self.groups!r})"
+
+    @property
+    def unit_types(self):
+        """The unit type of each group."""
+        return tuple(group.unit_type for group in self.groups)
+
+    def parts(self, S):
+        """(group, its columns of ``S``) for every group."""
+        return [(group, S[:, cut]) for group, cut in zip(self.groups, self._slices)]
+
+    def energy(self, S):
+        return sum(group.energy(part) for group, part in self.parts(S))
+
+    def seen_weights(self, weights):
+        return np.hstack([group.seen_weights(weights[:, cut])
+                          for group, cut in zip(self.groups, self._slices)])
+
+    def mean(self, input):
+        return np.hstack([group.mean(part) for group, part in self.parts(input)])
+
+    def sample(self, input, rng):
+        return np.hstack([group.sample(part, rng) for group, part in self.parts(input)])
+
+    def log_partition(self, input, overwrite=False, add_to=None):
+        log_z = sum(group.log_partition(part) for group, part in self.parts(input))
+        return log_z if add_to is None else add_to + log_z
+
+    def independent_log_partition(self):
+        return sum(group.independent_log_partition() for group in self.groups)
+
+    @property
+    def log_n_states(self):
+        return sum(group.log_n_states for group in self.groups)
+
+    def base_bias_from_rates(self, rates):
+        return np.concatenate([group.base_bias_from_rates(np.asarray(rates)[cut])
+                               for group, cut in zip(self.groups, self._slices)])
+
+    def draw_fields(self, x, noise, out=None, tempered=False):
+        out = x if out is None else out
+        logistic = noise.logistic(x.shape) if self._shared_logistic else None
+        for group, cut in zip(self.groups, self._slices):
+            group.draw_units(x[:, cut], noise, out[:, cut],
+                             None if logistic is None else logistic[:, cut])
+        out[..., -1] = 1
+        return out
+
+    def mean_of_fields(self, x):
+        for group, cut in zip(self.groups, self._slices):
+            group.mean_of_unit_fields(x[:, cut])
+        x[..., -1] = 1
+        return x
+
+    def write_states(self, rows, rng, out):
+        for group, cut in zip(self.groups, self._slices):
+            group.write_states(rows[:, cut], rng, out[:, cut])
+
+
+def clipped_into_unit_interval(X):
+    """``X`` with its values clipped into [0, 1], warning when any lies outside.
+
+    Binary units have no probability outside [0, 1]: every method that takes visible
+    rows (``fit``, ``partial_fit``, ``transform``, ``score_samples``, ...) takes them at
+    their clipped values, so that a model is trained and scored on the same rows. A
+    copy when anything is clipped; ``X`` itself otherwise.
+    """
+    outside = rows_outside_unit_interval(X)
+    if not outside.any():
+        return X
+    warn_user(
+        f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], the "
+        "range of binary units: they are used at their values clipped into [0, 1] (by "
+        "fit, partial_fit, transform and the scores alike). Scale the features first, "
+        "e.g. with sklearn.preprocessing.MinMaxScaler() in a Pipeline, or binarize them.",
+        DataRangeWarning,
+    )
+    X = X.copy()
+    np.clip(X.data if sp.issparse(X) else X, 0, 1, out=X.data if sp.issparse(X) else X)
+    return X
+
+
+def rows_outside_unit_interval(X):
+    """Mask of the rows of ``X`` (dense or sparse) with a value outside [0, 1]."""
+    if sp.issparse(X):
+        X = X.tocsr()
+        outside_value = (X.data < 0) | (X.data > 1)
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[outside_value]
+        mask = np.zeros(X.shape[0], dtype=bool)
+        mask[rows] = True
+        return mask
+    return np.any((X < 0) | (X > 1), axis=1)
+
+
+__all__ = [
+    "BinaryUnits",
+    "GaussianUnits",
+    "Layer",
+    "LayerGroups",
+    "SoftmaxUnits",
+]
