@@ -55,8 +55,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np
 from _data import available_images_784, images_784
+from _epoch_timing import (
+    MNIST_BATCH_SIZE,
+    MNIST_EPOCHS,
+    MNIST_HIDDEN,
+    MNIST_REPEATS,
+    N_EPOCHS,
+    N_MNIST_ROWS,
+    PARTIAL_FIT_CALLS,
+    PARTIAL_FIT_ROUNDS,
+    PARTIAL_FIT_SETTINGS,
+    REPEATS,
+    cpu_seconds,
+    digits,
+    fit_seconds,
+    partial_fit_call_seconds,
+    speed_settings,
+)
 from _machine import print_machine
-from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import BernoulliRBM
 from threadpoolctl import threadpool_limits
@@ -66,26 +82,8 @@ from skboltz._rbm_energy import RBMView
 from skboltz.learning import PCD
 from skboltz.partition import Exact
 
-N_EPOCHS = 10  # BernoulliRBM's default n_iter
-REPEATS = 3
 SEEDS = 5
 QUALITY_EPOCHS = (5, 10, 20)
-#: Rows of the MNIST-sized part: the first of Fashion-MNIST's training images.
-N_MNIST_ROWS = 12000
-
-
-def digits(kind, dtype):
-    data = load_digits()
-    X = data.data / 16
-    if kind == "binarized":
-        X = (X > 0.5).astype(float)
-    return X.astype(dtype), data.target
-
-
-def fit_seconds(model, X):
-    start = time.perf_counter()
-    model.fit(X)
-    return time.perf_counter() - start
 
 
 def floor_operands(X, n_components, batch_size):
@@ -128,30 +126,24 @@ def speed_table(repeats=REPEATS):
     print(header)
     print("-" * len(header))
     ratios, same_algorithm = {}, {}
-    for dtype in (np.float32, np.float64):
-        for kind in ("scaled", "binarized"):
-            X, _ = digits(kind, dtype)
-            for n_components in (16, 64, 256):
-                for batch_size in (10, 100):
-                    settings = dict(n_components=n_components, batch_size=batch_size,
-                                    n_iter=N_EPOCHS)
-                    times = {"sklearn": [], "skboltz": [], "skb PCD": []}
-                    for repeat in range(repeats):
-                        times["sklearn"].append(
-                            fit_seconds(BernoulliRBM(random_state=repeat, **settings), X))
-                        times["skboltz"].append(
-                            fit_seconds(RBM(random_state=repeat, **settings), X))
-                        times["skb PCD"].append(fit_seconds(RBM(
-                            learning=PCD(negative_visible="sample"), random_state=repeat,
-                            **settings), X))
-                    sk, skb, pcd = (np.median(times[k]) / N_EPOCHS * 1e3 for k in times)
-                    floor = matrix_product_floor(X, n_components, batch_size) * 1e3
-                    key = (np.dtype(dtype).name, kind, n_components, batch_size)
-                    ratios[key], same_algorithm[key] = sk / skb, sk / pcd
-                    print(f"{kind:10s} {np.dtype(dtype).name:8s} {n_components:6d} "
-                          f"{batch_size:5d} {sk:9.2f} {skb:9.2f} {sk / skb:8.2f}x "
-                          f"{pcd:9.2f} {sk / pcd:8.2f}x "
-                          f"{floor:7.2f} {sk / floor:7.1f}/{skb / floor:<7.1f}", flush=True)
+    for dtype, kind, n_components, batch_size in speed_settings():
+        X, _ = digits(kind, dtype)
+        settings = dict(n_components=n_components, batch_size=batch_size, n_iter=N_EPOCHS)
+        times = {"sklearn": [], "skboltz": [], "skb PCD": []}
+        for repeat in range(repeats):
+            times["sklearn"].append(
+                fit_seconds(BernoulliRBM(random_state=repeat, **settings), X))
+            times["skboltz"].append(fit_seconds(RBM(random_state=repeat, **settings), X))
+            times["skb PCD"].append(fit_seconds(RBM(
+                learning=PCD(negative_visible="sample"), random_state=repeat, **settings), X))
+        sk, skb, pcd = (np.median(times[k]) / N_EPOCHS * 1e3 for k in times)
+        floor = matrix_product_floor(X, n_components, batch_size) * 1e3
+        key = (np.dtype(dtype).name, kind, n_components, batch_size)
+        ratios[key], same_algorithm[key] = sk / skb, sk / pcd
+        print(f"{kind:10s} {np.dtype(dtype).name:8s} {n_components:6d} "
+              f"{batch_size:5d} {sk:9.2f} {skb:9.2f} {sk / skb:8.2f}x "
+              f"{pcd:9.2f} {sk / pcd:8.2f}x "
+              f"{floor:7.2f} {sk / floor:7.1f}/{skb / floor:<7.1f}", flush=True)
     for label, speed_ups in (("defaults", ratios),
                              ("BernoulliRBM's algorithm", same_algorithm)):
         f32 = [r for key, r in speed_ups.items() if key[0] == "float32"]
@@ -161,12 +153,6 @@ def speed_table(repeats=REPEATS):
               f"smallest speed-up over all settings: {min(speed_ups.values()):.2f}x "
               "(target >= 1x)")
     print()
-
-
-def cpu_seconds(model, X):
-    start = time.process_time()
-    model.fit(X)
-    return time.process_time() - start
 
 
 def floor_cpu_seconds(X, n_components, batch_size):
@@ -181,7 +167,8 @@ def floor_cpu_seconds(X, n_components, batch_size):
     return time.process_time() - start
 
 
-def mnist_table(n_hidden=500, batch_size=100, n_epochs=2, repeats=3):
+def mnist_table(n_hidden=MNIST_HIDDEN, batch_size=MNIST_BATCH_SIZE, n_epochs=MNIST_EPOCHS,
+                repeats=MNIST_REPEATS):
     """Seconds per epoch at MNIST size, alternating; floors with 1 and 2 BLAS threads.
 
     skboltz with CD-1 (``learning="cd"``, visible means) and with BernoulliRBM's
@@ -251,7 +238,7 @@ def mnist_table(n_hidden=500, batch_size=100, n_epochs=2, repeats=3):
     print("\n".join(cpu_rows) + "\n")
 
 
-def partial_fit_table(n_calls=200, rounds=7):
+def partial_fit_table(n_calls=PARTIAL_FIT_CALLS, rounds=PARTIAL_FIT_ROUNDS):
     """Streaming: microseconds per partial_fit call on one minibatch, alternating."""
     print(f"partial_fit on one minibatch (us per call; median of {rounds} rounds of "
           f"{n_calls} calls, alternating)")
@@ -261,18 +248,14 @@ def partial_fit_table(n_calls=200, rounds=7):
     print("-" * len(header))
     for dtype in (np.float32, np.float64):
         X, _ = digits("scaled", dtype)
-        for n_components, batch_size in ((64, 10), (256, 100)):
+        for n_components, batch_size in PARTIAL_FIT_SETTINGS:
             times = {"sklearn": [], "skboltz": []}
             for _ in range(rounds):
                 for name, cls in (("sklearn", BernoulliRBM), ("skboltz", RBM)):
                     model = cls(n_components=n_components, batch_size=batch_size,
                                 random_state=0)
-                    model.partial_fit(X[:batch_size])  # BernoulliRBM's returns None
-                    start = time.perf_counter()
-                    for call in range(n_calls):
-                        first = call * batch_size % (X.shape[0] - batch_size)
-                        model.partial_fit(X[first : first + batch_size])
-                    times[name].append((time.perf_counter() - start) / n_calls * 1e6)
+                    times[name].append(
+                        partial_fit_call_seconds(model, X, batch_size, n_calls) * 1e6)
             sk, skb = np.median(times["sklearn"]), np.median(times["skboltz"])
             print(f"{np.dtype(dtype).name:8s} {n_components:6d} {batch_size:5d} "
                   f"{sk:9.0f} {skb:9.0f} {sk / skb:8.2f}x", flush=True)

@@ -4,11 +4,17 @@ Fits every estimator with every learning strategy (by name, as an object, and a 
 own), every log Z estimator and both dtypes on small data with fixed seeds, plus
 ``partial_fit`` sequences (a dtype switch, hand-edited parameters, a failed call rolled
 back), early stopping, sparse input, DBN and BoltzmannClassifier, GaussianRBM with
-whitening and BoltzmannMachine with each connectivity. For each it records the fitted
-attributes, ``history_`` without its times, and the outputs of ``score_samples``,
-``transform``, ``reconstruct``, ``free_energy``, ``gibbs``, ``sample`` and
-``estimate_log_partition``; a case that raises records the exception's type and
-message.
+whitening and BoltzmannMachine with each connectivity; RBMClassifier (labelled and
+partly unlabelled rows), DBM (with and without pretraining), DBNClassifier and
+LikelihoodOutlierDetector; and the update rule: RBM, GaussianRBM, RBMClassifier,
+BoltzmannMachine and DBM with momentum (a constant and a schedule) and weight decay,
+with and without iterate averaging, through every learning strategy (the RBM's fused
+loop and the plain one), by fit and by partial_fit. For each it records the fitted
+attributes (fitted sub-estimators as models of their own), ``history_`` without its
+times, and the outputs of ``score_samples``, ``transform``, ``reconstruct``,
+``free_energy``, ``gibbs``, ``sample``, ``estimate_log_partition``, ``predict_proba``,
+``predict_log_proba``, ``decision_function`` and ``predict``; a case that raises records
+the exception's type and message.
 
 Write a digest of this checkout, then compare two digests (bitwise, and the largest
 difference where they are not)::
@@ -16,6 +22,13 @@ difference where they are not)::
     python benchmarks/check_same_fits.py --write /tmp/before.json
     python benchmarks/check_same_fits.py --write /tmp/after.json
     python benchmarks/check_same_fits.py --compare /tmp/before.json /tmp/after.json
+
+``--checkout PATH`` writes the digest of another checkout's skboltz with this script's
+cases (e.g. of the commit before a change, checked out as a git worktree), so both
+digests come from the same cases::
+
+    git worktree add /tmp/before HEAD~3
+    python benchmarks/check_same_fits.py --checkout /tmp/before --write /tmp/before.json
 
 ``--compare`` exits with status 1 when a value differs by more than ``--tolerance``
 (default 1e-12, absolute, relative to max(1, |value|)) or an outcome changed (a fit that
@@ -26,17 +39,37 @@ Uses only the public API, so the same script runs on the code before and after a
 import argparse
 import json
 import os
+import sys
+
+if __name__ == "__main__" and os.environ.get("PYTHONHASHSEED") != "0":
+    # Refusals name sets of options ({'pt', 'cd', 'pcd'}) in the order of their string
+    # hashes: fix the hash seed, so that equal refusals give equal messages.
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.execv(sys.executable, [sys.executable, *sys.argv])
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy
 
-import sys
 import time
 import traceback
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's skboltz
+
+def checkout_to_test(argv):
+    """The checkout whose skboltz the digest is of: ``--checkout PATH`` (read before
+    skboltz is imported), else the checkout this script lives in."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--checkout", type=Path,
+                        default=Path(__file__).resolve().parents[1])
+    checkout = parser.parse_known_args(argv)[0].checkout.resolve()
+    if not (checkout / "skboltz" / "__init__.py").is_file():
+        sys.exit(f"--checkout {checkout}: no skboltz/__init__.py there")
+    return checkout
+
+
+CHECKOUT = checkout_to_test(sys.argv[1:])
+sys.path.insert(0, str(CHECKOUT))  # ahead of any installed (or editable) skboltz
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,7 +77,18 @@ from scipy.special import logsumexp
 from sklearn.datasets import load_digits, load_wine
 from sklearn.preprocessing import StandardScaler
 
-from skboltz import DBN, RBM, BoltzmannClassifier, BoltzmannMachine, GaussianRBM
+import skboltz
+from skboltz import (
+    DBM,
+    DBN,
+    RBM,
+    BoltzmannClassifier,
+    BoltzmannMachine,
+    DBNClassifier,
+    GaussianRBM,
+    LikelihoodOutlierDetector,
+    RBMClassifier,
+)
 from skboltz.learning import (
     CD,
     PCD,
@@ -52,6 +96,7 @@ from skboltz.learning import (
     ExactGradient,
     Gibbs,
     MeanFieldGradient,
+    MeanFieldPCD,
     ParallelTempering,
     RBMLearningStrategy,
     TAPGradient,
@@ -163,6 +208,31 @@ class FailingDictChains(DictChains):
         return super().negative_phase(model, batch, state, rng, progress)
 
 
+class JointRestart(RBMLearningStrategy):
+    """A user's RBMClassifier negative phase without state: one step of the features
+    from the minibatch's, a class drawn for them (joint rows: features, one-hot class)."""
+
+    def negative_phase(self, model, batch, state, rng, progress):
+        features = model.gibbs_step(batch[:, : model.n_visible], rng)
+        classes, _ = model.sample_class_and_hidden(features, rng)
+        return np.hstack([features, classes])
+
+
+class JointChains(RBMLearningStrategy):
+    """A user's RBMClassifier negative phase with persistent feature chains in a dict."""
+
+    def __init__(self, n_chains=6):
+        self.n_chains = n_chains
+
+    def init_state(self, model, X, batch_size, rng):
+        return {"chains": X[: self.n_chains, : model.n_visible].astype(model.dtype)}
+
+    def negative_phase(self, model, batch, state, rng, progress):
+        state["chains"] = model.gibbs_step(state["chains"], rng)
+        classes, _ = model.sample_class_and_hidden(state["chains"], rng)
+        return np.hstack([state["chains"], classes])
+
+
 class EnumeratingBM(BMLearningStrategy):
     """A user's BM strategy: factorised clamped phase, enumerated free phase."""
 
@@ -220,7 +290,7 @@ def digest_model(model, X):
     record = {}
     for name, value in sorted(vars(model).items()):
         if name.endswith("_") and not name.startswith("_") and name not in (
-                "layers_", "estimators_", "history_"):
+                "history_", *SUB_ESTIMATORS):
             record[name] = encode(value)
     for name in ("n_iter_", "learning_", "z_estimator_"):
         if hasattr(model, name):
@@ -246,14 +316,23 @@ def digest_model(model, X):
         if hasattr(model, name):
             record[name] = [digest_model(sub, sub_rows(sub, X, model, k))
                             for k, sub in enumerate(getattr(model, name))]
-    for method in ("predict_proba", "predict"):
+    for name in ("estimator_", "dbn_", "mlp_"):
+        if hasattr(model, name):
+            record[name] = digest_model(getattr(model, name), sub_rows(name, X, model, 0))
+    for method in ("predict_proba", "predict_log_proba", "decision_function", "predict"):
         if hasattr(model, method):
             attempt(record, method, lambda: getattr(model, method)(rows))
     return record
 
 
+#: Fitted sub-estimators: digested as models of their own, not as their repr.
+SUB_ESTIMATORS = ("layers_", "estimators_", "estimator_", "dbn_", "mlp_")
+
+
 def sub_rows(sub, X, model, k):
-    if isinstance(model, DBN):  # the layer's own input
+    """The rows a sub-estimator sees: a DBN layer its own input, others the model's
+    (the DBNClassifier's network is fine-tuned from the pixels up)."""
+    if isinstance(model, DBN):
         for layer in model.layers_[:k]:
             X = layer.transform(X)
     return X
@@ -278,6 +357,22 @@ def rbm_learning():
         "PT(3)": ParallelTempering(n_temperatures=3, n_chains=5),
         "ExactGradient": ExactGradient(chunk_size=4), "TAP(2)": TAPGradient(max_iter=2),
         "RandomRestart": RandomRestart(), "DictChains": DictChains(),
+        "DataclassChains": DataclassChains(),
+    }
+
+
+class GaussianRestart(RBMLearningStrategy):
+    """A user's GaussianRBM negative phase without state: one step from the data."""
+
+    def negative_phase(self, model, batch, state, rng, progress):
+        return model.sample_visible(model.sample_hidden(batch, rng), rng)
+
+
+def gaussian_learnings():
+    return {
+        "pt": "pt", "pcd": "pcd", "cd": "cd", "CD(2)": CD(n_steps=2),
+        "PCD(5)": PCD(n_chains=5), "PT(3)": ParallelTempering(n_temperatures=3),
+        "RandomRestartG": GaussianRestart(), "DictChains": DictChains(),
         "DataclassChains": DataclassChains(),
     }
 
@@ -368,18 +463,7 @@ def cases():
         yield f"RBM/partial_fit-failure/{cls.__name__}", Xf, rolled_back
 
     # GaussianRBM: learning x z_estimator x dtype, whitening, variances, partial_fit
-    gaussian_learning = {
-        "pt": "pt", "pcd": "pcd", "cd": "cd", "CD(2)": CD(n_steps=2),
-        "PCD(5)": PCD(n_chains=5), "PT(3)": ParallelTempering(n_temperatures=3),
-        "RandomRestartG": None, "DictChains": DictChains(),
-        "DataclassChains": DataclassChains(),
-    }
-
-    class GaussianRestart(RBMLearningStrategy):
-        def negative_phase(self, model, batch, state, rng, progress):
-            return model.sample_visible(model.sample_hidden(batch, rng), rng)
-
-    gaussian_learning["RandomRestartG"] = GaussianRestart()
+    gaussian_learning = gaussian_learnings()
     for dtype in DTYPES:
         X = Xr.astype(dtype)
         for lname, learning in gaussian_learning.items():
@@ -506,9 +590,285 @@ def cases():
         clf = BoltzmannClassifier(estimator=estimator, random_state=0)
         yield f"BoltzmannClassifier/{name}", data, lambda clf=clf, data=data: clf.fit(data, y)
 
+    yield from update_rule_cases()
+    yield from rbm_classifier_cases()
+    yield from dbm_cases()
+    yield from dbn_classifier_cases()
+    yield from outlier_cases()
+
+
+# -- the update rule: momentum and weight decay through every training loop -----------
+
+#: (momentum, weight_decay, average_window): each path of the update (momentum or the
+#: step itself, decay or none, averaging or the iterate published, a momentum schedule).
+#: The fits run 63 updates (9 minibatches, 7 epochs: the schedule switches after 5),
+#: so the RBM's weight decay, applied every 16 updates, falls mid-epoch and carries
+#: over epochs.
+UPDATE_RULES = [(momentum, decay, window)
+                for momentum, decay in ((0.0, 1e-2), (0.5, 0.0), (0.7, 1e-2),
+                                        ((0.3, 0.8), 3e-3))
+                for window in (100, None)]
+
+
+def rule_name(momentum, decay, window):
+    momentum = ",".join(map(str, momentum)) if isinstance(momentum, tuple) else momentum
+    return f"m{momentum}-wd{decay:g}-avg{window}"
+
+
+def streamed(model, X, y=None, first_call=None, edit="components_"):
+    """Train by partial_fit calls of 12 rows (3 updates at batch_size 5: the decay
+    interval of 16 falls inside a call), then a float32 call and a hand edit of
+    ``edit`` (a fitted array or a list of arrays)."""
+    def call(rows, dtype=np.float64, **options):
+        args = (X[rows].astype(dtype),) if y is None else (X[rows].astype(dtype), y[rows])
+        model.partial_fit(*args, **options)
+
+    for start in range(0, 96, 12):
+        options = (first_call or {}) if start == 0 else {}
+        call(slice(start % 60, start % 60 + 12), **options)
+    call(slice(0, 12), np.float32)  # a dtype switch
+    value = getattr(model, edit)
+    setattr(model, edit, [a * 1.2 for a in value] if isinstance(value, list) else value * 1.2)
+    call(slice(12, 36))
+    return model
+
+
+def update_rule_cases():
+    """RBM and GaussianRBM through every learning (the fused loop: "cd", "pcd", "pt"
+    and their objects; the plain loop: "exact", "tap", users' strategies), and
+    BoltzmannMachine, with momentum and weight decay, fit and partial_fit."""
+    Xf, Xr = fractional_data(), real_data()
+    for dtype in DTYPES:
+        for momentum, decay, window in UPDATE_RULES:
+            rule = rule_name(momentum, decay, window)
+            settings = dict(n_iter=7, batch_size=7, momentum=momentum, weight_decay=decay,
+                            average_window=window, random_state=11)
+            X = Xf.astype(dtype)
+            for lname, learning in rbm_learning().items():
+                model = RBM(n_components=4, learning=learning, **settings)
+                yield (f"update/RBM/{lname}/{rule}/{dtype.__name__}", X,
+                       lambda model=model, X=X: model.fit(X))
+            X = Xr.astype(dtype)
+            for lname, learning in gaussian_learnings().items():
+                model = GaussianRBM(n_components=3, learning=learning,
+                                    learn_variance=window is not None, **settings)
+                yield (f"update/GaussianRBM/{lname}/{rule}/"
+                       f"variance{window is not None}/{dtype.__name__}", X,
+                       lambda model=model, X=X: model.fit(X))
+    streamed_rules = [(0.5, 1e-2, 100), (0.0, 1e-2, None), ((0.3, 0.8), 3e-3, None)]
+    for momentum, decay, window in streamed_rules:
+        rule = rule_name(momentum, decay, window)
+        settings = dict(batch_size=5, momentum=momentum, weight_decay=decay,
+                        average_window=window, random_state=12)
+        for lname, learning in rbm_learning().items():
+            model = RBM(n_components=4, learning=learning, **settings)
+            yield (f"update/RBM/partial_fit/{lname}/{rule}", Xf,
+                   lambda model=model: streamed(model, Xf))
+        for lname, learning in gaussian_learnings().items():
+            model = GaussianRBM(n_components=3, learning=learning, **settings)
+            yield (f"update/GaussianRBM/partial_fit/{lname}/{rule}", Xr,
+                   lambda model=model: streamed(model, Xr))
+    Xbm = binary_data(n_rows=30, n_features=5)
+    for momentum, decay, _ in UPDATE_RULES[::2]:
+        for lname in ("gibbs", "exact", "mean_field"):
+            model = BoltzmannMachine(n_hidden=2, learning=lname, n_iter=7, batch_size=7,
+                                     momentum=momentum, weight_decay=decay, random_state=13)
+            yield (f"update/BM/{lname}/{rule_name(momentum, decay, None)}", Xbm,
+                   lambda model=model: model.fit(Xbm))
+    # weight decay above the limit of a safe step (refused or warned about)
+    for name, model, X in (
+            ("RBM-cd", RBM(n_components=3, learning="cd", n_iter=2, weight_decay=0.3,
+                           learning_rate=0.5, random_state=0), Xf),
+            ("RBM-exact", RBM(n_components=3, learning="exact", n_iter=2, weight_decay=0.3,
+                              learning_rate=0.5, random_state=0), Xf),
+            ("GaussianRBM", GaussianRBM(n_components=2, n_iter=2, weight_decay=0.5,
+                                        learning_rate=0.2, random_state=0), Xr)):
+        yield f"update/large-decay/{name}", X, lambda model=model, X=X: model.fit(X)
+
+
+# -- RBMClassifier, DBM, DBNClassifier, LikelihoodOutlierDetector ---------------------
+
+
+def class_labels():
+    """Three classes for the rows of :func:`fractional_data`, and the same labels with
+    every third row unlabelled (-1)."""
+    y = load_digits().target[:60] % 3
+    return y, np.where(np.arange(60) % 3 == 1, -1, y)
+
+
+def classifier_learning():
+    return {
+        "pcd": "pcd", "cd": "cd", "pt": "pt", "exact": "exact", "tap": "tap",
+        "CD(2)": CD(n_steps=(1, 3)), "PCD(5,2)": PCD(n_chains=5, n_steps=2),
+        "PCD(sample)": PCD(negative_visible="sample"),
+        "PT(3)": ParallelTempering(n_temperatures=3, n_chains=4),
+        "JointRestart": JointRestart(), "JointChains": JointChains(),
+        "ExactGradient": ExactGradient(),
+    }
+
+
+def rbm_classifier_cases():
+    Xf = fractional_data()
+    y, y_partly = class_labels()
+    for dtype in DTYPES:
+        X = Xf.astype(dtype)
+        for lname, learning in classifier_learning().items():
+            for labels, marker, target in (("labelled", None, y), ("partly", -1, y_partly)):
+                model = RBMClassifier(n_components=4, learning=learning, n_iter=3,
+                                      batch_size=7, unlabelled_marker=marker,
+                                      random_state=0)
+                yield (f"RBMClassifier/{lname}/{labels}/{dtype.__name__}", X,
+                       lambda model=model, X=X, target=target: model.fit(X, target))
+        for momentum, decay, window in UPDATE_RULES:
+            for lname in ("pcd", "cd", "pt", "JointChains"):
+                model = RBMClassifier(n_components=4, learning=classifier_learning()[lname],
+                                      n_iter=7, batch_size=7, momentum=momentum,
+                                      weight_decay=decay, average_window=window,
+                                      unlabelled_marker=-1, random_state=1)
+                yield (f"update/RBMClassifier/{lname}/{rule_name(momentum, decay, window)}"
+                       f"/{dtype.__name__}", X,
+                       lambda model=model, X=X: model.fit(X, y_partly))
+            model = RBMClassifier(n_components=4, generative_weight=0.0, n_iter=7,
+                                  batch_size=7, momentum=momentum, weight_decay=decay,
+                                  average_window=window, random_state=1)
+            yield (f"update/RBMClassifier/discriminative/"
+                   f"{rule_name(momentum, decay, window)}/{dtype.__name__}", X,
+                   lambda model=model, X=X: model.fit(X, y))
+        for name, options in (
+                ("discriminative", dict(generative_weight=0.0)),
+                ("unlabelled_weight0", dict(unlabelled_marker=-1, unlabelled_weight=0.0)),
+                ("both-weights0", dict(unlabelled_marker=-1, unlabelled_weight=0.0,
+                                       generative_weight=0.0)),
+                ("heavy-unlabelled", dict(unlabelled_marker=-1, unlabelled_weight=1.0,
+                                          generative_weight=1.0, learning_rate=0.3)),
+                ("early-stop-log_loss", dict(validation_fraction=0.25, n_iter_no_change=2,
+                                             n_iter=12)),
+                ("early-stop-accuracy", dict(validation_fraction=0.25, n_iter_no_change=2,
+                                             n_iter=12, early_stopping_score="accuracy",
+                                             unlabelled_marker=-1)),
+                ("early-stop-train", dict(n_iter_no_change=2, tol=0.0, n_iter=12)),
+                ("z-exact", dict(z_estimator="exact")),
+                ("z-ais", dict(z_estimator=AIS(n_chains=16, n_betas=40,
+                                               target_std_error=None))),
+                ("z-visited", dict(z_estimator="visited_states"))):
+            settings = dict(n_components=4, n_iter=4, batch_size=7, random_state=2)
+            settings.update(options)
+            target = y_partly if "unlabelled_marker" in options else y
+            model = RBMClassifier(**settings)
+            yield (f"RBMClassifier/options/{name}/{dtype.__name__}", X,
+                   lambda model=model, X=X, target=target: model.fit(X, target))
+    for lname in ("pcd", "cd", "pt", "JointChains"):
+        for labels, marker, target in (("labelled", None, y), ("partly", -1, y_partly)):
+            model = RBMClassifier(n_components=4, learning=classifier_learning()[lname],
+                                  batch_size=5, momentum=0.5, weight_decay=1e-2,
+                                  unlabelled_marker=marker, random_state=3)
+            yield (f"RBMClassifier/partial_fit/{lname}/{labels}", Xf,
+                   lambda model=model, target=target: streamed(
+                       model, Xf, target, first_call=dict(classes=[0, 1, 2])))
+
+    def unknown_class():
+        model = RBMClassifier(n_components=3, random_state=4)
+        model.partial_fit(Xf[:12], y[:12], classes=[0, 1])
+        return model
+    yield "RBMClassifier/partial_fit-unknown-class", Xf, unknown_class
+
+
+def dbm_cases():
+    Xf = fractional_data()
+    dbm_learning = {
+        "mean_field_pcd": "mean_field_pcd",
+        "MFPCD(2,bottom_up)": MeanFieldPCD(n_steps=2, start="bottom_up"),
+        "MFPCD(6,damped)": MeanFieldPCD(n_chains=6, damping=0.3, max_iter=10, tol=1e-3),
+        "pcd": "pcd",
+    }
+    for dtype in DTYPES:
+        X = Xf.astype(dtype)
+        for lname, learning in dbm_learning.items():
+            for pretraining in (0, 2):
+                model = DBM(hidden_layer_sizes=(3, 2), learning=learning, likelihood="exact",
+                            pretraining_iter=pretraining, n_iter=3, batch_size=10,
+                            random_state=0)
+                yield (f"DBM/{lname}/pretraining{pretraining}/{dtype.__name__}", X,
+                       lambda model=model, X=X: model.fit(X))
+        for momentum, decay, window in UPDATE_RULES[::2]:
+            for pretraining in (0, 3):
+                model = DBM(hidden_layer_sizes=(3, 2), likelihood="exact", n_iter=7,
+                            batch_size=7, pretraining_iter=pretraining, momentum=momentum,
+                            weight_decay=decay, average_window=window, random_state=1)
+                yield (f"update/DBM/{rule_name(momentum, decay, window)}/"
+                       f"pretraining{pretraining}/{dtype.__name__}", X,
+                       lambda model=model, X=X: model.fit(X))
+    for zname, z in (("exact", "exact"), ("mean_field", "mean_field"), ("tap", "tap"),
+                     ("AIS(small)", AIS(n_chains=16, n_betas=40, target_std_error=None)),
+                     ("VisitedStates", VisitedStates(n_chains=10, n_steps=30))):
+        model = DBM(hidden_layer_sizes=(3, 2), z_estimator=z, likelihood="exact", n_iter=3,
+                    batch_size=10, random_state=2)
+        yield f"DBM/z/{zname}", Xf, lambda model=model: model.fit(Xf)
+    for name, options in (
+            ("likelihood-bound", dict(likelihood="bound")),
+            ("likelihood-auto", dict(likelihood="auto")),
+            ("transform-all", dict(transform_layers="all", likelihood="exact")),
+            ("no-centering", dict(centering=False, likelihood="exact")),
+            ("one-layer", dict(hidden_layer_sizes=4, likelihood="exact")),
+            ("three-layers", dict(hidden_layer_sizes=(3, 2, 2), likelihood="exact")),
+            ("early-stop", dict(validation_fraction=0.25, n_iter_no_change=2, n_iter=8,
+                                monitor_likelihood=True, likelihood="exact"))):
+        settings = dict(hidden_layer_sizes=(3, 2), n_iter=3, batch_size=10, random_state=3)
+        settings.update(options)
+        model = DBM(**settings)
+        yield f"DBM/options/{name}", Xf, lambda model=model: model.fit(Xf)
+    for pretraining in (0, 2):
+        model = DBM(hidden_layer_sizes=(3, 2), likelihood="exact", batch_size=5,
+                    pretraining_iter=pretraining, random_state=4)
+        yield (f"DBM/partial_fit/pretraining{pretraining}", Xf,
+               lambda model=model: streamed(model, Xf, edit="weights_"))
+
+
+def dbn_classifier_cases():
+    Xf = fractional_data()
+    y, y_partly = class_labels()
+    rbm = RBM(n_iter=3, batch_size=8)
+    for name, options, target in (
+            ("sgd", dict(), y),
+            ("adam", dict(solver="adam"), y),
+            ("lbfgs", dict(solver="lbfgs"), y),
+            ("two-layers", dict(hidden_layer_sizes=(5, 3)), y),
+            ("partly-labelled", dict(unlabelled_marker=-1), y_partly),
+            ("early-stopping", dict(early_stopping=True, n_iter_no_change=3), y),
+            ("default-rbm", dict(rbm=None, max_iter=10), y)):
+        settings = dict(hidden_layer_sizes=(4,), rbm=rbm, max_iter=20, random_state=0)
+        settings.update(options)
+        for dtype in DTYPES if name == "sgd" else (np.float64,):
+            X = Xf.astype(dtype)
+            model = DBNClassifier(**settings)
+            yield (f"DBNClassifier/{name}/{dtype.__name__}", X,
+                   lambda model=model, X=X, target=target: model.fit(X, target))
+
+
+def outlier_cases():
+    Xb, Xf, Xr = binary_data(), fractional_data(), real_data()
+    for name, estimator, X in (
+            ("default/binary", None, Xb),
+            ("default/fractional", None, Xf),
+            ("default/real", None, Xr),
+            ("default/binary-float32", None, Xb.astype(np.float32)),
+            ("RBM", RBM(n_components=3, n_iter=5, batch_size=6), Xf),
+            ("RBM-exact", RBM(n_components=3, n_iter=5, learning="exact"), Xb),
+            ("GaussianRBM", GaussianRBM(n_components=2, n_iter=5), Xr),
+            ("BM", BoltzmannMachine(n_hidden=1, n_iter=3), Xb)):
+        for contamination in ("auto", 0.1):
+            model = LikelihoodOutlierDetector(estimator, contamination=contamination,
+                                              random_state=0)
+            yield (f"LikelihoodOutlierDetector/{name}/{contamination}", X,
+                   lambda model=model, X=X: model.fit(X))
+
 
 def write(path, only=None):
     digest, start = {}, time.perf_counter()
+    package = Path(skboltz.__file__).resolve().parent
+    if package != CHECKOUT / "skboltz":
+        sys.exit(f"imported {package}, not the skboltz of {CHECKOUT}")
+    print(f"digest of {package}", flush=True)
     all_cases = list(cases())
     for k, (name, X, build) in enumerate(all_cases):
         if only and only not in name:
@@ -639,6 +999,8 @@ def compare(before_path, after_path, tolerance):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", metavar="PATH", help="write this checkout's digest")
+    parser.add_argument("--checkout", metavar="PATH", help="with --write: the digest of "
+                        "the skboltz in this checkout (default: the one this script is in)")
     parser.add_argument("--only", help="with --write: only cases whose name contains this")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
     parser.add_argument("--tolerance", type=float, default=1e-12)
