@@ -6,6 +6,7 @@ strategies and partition-function estimators, and a true log-likelihood.
 
 from . import datasets, exceptions, learning, partition, views
 from ._boltzmann import BoltzmannMachine
+from ._categorical_rbm import CategoricalRBM
 from ._classifier import BoltzmannClassifier
 from ._dbm import DBM
 from ._dbn import DBN
@@ -25,6 +26,7 @@ __all__ = [
     "RBMClassifier",
     "BoltzmannClassifier",
     "BoltzmannMachine",
+    "CategoricalRBM",
     "GaussianRBM",
     "LikelihoodOutlierDetector",
     "datasets",

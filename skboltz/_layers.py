@@ -49,9 +49,20 @@ from .exceptions import DataRangeWarning
 class Layer:
     """A layer of units of one type, with its parameters (read-only).
 
-    Subclasses set the class attributes and implement the methods that raise
-    ``NotImplementedError`` here; the defaults serve a layer whose only parameter is
-    its bias and whose units take their states elementwise.
+    The base class of unit types. A subclass sets the class attributes below and
+    implements what its type needs: for a restricted model's visible layer trained by
+    the sampling strategies and scored exactly, :meth:`mean`, :meth:`sample`,
+    :meth:`log_partition`, :meth:`draw_units`, :meth:`mean_of_unit_fields`,
+    :meth:`write_states`, :meth:`draw_independent` and, for a countable layer,
+    :meth:`states`, :attr:`n_states`, :attr:`log_n_states` and
+    :meth:`base_bias_from_rates`. The defaults here serve a layer whose only
+    parameter is its bias and whose energy is linear in its states; the methods that
+    raise ``NotImplementedError`` are the ones a type must define.
+
+    Parameters
+    ----------
+    bias : ndarray of shape (n_units,)
+        The biases b (the energy's term linear in the states is -b . s).
 
     Attributes
     ----------
@@ -75,6 +86,25 @@ class Layer:
     extra_parameters : tuple of str
         Per-unit parameters besides the bias (a training form packs each as a row
         above the weights).
+
+    Examples
+    --------
+    A layer of units that take the values -1 and +1 (spins): E = -b . s, so given
+    the input x each unit is +1 with probability sigmoid(2 (b + x)).
+
+    >>> import numpy as np
+    >>> from skboltz.views import Layer
+    >>> class SpinUnits(Layer):
+    ...     unit_type = "spin"
+    ...     def mean(self, input):
+    ...         return np.tanh(input + self.bias)
+    ...     def log_partition(self, input, overwrite=False, add_to=None):
+    ...         fields = input + self.bias
+    ...         log_z = np.logaddexp(fields, -fields).sum(axis=1)
+    ...         return log_z if add_to is None else add_to + log_z
+    >>> layer = SpinUnits(np.zeros(3))
+    >>> bool(np.isclose(layer.independent_log_partition(), 3 * np.log(2)))
+    True
     """
 
     unit_type = None
@@ -89,17 +119,48 @@ class Layer:
 
     # -- parameters ------------------------------------------------------------------
     def parameters(self):
-        """The layer's parameter arrays by name, the bias first (a dict)."""
+        """Return the layer's parameters by name, the bias first.
+
+        Returns
+        -------
+        parameters : dict
+            Name -> array (and, for a layer with structure, what rebuilds it, e.g. a
+            softmax layer's group sizes): what :meth:`replace` takes.
+        """
         return {"bias": self.bias}
 
     def replace(self, **parameters):
-        """The same kind of layer (same structure) over other parameter arrays."""
+        """Return the same kind of layer over other parameters.
+
+        Parameters
+        ----------
+        **parameters : dict
+            New values of some of :meth:`parameters` (e.g. ``bias=...``); the others,
+            and the layer's structure, are kept.
+
+        Returns
+        -------
+        layer : Layer
+            A new layer (no copies of the arrays).
+        """
         return type(self)(**{**self.parameters(), **parameters})
 
     def astype(self, dtype):
-        """The layer with its parameters in another floating-point type."""
+        """Return the layer with its parameters in another floating-point type.
+
+        Parameters
+        ----------
+        dtype : numpy dtype
+            The new type.
+
+        Returns
+        -------
+        layer : Layer
+            A new layer over converted copies.
+        """
         return self.replace(**{name: np.asarray(array).astype(dtype)
-                               for name, array in self.parameters().items()})
+                               for name, array in self.parameters().items()
+                               if isinstance(array, np.ndarray)})
 
     @property
     def n_units(self):
@@ -116,50 +177,131 @@ class Layer:
 
     # -- the model's math, in the views' arithmetic ------------------------------------
     def energy(self, S):
-        """The layer's own energy term of each row of states (its bias, and whatever
-        else the type's energy holds besides the coupling)."""
+        """Compute the layer's own energy term of each row of states.
+
+        Parameters
+        ----------
+        S : {ndarray, sparse matrix} of shape (n_rows, n_units)
+            States of the layer.
+
+        Returns
+        -------
+        energy : ndarray of shape (n_rows,)
+            The terms of E that hold these units alone (-b . s, and whatever else the
+            type's energy holds besides the coupling).
+        """
         return -np.asarray(S @ self.bias).ravel()
 
     def seen_weights(self, weights):
-        """``weights`` (other units x these units) as the other layer sees these
-        units' states through them: the weights themselves, unless the type scales its
-        states (a Gaussian unit is seen as v / sigma^2)."""
+        """Return the weights as the other layer sees these units' states through them.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_other, n_units)
+            The weights between the other layer and this one.
+
+        Returns
+        -------
+        weights : ndarray of shape (n_other, n_units)
+            The weights themselves, unless the type scales its states (a Gaussian
+            unit is seen as v / sigma^2).
+        """
         return weights
 
     def mean(self, input):
-        """E[s | input] of each row, ``input`` the other layer's input (bias excluded)."""
+        """Compute E[s | input] of each row.
+
+        Parameters
+        ----------
+        input : ndarray of shape (n_rows, n_units)
+            What the other layer sends through the weights (the bias excluded).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_rows, n_units)
+            The conditional means.
+        """
         raise NotImplementedError
 
     def sample(self, input, rng):
-        """A draw of each row given the other layer's ``input`` (numpy generator)."""
-        raise NotImplementedError
+        """Draw states of each row given the other layer's input.
+
+        Parameters
+        ----------
+        input : ndarray of shape (n_rows, n_units)
+            What the other layer sends through the weights (the bias excluded).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        S : ndarray of shape (n_rows, n_units)
+            The draws.
+        """
+        return self.draw_independent(self.mean(input), rng)
 
     def log_partition(self, input, overwrite=False, add_to=None):
-        """log sum_s exp(-energy(s) + s . input) of each row (float): the layer summed
-        out given the other layer's ``input``; with a zero input, the log-partition of
-        the layer alone. ``overwrite`` lets it use ``input`` as scratch space;
-        ``add_to`` (per row) is added first, in the sum's own order."""
+        """Compute log sum_s exp(-energy(s) + s' . input) of each row.
+
+        The layer summed out of a restricted model given the other layer's input (s'
+        is the state as the other layer sees it); with a zero input, the
+        log-partition function of the layer alone.
+
+        Parameters
+        ----------
+        input : ndarray of shape (n_rows, n_units)
+            What the other layer sends through the weights (the bias excluded).
+        overwrite : bool, default=False
+            Whether ``input`` may be used as scratch space.
+        add_to : ndarray of shape (n_rows,) or None, default=None
+            Added to the result first, in the sum's own order.
+
+        Returns
+        -------
+        log_partition : ndarray of shape (n_rows,)
+            The log-sums.
+        """
         raise NotImplementedError
 
     def independent_log_partition(self):
-        """log Z of the layer on its own (no coupling), a float: the base model of
-        annealing paths."""
+        """Compute log Z of the layer on its own (no coupling).
+
+        Returns
+        -------
+        log_z : float
+            The log-partition function: the base model of annealing paths.
+        """
         return float(self.log_partition(np.zeros((1, self.n_units)))[0])
 
     def enumeration_log_weights(self, enumerated, to_self, chunk_size):
-        """Yield the log weights of chunks of the ``enumerated`` layer's states with
-        this layer summed out: -E(s) + log_partition(s @ to_self), float64 (exact log
-        Z of a restricted model; ``to_self`` maps the enumerated layer's states to this
-        layer's input). Both layers in float64."""
+        """Yield the log weights of another layer's states with this one summed out.
+
+        Exact log Z of a restricted model: -E(s) + log_partition(s @ to_self) for the
+        states s of the ``enumerated`` layer, in chunks, float64.
+
+        Parameters
+        ----------
+        enumerated : Layer
+            The countable layer whose states are listed (in float64).
+        to_self : ndarray of shape (enumerated.n_units, n_units)
+            Maps the enumerated layer's states to this layer's input.
+        chunk_size : int
+            States per chunk.
+
+        Yields
+        ------
+        log_weights : ndarray
+            The log weights of a chunk of states (or partial log-sums of them).
+        """
         n_states = enumerated.n_states
         for start in range(0, n_states, chunk_size):
             S = enumerated.states(start, min(start + chunk_size, n_states))
             yield -enumerated.energy(S) + self.log_partition(S @ to_self, overwrite=True)
 
-    # -- discrete layers: states, rates, the data's range -------------------------------
+    # -- countable layers: states, rates, the data's range ------------------------------
     @property
     def log_n_states(self):
-        """log of the number of states (the uniform distribution's -log p)."""
+        """The log of the number of states (the uniform distribution's -log p)."""
         raise NotImplementedError
 
     @property
@@ -173,23 +315,74 @@ class Layer:
         return int(np.ceil(self.log_n_states / np.log(2.0) - 1e-9))
 
     def states(self, start, stop):
-        """Rows ``start`` to ``stop`` of the list of the layer's states."""
+        """List some of the layer's states.
+
+        Parameters
+        ----------
+        start, stop : int
+            The positions of the first state and one past the last, in the layer's
+            order of its :attr:`n_states` states.
+
+        Returns
+        -------
+        S : ndarray of shape (stop - start, n_units)
+            The states, float64.
+        """
         raise NotImplementedError
 
     def base_bias_from_rates(self, rates):
-        """Biases of the independent layer whose means are the data's ``rates``
-        (clipped away from 0 and 1), float64."""
+        """Return the biases of the independent layer whose means are the data's.
+
+        Parameters
+        ----------
+        rates : ndarray of shape (n_units,)
+            Mean of each unit over the training data (clipped away from 0 and 1).
+
+        Returns
+        -------
+        bias : ndarray of shape (n_units,)
+            The biases, float64.
+        """
         raise NotImplementedError
 
     def check_rows(self, X):
-        """``X`` as the layer takes it (validated rows; a binary layer clips values
-        outside [0, 1] with a warning). Called by every method that takes rows."""
+        """Return the rows as the layer takes them.
+
+        Called by every method that takes rows; a binary layer clips values outside
+        [0, 1] into it, with a warning.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_rows, n_units)
+            Validated rows.
+
+        Returns
+        -------
+        X : {ndarray, sparse matrix} of shape (n_rows, n_units)
+            The rows, a copy where anything changed.
+        """
         return X
 
     # -- the training form, on fields -----------------------------------------------
     def draw_fields(self, x, noise, out=None, tempered=False):
-        """A draw of each row given its fields ``x`` (augmented rows; into ``out``, by
-        default ``x`` itself); the constant unit comes out as 1."""
+        """Draw states given fields, on augmented rows.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_rows, n_units + 1)
+            Fields (the bias included), with the constant unit last.
+        noise : skboltz._noise.Noise
+            The buffered random streams.
+        out : ndarray of shape (n_rows, n_units + 1) or None, default=None
+            Where the draws go (``x`` itself by default).
+        tempered : bool, default=False
+            Whether the fields were scaled by an inverse temperature.
+
+        Returns
+        -------
+        out : ndarray of shape (n_rows, n_units + 1)
+            The draws; the constant unit comes out as 1.
+        """
         units = x[..., :-1]
         if out is None or out is x:
             out, target = x, units
@@ -200,62 +393,180 @@ class Layer:
         return out
 
     def mean_of_fields(self, x):
-        """The conditional means given the fields ``x`` (augmented rows), in place."""
+        """Replace fields by the conditional means, on augmented rows.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_rows, n_units + 1)
+            Fields (the bias included), with the constant unit last.
+
+        Returns
+        -------
+        x : ndarray of shape (n_rows, n_units + 1)
+            The means, in place; the constant unit comes out as 1.
+        """
         self.mean_of_unit_fields(x[..., :-1])
         x[..., -1] = 1
         return x
 
     def draw_fields_and_mean(self, x, noise, out):
-        """Fill ``out`` with a draw given the fields ``x`` and ``x`` with the means,
-        drawing as :meth:`draw_fields` does (the same numbers); returns ``out``."""
+        """Draw states into ``out`` and replace the fields ``x`` by their means.
+
+        The draws are those :meth:`draw_fields` makes (the same numbers).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_rows, n_units + 1)
+            Fields (the bias included), with the constant unit last.
+        noise : skboltz._noise.Noise
+            The buffered random streams.
+        out : ndarray of shape (n_rows, n_units + 1)
+            Where the draws go.
+
+        Returns
+        -------
+        out : ndarray of shape (n_rows, n_units + 1)
+            The draws.
+        """
         self.draw_fields(x, noise, out)
         self.mean_of_fields(x)
         return out
 
     def draw_units(self, fields, noise, out, logistic=None):
-        """Draws given the fields of the layer's own columns (no constant unit) into
-        ``out``; ``logistic`` is this layer's slice of a row's shared logistic noise
-        (layers whose ``row_noise`` is "logistic")."""
+        """Draw states given the fields of the layer's own columns.
+
+        Parameters
+        ----------
+        fields : ndarray of shape (n_rows, n_units)
+            Fields (the bias included), no constant unit.
+        noise : skboltz._noise.Noise
+            The buffered random streams.
+        out : ndarray of shape (n_rows, n_units)
+            Where the draws go (may be ``fields``).
+        logistic : ndarray of shape (n_rows, n_units) or None, default=None
+            This layer's slice of a row's shared logistic noise (layers whose
+            ``row_noise`` is "logistic"); None draws its own.
+        """
         raise NotImplementedError
 
     def mean_of_unit_fields(self, fields):
-        """The means given the fields of the layer's own columns, in place."""
+        """Replace the fields of the layer's own columns by the means, in place.
+
+        Parameters
+        ----------
+        fields : ndarray of shape (n_rows, n_units)
+            Fields (the bias included), no constant unit.
+        """
         raise NotImplementedError
 
     def write_states(self, rows, rng, out):
-        """Fill ``out`` with states started from data ``rows`` (persistent chains' first
-        states): a draw whose means are the rows, or the rows themselves."""
+        """Write states started from data rows (persistent chains' first states).
+
+        Parameters
+        ----------
+        rows : ndarray of shape (n_rows, n_units)
+            Data rows.
+        rng : numpy.random.Generator
+            Source of randomness.
+        out : ndarray of shape (n_rows, n_units)
+            Where the states go: a draw whose means are the rows, or the rows
+            themselves.
+        """
         raise NotImplementedError
 
     def draw_independent(self, start, rng):
-        """Rows of independent units whose means are the rows of ``start`` (where
-        ``sample``'s chains start: the data's rates or means)."""
+        """Draw rows of independent units with given means.
+
+        Where ``sample``'s chains start: the data's rates (countable units) or means.
+
+        Parameters
+        ----------
+        start : ndarray of shape (n_rows, n_units)
+            The means.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        S : ndarray of shape (n_rows, n_units)
+            The draws, in the layer's dtype.
+        """
         raise NotImplementedError
 
     def draw_unit_columns(self, fields, noise, out):
-        """Draws into ``out`` given ``fields``, both laid out units x chains
-        (annealing chains; ``fields`` may be a column broadcast over the chains)."""
+        """Draw states given fields, both laid out units x chains (annealing chains).
+
+        Parameters
+        ----------
+        fields : ndarray of shape (n_units, n_chains) or (n_units, 1)
+            Fields (the bias included); a column is broadcast over the chains.
+        noise : skboltz._noise.Noise
+            The chains' buffered random streams.
+        out : ndarray of shape (n_units, n_chains)
+            Where the draws go.
+        """
         self.draw_units(np.broadcast_to(fields, out.shape).T, noise, out.T)
 
     # -- what a training form asks of its visible layer --------------------------------
     def seen_rows(self, rows, form):
-        """The packed rows ``[W | c]`` over ``[b | ALWAYS_ON]`` as the hidden units see
-        this layer's states (the rows themselves unless the type scales its states)."""
+        """Return the packed rows as the hidden units see this layer's states.
+
+        Parameters
+        ----------
+        rows : ndarray of shape (n_hidden + 1, n_units + 1)
+            ``[W | c]`` over ``[b | ALWAYS_ON]``.
+        form : RestrictedTrainingForm
+            The form, where a type may keep a buffer.
+
+        Returns
+        -------
+        rows : ndarray of shape (n_hidden + 1, n_units + 1)
+            The rows themselves unless the type scales its states.
+        """
         return rows
 
     def for_view(self):
-        """The layer as views hold it (a training form's layer may keep its parameters
-        in the form it learns them)."""
+        """Return the layer as views hold it.
+
+        Returns
+        -------
+        layer : Layer
+            This layer, unless a training form's layer keeps its parameters in the
+            form it learns them (a Gaussian layer's log variances).
+        """
         return self
 
     def training_parameter(self, name):
-        """The extra parameter ``name`` in the form a training form learns it."""
+        """Return an extra parameter in the form a training form learns it.
+
+        Parameters
+        ----------
+        name : str
+            One of :attr:`extra_parameters`.
+
+        Returns
+        -------
+        values : ndarray of shape (n_units,)
+            Its values (e.g. the log of a Gaussian layer's variances).
+        """
         raise KeyError(name)
 
     def extra_statistics(self, out, V, weights, products, means):
-        """The extra parameters' gradient statistics summed over rows, into ``out``
-        (one row per extra parameter): from the unit columns ``V`` of the rows, the
-        weights, and ``products`` = sum h v^T (see :meth:`GaussianUnits.log_variance_statistics`)."""
+        """Compute the extra parameters' gradient statistics, summed over rows.
+
+        Parameters
+        ----------
+        out : ndarray of shape (len(extra_parameters), n_units)
+            Where they go, one row per extra parameter.
+        V : ndarray of shape (n_rows, n_units)
+            The rows' unit columns.
+        weights : ndarray of shape (n_hidden, n_units)
+            The weights.
+        products : ndarray of shape (n_hidden, n_units)
+            The sum of h v^T over the rows.
+        means : bool
+            Whether the rows are means of v given some h rather than draws.
+        """
 
 
 class BinaryUnits(Layer):
@@ -265,6 +576,16 @@ class BinaryUnits(Layer):
     ----------
     bias : ndarray of shape (n_units,)
         The biases b.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.views import BinaryUnits
+    >>> layer = BinaryUnits(np.zeros(2))
+    >>> layer.mean(np.array([[0.0, 100.0]]))
+    array([[0.5, 1. ]])
+    >>> bool(np.isclose(layer.independent_log_partition(), 2 * np.log(2)))
+    True
     """
 
     unit_type = BINARY
@@ -397,11 +718,12 @@ _EXACT_MAX_SHIFT = 600.0
 
 
 class GaussianUnits(Layer):
-    """Real-valued units with per-unit variances, in the parametrisation of Cho, Ilin &
-    Raiko ("Improved learning of Gaussian-Bernoulli restricted Boltzmann machines",
-    ICANN 2011): E = sum_i (v_i - b_i)^2 / (2 sigma_i^2), the other layer sees v /
-    sigma^2, and given its input x each v_i is normal with mean b_i + x_i and variance
-    sigma_i^2.
+    """Real-valued units with per-unit variances.
+
+    In the parametrisation of Cho, Ilin & Raiko ("Improved learning of
+    Gaussian-Bernoulli restricted Boltzmann machines", ICANN 2011):
+    E = sum_i (v_i - b_i)^2 / (2 sigma_i^2), the other layer sees v / sigma^2, and
+    given its input x each v_i is normal with mean b_i + x_i and variance sigma_i^2.
 
     Parameters
     ----------
@@ -412,6 +734,16 @@ class GaussianUnits(Layer):
     log_variance : ndarray of shape (n_units,), optional
         Or their logarithms z (the training form's parameter, learnt): sigma and
         1 / sigma^2 are then exp(z / 2) and exp(-z).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.views import GaussianUnits
+    >>> layer = GaussianUnits(np.zeros(1), variance=np.ones(1))
+    >>> layer.mean(np.array([[0.5]]))  # the mean b + x
+    array([[0.5]])
+    >>> bool(np.isclose(layer.independent_log_partition(), 0.5 * np.log(2 * np.pi)))
+    True
     """
 
     unit_type = GAUSSIAN
@@ -501,14 +833,27 @@ class GaussianUnits(Layer):
             yield log_weights + log_normalizer
 
     def summed_out_couplings(self, binary, to_self):
-        """The Boltzmann machine over a binary layer that summing these units out of a
-        restricted model leaves: log p*(h) = h^T J h / 2 + a^T h + const, written with
-        a zero diagonal (h_j^2 = h_j moves J_jj / 2 into the bias).
+        """Return the Boltzmann machine these units leave over a binary layer.
 
-        Returns the couplings J = W diag(1 / sigma^2) W^T off the diagonal, the biases
-        a + diag(J) / 2 with a = c + W (b / sigma^2), and the constant
-        sum_i log(sqrt(2 pi) sigma_i), in float64 (``to_self`` is W, the binary units'
-        weights to these).
+        Summing Gaussian units out of a restricted model leaves log p*(h) =
+        h^T J h / 2 + a^T h + const over the binary layer, written with a zero
+        diagonal (h_j^2 = h_j moves J_jj / 2 into the bias).
+
+        Parameters
+        ----------
+        binary : BinaryUnits
+            The binary layer (its biases c), float64.
+        to_self : ndarray of shape (n_binary, n_units)
+            The weights W between the binary units and these, float64.
+
+        Returns
+        -------
+        coupling : ndarray of shape (n_binary, n_binary)
+            J = W diag(1 / sigma^2) W^T off the diagonal, zero on it.
+        bias : ndarray of shape (n_binary,)
+            The biases a + diag(J) / 2 with a = c + W (b / sigma^2).
+        log_normalizer : float
+            The constant sum_i log(sqrt(2 pi) sigma_i).
         """
         scaled = to_self / self.variance
         coupling = scaled @ to_self.T
@@ -563,12 +908,31 @@ class GaussianUnits(Layer):
         self.log_variance_statistics(out[0], V, weights, products, means)
 
     def log_variance_statistics(self, out, V, weights, products, means):
-        """The gradient of log sigma^2 summed over rows, into ``out`` (n_units,):
-        [(v - b)^2 / 2 - v (W^T h)] / sigma^2, from the visible rows ``V`` (their unit
-        columns) and ``products`` = sum h v^T. With ``means`` the rows are means
-        b + W^T h standing for draws: the conditional expectation of the quadratic
-        term, (W^T h)^2 + sigma^2, keeps the variances unbiased (with the mean alone
-        they would grow by a step of 1/2 per update)."""
+        """Compute the gradient of log sigma^2, summed over rows.
+
+        [(v - b)^2 / 2 - v (W^T h)] / sigma^2 for each row. With ``means`` the rows
+        are means b + W^T h standing for draws: the conditional expectation of the
+        quadratic term, (W^T h)^2 + sigma^2, keeps the variances unbiased (with the
+        mean alone they would grow by a step of 1/2 per update).
+
+        Parameters
+        ----------
+        out : ndarray of shape (n_units,)
+            Where the sums go.
+        V : ndarray of shape (n_rows, n_units)
+            The visible rows (their unit columns).
+        weights : ndarray of shape (n_hidden, n_units)
+            The weights W.
+        products : ndarray of shape (n_hidden, n_units)
+            The sum of h v^T over the rows.
+        means : bool
+            Whether the rows are means rather than draws.
+
+        Returns
+        -------
+        out : ndarray of shape (n_units,)
+            The sums.
+        """
         centred = V - self.bias
         np.einsum("ni,ni->i", centred, centred, out=out)
         out *= 0.5
@@ -586,9 +950,10 @@ def gaussian_log_normalizer(variance):
 
 
 class SoftmaxUnits(Layer):
-    """Groups of one-of-K units (a categorical variable each): E = -b . s with s
-    one-hot within each group, and given the input x each group's state is k with
-    probability softmax(b + x) over the group's K units.
+    """Groups of one-of-K units, a categorical variable each.
+
+    E = -b . s with s one-hot within each group, and given the input x each group's
+    state is k with probability softmax(b + x) over the group's K units.
 
     Parameters
     ----------
@@ -597,6 +962,16 @@ class SoftmaxUnits(Layer):
     sizes : sequence of int
         The number of units (categories) of each group, in order; they add up to
         ``n_units``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.views import SoftmaxUnits
+    >>> layer = SoftmaxUnits(np.zeros(5), sizes=(2, 3))  # two columns: 2 and 3 categories
+    >>> layer.mean(np.zeros((1, 5))).round(3)
+    array([[0.5  , 0.5  , 0.333, 0.333, 0.333]])
+    >>> layer.n_states, bool(np.isclose(layer.independent_log_partition(), np.log(6)))
+    (6, True)
     """
 
     unit_type = SOFTMAX
@@ -762,6 +1137,14 @@ class LayerGroups(Layer):
     bias : ndarray of shape (n_units,), optional
         One array holding every group's bias (the groups are bound to its slices);
         by default the groups' own biases, concatenated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.views import BinaryUnits, LayerGroups, SoftmaxUnits
+    >>> layer = LayerGroups([BinaryUnits(np.zeros(2)), SoftmaxUnits(np.zeros(3), (3,))])
+    >>> layer.n_units, bool(np.isclose(layer.log_n_states, np.log(4 * 3)))
+    (5, True)
     """
 
     def __init__(self, groups, bias=None):
@@ -800,7 +1183,18 @@ class LayerGroups(Layer):
         return tuple(group.unit_type for group in self.groups)
 
     def parts(self, S):
-        """(group, its columns of ``S``) for every group."""
+        """Split rows into the groups' columns.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_rows, n_units)
+            Rows of the whole layer.
+
+        Returns
+        -------
+        parts : list of (Layer, ndarray)
+            Each group with its columns of ``S``.
+        """
         return [(group, S[:, cut]) for group, cut in zip(self.groups, self._slices)]
 
     def energy(self, S):

@@ -104,6 +104,16 @@ class RestrictedView(ModelView):
         The visible layer, with its parameters.
     hidden : Layer
         The hidden layer, with its parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.partition import Exact
+    >>> from skboltz.views import BinaryUnits, RestrictedView, SoftmaxUnits
+    >>> view = RestrictedView(np.zeros((2, 3)), SoftmaxUnits(np.zeros(3), (3,)),
+    ...                       BinaryUnits(np.zeros(2)))
+    >>> bool(np.isclose(Exact().estimate(view).value, np.log(3 * 4)))
+    True
     """
 
     weights: np.ndarray

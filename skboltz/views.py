@@ -7,12 +7,17 @@ parameters, so one strategy serves every model with the same math, and a strateg
 be tested on hand-built parameters without fitting anything.
 
 Every view satisfies the :class:`ModelView` protocol, where the contract is written
-down; :class:`RBMView`, :class:`GaussianRBMView`, :class:`BMView` and
-:class:`ClassRBMView` are the views of :class:`~skboltz.RBM`,
-:class:`~skboltz.GaussianRBM`, :class:`~skboltz.BoltzmannMachine` and
-:class:`~skboltz.RBMClassifier` (build one from a fitted model's attributes, as in
-their examples), and :class:`DBMView` that of a deep Boltzmann machine. Views do not
-change their arrays.
+down; :class:`RBMView`, :class:`GaussianRBMView`, :class:`CategoricalRBMView`,
+:class:`BMView` and :class:`ClassRBMView` are the views of :class:`~skboltz.RBM`,
+:class:`~skboltz.GaussianRBM`, :class:`~skboltz.CategoricalRBM`,
+:class:`~skboltz.BoltzmannMachine` and :class:`~skboltz.RBMClassifier` (build one from
+a fitted model's attributes, as in their examples), and :class:`DBMView` that of a
+deep Boltzmann machine. Views do not change their arrays.
+
+The restricted models share one view, :class:`RestrictedView`, over a pair of layers:
+a layer (:class:`Layer`) is a unit type with its parameters (:class:`BinaryUnits`,
+:class:`GaussianUnits`, :class:`SoftmaxUnits`, or several groups side by side,
+:class:`LayerGroups`), and a new unit type is one subclass of :class:`Layer`.
 
 Examples
 --------
@@ -42,15 +47,19 @@ from ._capabilities import (
     Requires,
     supports,
 )
+from ._categorical_rbm import CategoricalRBMView
 from ._dbm_energy import DBMView
 from ._energy import ModelView
 from ._gaussian_rbm_energy import GaussianRBMView
+from ._layers import BinaryUnits, GaussianUnits, Layer, LayerGroups, SoftmaxUnits
 from ._rbm_classifier_energy import ClassRBMView
 from ._rbm_energy import RBMView
+from ._restricted_energy import RestrictedView
 
 # Documented, pickled and shown under their public home.
-for _public in (ModelView, RBMView, GaussianRBMView, BMView, ClassRBMView, DBMView,
-                Capabilities, Requires, supports):
+for _public in (ModelView, RestrictedView, RBMView, GaussianRBMView, CategoricalRBMView,
+                BMView, ClassRBMView, DBMView, Layer, BinaryUnits, GaussianUnits,
+                SoftmaxUnits, LayerGroups, Capabilities, Requires, supports):
     _public.__module__ = __name__
 del _public
 
@@ -58,19 +67,26 @@ __all__ = [
     "ANNEALING",
     "BINARY",
     "BMView",
+    "BinaryUnits",
     "Capabilities",
+    "CategoricalRBMView",
     "ClassRBMView",
     "DBMView",
     "ENUMERATION",
     "GAUSSIAN",
     "GaussianRBMView",
+    "GaussianUnits",
     "LAYERED",
+    "Layer",
+    "LayerGroups",
     "MEAN_FIELD",
     "ModelView",
     "PAIRWISE",
     "RBMView",
     "RESTRICTED",
     "Requires",
+    "RestrictedView",
     "SOFTMAX",
+    "SoftmaxUnits",
     "supports",
 ]

@@ -13,6 +13,7 @@ from skboltz import (
     RBM,
     BoltzmannClassifier,
     BoltzmannMachine,
+    CategoricalRBM,
     DBNClassifier,
     GaussianRBM,
     LikelihoodOutlierDetector,
@@ -87,6 +88,15 @@ ESTIMATORS = [
                 random_state=0),
     GaussianRBM(n_components=3, z_estimator="visited_states", n_iter=2, random_state=0),
     GaussianRBM(n_components=3, whiten=True, n_iter=3, random_state=0),
+    # Categorical RBMs: the defaults, each learning string it accepts, an object, each
+    # log Z estimator it accepts, categories declared ahead.
+    CategoricalRBM(),
+    CategoricalRBM(n_components=3, n_iter=3, random_state=0),
+    CategoricalRBM(n_components=3, learning="cd", n_iter=3, random_state=0),
+    CategoricalRBM(n_components=3, learning=ParallelTempering(n_temperatures=3), n_iter=3,
+                   random_state=0),
+    CategoricalRBM(n_components=3, z_estimator="ais", min_categories=4, n_iter=2,
+                   random_state=0),
     # Deep Boltzmann machines: the defaults, one and three hidden layers, pretraining,
     # the bound and the per-row estimate, every layer's features, strategy objects.
     DBM(),

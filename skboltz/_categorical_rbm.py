@@ -1,0 +1,363 @@
+"""Categorical RBM: softmax visible groups (one per column of category codes), binary hidden units."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils.validation import check_non_negative, validate_data
+
+from ._base import (
+    MONITORING_CONSTRAINTS,
+    MONITORING_PARAMETERS_DOC,
+    TRAINING_CONSTRAINTS,
+    document_strategy_options,
+    strategy_constraints,
+)
+from ._energy import column_means
+from ._layers import BinaryUnits, SoftmaxUnits
+from ._rbm_energy import RBMLayout
+from ._restricted import RestrictedBoltzmannBase
+from ._restricted_energy import RestrictedTrainingForm, RestrictedView
+from ._sklearn import Interval
+from ._training import AveragedTrainingState
+
+
+class CategoricalRBMView(RestrictedView):
+    """Read-only view of a categorical RBM: softmax visible groups, binary hidden units.
+
+    The restricted model whose visible layer is groups of one-of-K units
+    (:class:`~skboltz.CategoricalRBM`: one group per column, one unit per category).
+    Sampler states (for log Z) are visible vectors, one-hot in each group; exact
+    enumeration lists the states of the layer with fewer of them.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_hidden, n_visible)
+        Weights W (``CategoricalRBM.components_``), one column per category.
+    visible : SoftmaxUnits
+        The visible groups and their biases.
+    hidden : BinaryUnits
+        The hidden units and their biases.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz.partition import Exact
+    >>> from skboltz.views import CategoricalRBMView, SoftmaxUnits, BinaryUnits
+    >>> view = CategoricalRBMView(np.zeros((2, 5)), SoftmaxUnits(np.zeros(5), (2, 3)),
+    ...                           BinaryUnits(np.zeros(2)))
+    >>> bool(np.isclose(Exact().estimate(view).value, np.log(2 * 3 * 4)))
+    True
+    """
+
+    visible_units = SoftmaxUnits
+    hidden_units = BinaryUnits
+
+
+def one_hot(codes, n_categories):
+    """One-hot rows of the integer-valued ``codes`` (a group of ``n_categories[i]``
+    columns per column i), in the dtype of ``codes``; a code beyond its column's
+    categories is refused."""
+    unknown = codes >= n_categories
+    if unknown.any():
+        row, column = np.argwhere(unknown)[0]
+        raise ValueError(
+            f"CategoricalRBM: column {column} holds the code {codes[row, column]:g}, but "
+            f"the model knows {n_categories[column]} categories there (codes 0 to "
+            f"{n_categories[column] - 1}), learnt from the first call's rows. Encode "
+            "every column with the training data's categories (e.g. one OrdinalEncoder "
+            "fitted on them), or give more categories with min_categories."
+        )
+    offsets = np.concatenate([[0], np.cumsum(n_categories)[:-1]]).astype(np.intp)
+    rows = np.zeros((codes.shape[0], int(np.sum(n_categories))), dtype=codes.dtype)
+    rows[np.arange(codes.shape[0])[:, None], offsets + codes.astype(np.intp)] = 1
+    return rows
+
+
+def most_probable_codes(V, n_categories):
+    """Each group's most probable category in one-hot (or probability) rows ``V``, as
+    codes in the dtype of ``V``."""
+    codes = np.empty((V.shape[0], len(n_categories)), dtype=V.dtype)
+    start = 0
+    for column, size in enumerate(n_categories):
+        codes[:, column] = np.argmax(V[:, start : start + size], axis=1)
+        start += size
+    return codes
+
+
+_BINARY = BinaryUnits(np.zeros(0))
+
+
+class CategoricalRBM(RestrictedBoltzmannBase):
+    """Restricted Boltzmann machine of categorical columns, with a true log-likelihood.
+
+    Each column of ``X`` holds integer category codes (0, 1, ..., K - 1, as
+    :class:`~sklearn.preprocessing.OrdinalEncoder` makes them) and is one softmax
+    group of K visible units: exactly one is on, the column's category. The groups
+    couple to ``n_components`` binary hidden units,
+
+        p(x, h) proportional to exp(sum_i b_i[x_i] + sum_i W_i[:, x_i] . h + c^T h),
+
+    so the model never puts probability on impossible rows (two categories of a
+    column at once), as independent binary units on one-hot columns do, and
+    ``score_samples`` is log p(x) of the row of codes in nats: exact by enumerating
+    the smaller layer (``2 ** n_components`` hidden states, or the product of the
+    columns' categories), or estimated by annealed importance sampling with error
+    bars. ``transform`` returns P(h = 1 | x), features for a classifier.
+
+    A softmax visible layer is one layer class (:class:`~skboltz.views.SoftmaxUnits`);
+    this estimator is the restricted model over it, trained by the same learning
+    strategies as :class:`RBM` (CD, PCD, parallel tempering).
+
+    Parameters
+    ----------
+    n_components : int, default=64
+        Number of hidden units.
+    learning : {learning_options} or RBMLearningStrategy, default="pcd"
+        How the negative-phase statistics are estimated: persistent contrastive
+        divergence (:class:`~skboltz.learning.PCD`, with ``batch_size`` persistent
+        chains), CD-k or parallel tempering, or a strategy object (cloned). With
+        ``negative_visible="auto"`` the negative statistics use each group's
+        category probabilities given the chains' hidden states.
+    z_estimator : {z_estimator_options} or ZEstimator, default="auto"
+        How log Z is found for ``score_samples``: "auto" enumerates exactly when the
+        smaller layer has at most 2**20 states, and otherwise uses annealed
+        importance sampling from independent columns at the data's category shares.
+        Recorded in ``z_estimator_``.
+    learning_rate : float, default=0.1
+        Step size of the updates (times the mean minibatch gradient).
+    batch_size : int, default=10
+        Rows per minibatch; the minibatches are reshuffled every epoch.
+    n_iter : int, default=50
+        Number of epochs (passes over the data) for ``fit``.
+    momentum : float or (float, float), default=0.0
+        Momentum of the updates, in moving-average form (see :class:`RBM`).
+    weight_decay : float, default=1e-3
+        L2 penalty on the weights (not the biases).
+    average_window : int or None, default=100
+        Iterate averaging over about this many updates (see :class:`RBM`); None
+        publishes the last update's parameters.
+    min_categories : int, array-like of shape (n_features,) or None, default=None
+        The least number of categories of each column (as in
+        :class:`~sklearn.naive_bayes.CategoricalNB`): the first call learns
+        ``max(largest code + 1, min_categories)``. Give it when a category may be
+        missing from the training rows (or from a first ``partial_fit`` call) but
+        appear later; a code beyond the number of categories is refused.
+    {monitoring}
+    verbose : int, default=0
+        Print a progress line per epoch when positive.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, minibatch order, sampling and the log Z estimate.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_categories_.sum())
+        Weight matrix W: one column per category, the columns' groups side by side.
+    intercept_hidden_ : ndarray of shape (n_components,)
+        Hidden biases c.
+    intercept_visible_ : ndarray of shape (n_categories_.sum(),)
+        Category biases b, group after group.
+    n_categories_ : ndarray of shape (n_features,), dtype=int
+        The number of categories of each column.
+    categories_ : list of ndarray
+        The codes of each column's categories (``arange(n_categories_[i])``).
+    learning_rate_ : float
+        The learning rate used.
+    learning_ : LearningStrategy
+        The negative-phase strategy used.
+    z_estimator_ : ZEstimator
+        The log Z estimator that ``score_samples`` uses.
+    n_iter_ : int
+        Epochs trained so far.
+    history_ : dict of lists
+        Per-epoch training records (see :attr:`RBM.history_`).
+    n_features_in_ : int
+        Number of columns seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the columns seen during ``fit``, when they are all strings.
+
+    See Also
+    --------
+    RBM : Binary (or [0, 1]) columns.
+    sklearn.naive_bayes.CategoricalNB : Independent categorical columns given a class.
+
+    Notes
+    -----
+    ``sample`` returns rows of codes; ``reconstruct`` and ``sample(return_means=True)``
+    give each column's most probable category under the conditional probabilities.
+    The starting values are Hinton's, "A Practical Guide to Training Restricted
+    Boltzmann Machines" (2010), for softmax units: weights N(0, 0.01), hidden biases
+    0, each category's bias the log of its share of the training rows. The softmax
+    visible units of this model are those of Salakhutdinov, Mnih & Hinton,
+    "Restricted Boltzmann machines for collaborative filtering" (ICML 2007), one group
+    per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skboltz import CategoricalRBM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.integers(0, 3, size=(200, 4))
+    >>> X[:, 1] = X[:, 0]  # two columns that always agree
+    >>> rbm = CategoricalRBM(n_components=4, random_state=0).fit(X)
+    >>> rbm.n_categories_
+    array([3, 3, 3, 3])
+    >>> rbm.transform(X).shape
+    (200, 4)
+    >>> log_p = rbm.score_samples([[0, 0, 1, 2], [0, 2, 1, 2]])  # exact, nats
+    >>> bool(log_p[0] > log_p[1])  # the columns that agree are likelier
+    True
+    """
+
+    _view_class = CategoricalRBMView
+    _layout = RBMLayout
+    _structural_parameters = ("n_components", "min_categories")
+
+    _parameter_constraints = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        **strategy_constraints(CategoricalRBMView),
+        "average_window": [Interval(Integral, 1, None, closed="left"), None],
+        "min_categories": [Interval(Integral, 1, None, closed="left"), "array-like", None],
+        **TRAINING_CONSTRAINTS,
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        **MONITORING_CONSTRAINTS,
+    }
+
+    def __init__(
+        self,
+        n_components=64,
+        *,
+        learning="pcd",
+        z_estimator="auto",
+        learning_rate=0.1,
+        batch_size=10,
+        n_iter=50,
+        momentum=0.0,
+        weight_decay=1e-3,
+        average_window=100,
+        min_categories=None,
+        validation_fraction=None,
+        n_iter_no_change=None,
+        tol=1e-4,
+        monitor_likelihood=False,
+        verbose=0,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.learning = learning
+        self.z_estimator = z_estimator
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.average_window = average_window
+        self.min_categories = min_categories
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.monitor_likelihood = monitor_likelihood
+        self.verbose = verbose
+        self.random_state = random_state
+
+    __doc__ = document_strategy_options(
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), CategoricalRBMView,
+        "pcd",
+    )
+
+    #: What validation records on the estimator (put back if a fit fails).
+    _input_attributes = ("n_features_in_", "feature_names_in_", "n_categories_")
+
+    # -- the columns of codes ----------------------------------------------------------
+    def _check_rows(self, X, *, reset):
+        # The rows of codes, checked, as one-hot rows (the model's visible units); the
+        # first call records the number of categories of each column.
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
+        check_non_negative(X, type(self).__name__)
+        fractional = X != np.floor(X)
+        if fractional.any():
+            row, column = np.argwhere(fractional)[0]
+            raise ValueError(
+                f"CategoricalRBM takes integer category codes; column {column} holds "
+                f"{X[row, column]:g}. Encode each column first, e.g. with "
+                "sklearn.preprocessing.OrdinalEncoder() in a Pipeline."
+            )
+        if reset:
+            self.n_categories_ = self._categories_of(X)
+        return one_hot(X, self.n_categories_)
+
+    def _categories_of(self, X):
+        """The number of categories of each column of the first call's codes."""
+        n_categories = X.max(axis=0, initial=0).astype(np.intp) + 1
+        if self.min_categories is None:
+            return n_categories
+        least = np.asarray(self.min_categories)
+        if least.ndim > 1 or (least.ndim == 1 and least.shape != (X.shape[1],)):
+            raise ValueError(
+                "min_categories must be an int or hold one int per column "
+                f"({X.shape[1]}), got shape {least.shape}."
+            )
+        if not np.issubdtype(least.dtype, np.integer) or (least < 1).any():
+            raise ValueError(
+                f"min_categories must hold positive integers, got {self.min_categories!r}."
+            )
+        return np.maximum(n_categories, least)
+
+    def _visible_out(self, V):
+        return most_probable_codes(V, self.n_categories_)
+
+    @property
+    def categories_(self):
+        """The codes of each column's categories (``arange(n_categories_[i])``)."""
+        return [np.arange(k) for k in self.n_categories_]
+
+    def _visible_layer(self):
+        """The visible layer's kind: a softmax group per column (parameters bound
+        later)."""
+        sizes = tuple(int(k) for k in self.n_categories_)
+        return SoftmaxUnits(np.zeros(sum(sizes)), sizes)
+
+    # -- training hooks ------------------------------------------------------------
+    def _new_training_state(self, X, y, learning, rng):
+        data_rates = column_means(X)
+        params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
+        params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))
+        # each category's bias: the log of its share of the rows
+        layer = self._visible_layer()
+        params[RBMLayout.visible_bias] = layer.base_bias_from_rates(data_rates)
+        return self._fresh_state(AveragedTrainingState, self._training_model(X, params, None),
+                                 X, learning, rng, data_rates=data_rates)
+
+    def _training_params(self, dtype):
+        return RBMLayout.pack(self.components_, self.intercept_visible_,
+                              self.intercept_hidden_, dtype)
+
+    def _training_model(self, X, params, state):
+        return RestrictedTrainingForm(params, self._visible_layer(), _BINARY,
+                                      CategoricalRBMView, RBMLayout)
+
+    def _fitted_attributes(self, state):
+        return {**super()._fitted_attributes(state),
+                "learning_rate_": float(self.learning_rate)}
+
+    def _reconstruction_error(self, view, rows):
+        reconstruction = view.reconstruct(rows) - rows
+        return float(np.mean(np.square(reconstruction), dtype=np.float64))
+
+    def _model_view_of(self, state):
+        if state is not None:
+            return self._training_model(None, state.params, state).view()
+        return CategoricalRBMView.of_layers(
+            self.components_,
+            self._visible_layer().replace(bias=self.intercept_visible_),
+            BinaryUnits(self.intercept_hidden_),
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
+        return tags
+
+
+__all__ = ["CategoricalRBM", "CategoricalRBMView"]
