@@ -1,24 +1,15 @@
 """Categorical RBM: softmax visible groups (one per column of category codes), binary hidden units."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_non_negative, validate_data
 
-from ._base import (
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
-    TRAINING_CONSTRAINTS,
-    document_strategy_options,
-    strategy_constraints,
-)
-from ._energy import column_means
+from ._base import MONITORING_PARAMETERS_DOC, document_strategy_options
+from ._layered_rbm import LayeredRBM, layered_constraints
 from ._layers import BinaryUnits, SoftmaxUnits
-from ._rbm_energy import RBMLayout
-from ._restricted import RestrictedBoltzmannBase
-from ._restricted_energy import RestrictedTrainingForm, RestrictedView
+from ._restricted_energy import RestrictedView
 from ._sklearn import Interval
-from ._training import AveragedTrainingState
 
 
 class CategoricalRBMView(RestrictedView):
@@ -84,10 +75,7 @@ def most_probable_codes(V, n_categories):
     return codes
 
 
-_BINARY = BinaryUnits(np.zeros(0))
-
-
-class CategoricalRBM(RestrictedBoltzmannBase):
+class CategoricalRBM(LayeredRBM):
     """Restricted Boltzmann machine of categorical columns, with a true log-likelihood.
 
     Each column of ``X`` holds integer category codes (0, 1, ..., K - 1, as
@@ -209,17 +197,11 @@ class CategoricalRBM(RestrictedBoltzmannBase):
     """
 
     _view_class = CategoricalRBMView
-    _layout = RBMLayout
     _structural_parameters = ("n_components", "min_categories")
 
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        **strategy_constraints(CategoricalRBMView),
-        "average_window": [Interval(Integral, 1, None, closed="left"), None],
+        **layered_constraints(CategoricalRBMView),
         "min_categories": [Interval(Integral, 1, None, closed="left"), "array-like", None],
-        **TRAINING_CONSTRAINTS,
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        **MONITORING_CONSTRAINTS,
     }
 
     def __init__(
@@ -315,42 +297,6 @@ class CategoricalRBM(RestrictedBoltzmannBase):
         later)."""
         sizes = tuple(int(k) for k in self.n_categories_)
         return SoftmaxUnits(np.zeros(sum(sizes)), sizes)
-
-    # -- training hooks ------------------------------------------------------------
-    def _new_training_state(self, X, y, learning, rng):
-        data_rates = column_means(X)
-        params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
-        params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))
-        # each category's bias: the log of its share of the rows
-        layer = self._visible_layer()
-        params[RBMLayout.visible_bias] = layer.base_bias_from_rates(data_rates)
-        return self._fresh_state(AveragedTrainingState, self._training_model(X, params, None),
-                                 X, learning, rng, data_rates=data_rates)
-
-    def _training_params(self, dtype):
-        return RBMLayout.pack(self.components_, self.intercept_visible_,
-                              self.intercept_hidden_, dtype)
-
-    def _training_model(self, X, params, state):
-        return RestrictedTrainingForm(params, self._visible_layer(), _BINARY,
-                                      CategoricalRBMView, RBMLayout)
-
-    def _fitted_attributes(self, state):
-        return {**super()._fitted_attributes(state),
-                "learning_rate_": float(self.learning_rate)}
-
-    def _reconstruction_error(self, view, rows):
-        reconstruction = view.reconstruct(rows) - rows
-        return float(np.mean(np.square(reconstruction), dtype=np.float64))
-
-    def _model_view_of(self, state):
-        if state is not None:
-            return self._training_model(None, state.params, state).view()
-        return CategoricalRBMView.of_layers(
-            self.components_,
-            self._visible_layer().replace(bias=self.intercept_visible_),
-            BinaryUnits(self.intercept_hidden_),
-        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

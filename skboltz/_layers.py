@@ -110,7 +110,9 @@ class Layer:
     unit_type = None
     discrete = True
     tempers_bias = True
-    auto_negative_visible = "mean"
+    #: The draws by default: an unbiased likelihood gradient (the means are a measured
+    #: choice of binary units, for their features).
+    auto_negative_visible = "sample"
     row_noise = None
     extra_parameters = ()
 
@@ -345,7 +347,8 @@ class Layer:
         """
         raise NotImplementedError
 
-    def check_rows(self, X):
+    @classmethod
+    def check_rows(cls, X):
         """Return the rows as the layer takes them.
 
         Called by every method that takes rows; a binary layer clips values outside
@@ -590,6 +593,9 @@ class BinaryUnits(Layer):
 
     unit_type = BINARY
     row_noise = "logistic"
+    #: The means P(v = 1 | h): far better features of grey-level data (the RBM user
+    #: guide).
+    auto_negative_visible = "mean"
 
     def mean(self, input):
         return sigmoid(np.asarray(input + self.bias))
@@ -665,7 +671,8 @@ class BinaryUnits(Layer):
     def base_bias_from_rates(self, rates):
         return logit_of_rates(rates)
 
-    def check_rows(self, X):
+    @classmethod
+    def check_rows(cls, X):
         return clipped_into_unit_interval(X)
 
     @staticmethod
@@ -861,9 +868,6 @@ class GaussianUnits(Layer):
         np.fill_diagonal(coupling, 0.0)
         bias = binary.bias + scaled @ self.bias + 0.5 * diagonal
         return coupling, bias, gaussian_log_normalizer(self.variance)
-
-    def check_rows(self, X):
-        return X
 
     # -- the training form ---------------------------------------------------------
     def draw_units(self, fields, noise, out, logistic=None):
@@ -1088,9 +1092,6 @@ class SoftmaxUnits(Layer):
         # the log of each category's clipped share: softmax gives the shares back
         rates = np.clip(np.asarray(rates, dtype=np.float64).ravel(), RATE_CLIP, None)
         return np.log(rates)
-
-    def check_rows(self, X):
-        return X
 
     # -- the training form ---------------------------------------------------------
     def draw_units(self, fields, noise, out, logistic=None):

@@ -12,6 +12,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from skboltz import RBM, BoltzmannMachine, GaussianRBM
+from skboltz._layered_rbm import LayeredRBM
 from skboltz.learning import (
     CD,
     LEARNING_STRATEGIES,
@@ -24,7 +25,7 @@ from skboltz.learning import (
     RBMLearningStrategy,
     TAPGradient,
 )
-from skboltz.partition import Z_ESTIMATORS, LogZ, MeanField, ZEstimator
+from skboltz.partition import AIS, Z_ESTIMATORS, LogZ, MeanField, ZEstimator
 from skboltz.views import (
     ANNEALING,
     BINARY,
@@ -32,12 +33,17 @@ from skboltz.views import (
     RESTRICTED,
     BMView,
     Capabilities,
+    BinaryUnits,
     GaussianRBMView,
+    Layer,
     ModelView,
     RBMView,
     Requires,
+    RestrictedView,
     supports,
 )
+
+from _oracles import sampling_total_variation
 
 
 def _binary_data(n_rows=120, n_features=6, seed=0):
@@ -431,3 +437,110 @@ def test_a_new_unit_type_gets_the_strategies_that_handle_it():
     assert learning == {"cd", "pcd", "pt"}  # the samplers; not exact, tap, gibbs, ...
     assert z_estimators == {"ais", "exact", "visited_states"}  # no mean field
     assert not supports(SoftmaxVisibleView, BinaryUnitsOnly)
+
+
+# -- a new unit type: one layer class, trained and scored exactly ------------------------
+class SpinUnits(Layer):
+    """Units that take the values -1 and +1: E = -b . s, so given its field f a unit is
+    +1 with probability sigmoid(2 f) and its mean is tanh(f)."""
+
+    unit_type = "spin"
+
+    def mean(self, input):
+        return np.tanh(input + self.bias)
+
+    def log_partition(self, input, overwrite=False, add_to=None):
+        fields = input + self.bias
+        log_z = np.logaddexp(fields, -fields).sum(axis=1)
+        return log_z if add_to is None else add_to + log_z
+
+    @property
+    def log_n_states(self):
+        return self.n_units * np.log(2.0)
+
+    @property
+    def n_states(self):
+        return 2**self.n_units
+
+    def states(self, start, stop):
+        codes = np.arange(start, stop)[:, None] >> np.arange(self.n_units)
+        return 2.0 * (codes & 1) - 1.0
+
+    def base_bias_from_rates(self, rates):
+        return np.arctanh(np.clip(rates, -0.998, 0.998))
+
+    def draw_units(self, fields, noise, out, logistic=None):
+        np.greater(2 * fields, noise.logistic(fields.shape), out=out)
+        out *= 2
+        out -= 1
+
+    def mean_of_unit_fields(self, fields):
+        np.tanh(fields, out=fields)
+
+    def draw_independent(self, start, rng):
+        up = rng.random(start.shape) < (1 + start) / 2
+        return np.where(up, 1.0, -1.0).astype(self.dtype)
+
+    def write_states(self, rows, rng, out):
+        out[...] = self.draw_independent(np.clip(rows, -1, 1), rng)
+
+
+class SpinRBMView(RestrictedView):
+    visible_units = SpinUnits
+
+
+class SpinRBM(LayeredRBM):
+    _view_class = SpinRBMView
+
+
+def spin_log_probabilities(weights, visible_bias, hidden_bias):
+    """log p(s) of every spin row of ``SpinUnits.states``, by enumerating (s, h)."""
+    S = SpinUnits(visible_bias).states(0, 2 ** len(visible_bias))
+    H = ((np.arange(2 ** len(hidden_bias))[:, None] >> np.arange(len(hidden_bias))) & 1)
+    joint = S @ weights.T @ H.T + (S @ visible_bias)[:, None] + (H @ hidden_bias)[None, :]
+    marginal = logsumexp(joint, axis=1)
+    return S, marginal - logsumexp(marginal)
+
+
+def test_a_users_unit_type_trains_and_scores_exactly():
+    # spin rows near two opposite prototypes, 5 % of the spins flipped: about log 2 +
+    # 6 H(0.05) = 1.89 nats per row, where independent spins need 6 log 2 = 4.16
+    X = 2 * _binary_data(n_rows=3000, seed=1) - 1
+    S = SpinUnits(np.zeros(6)).states(0, 64)
+    train, test = X[:2000], X[2000:]
+    model = SpinRBM(n_components=2, n_iter=30, random_state=0).fit(train)
+
+    # exact scores: the fitted parameters' log p(s) by brute force, summing to 1
+    _, log_p = spin_log_probabilities(model.components_, model.intercept_visible_,
+                                      model.intercept_hidden_)
+    assert_allclose(model.score_samples(S), log_p, atol=1e-10)
+    assert_allclose(np.exp(model.score_samples(S)).sum(), 1.0, rtol=1e-12)
+    assert model.estimate_log_partition().kind == "exact"
+
+    # the model learnt the prototypes: near the data's entropy, far above independent
+    # spins at the training rates
+    rates = train.mean(axis=0)
+    independent = np.log((1 + test * rates) / 2).sum(axis=1).mean()
+    assert independent < -4.0
+    assert model.score(test) > -2.1
+
+    # AIS agrees with enumeration
+    estimate = model.estimate_log_partition(AIS(n_chains=200, n_betas=200))
+    exact = model.estimate_log_partition().value
+    assert abs(estimate.value - exact) < 3 * estimate.std_error + 1e-3
+
+    # the layer's draws make Gibbs chains of the exact distribution (a model with
+    # moderate weights, which the chains mix over)
+    rng = np.random.default_rng(2)
+    weights, visible_bias, hidden_bias = rng.normal(0, 0.8, (3, 6)), rng.normal(0, 0.5, 6), \
+        rng.normal(0, 0.5, 3)
+    view = SpinRBMView(weights, SpinUnits(visible_bias), BinaryUnits(hidden_bias))
+    _, log_p = spin_log_probabilities(weights, visible_bias, hidden_bias)
+    samples = view.draw_samples(20000, 50, np.zeros(6), rng)
+    observed = np.bincount(((samples + 1) / 2).astype(int) @ (2 ** np.arange(6)),
+                           minlength=64) / len(samples)
+    mean, std = sampling_total_variation(log_p, len(samples))
+    assert 0.5 * np.abs(observed - np.exp(log_p)).sum() < mean + 6 * std
+
+    # the strategies it gets: the samplers of the restricted rule, exact and AIS
+    assert supports(SpinRBMView, CD) and not supports(SpinRBMView, ExactGradient)

@@ -1,0 +1,182 @@
+"""The restricted model over any visible layer: the estimator a new unit type needs.
+
+:class:`LayeredRBM` trains and scores the generic restricted model
+(:mod:`skboltz._restricted_energy`) whose visible layer is of the class its view class
+names (``_view_class.visible_units``) and whose hidden layer is binary, through the
+base's plain loop: any learning strategy of the restricted rule that the layer's
+capabilities admit (CD, PCD, parallel tempering), exact or annealed log Z, and every
+method of :class:`~skboltz._base.BoltzmannBase`. :class:`~skboltz.CategoricalRBM` is
+one (softmax groups, with its codes' validation); a user's unit type is a
+:class:`~skboltz.views.Layer` subclass, a view class naming it and a subclass of this
+one (``docs/user_guide/extending.rst``, ``tests/test_extending.py``).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from ._base import (
+    MONITORING_CONSTRAINTS,
+    MONITORING_PARAMETERS_DOC,
+    TRAINING_CONSTRAINTS,
+    strategy_constraints,
+)
+from ._energy import column_means
+from ._layers import BinaryUnits
+from ._rbm_energy import RBMLayout
+from ._restricted import RestrictedBoltzmannBase
+from ._restricted_energy import RestrictedTrainingForm
+from ._sklearn import Interval
+from ._training import AveragedTrainingState
+
+_BINARY = BinaryUnits(np.zeros(0))
+
+
+class LayeredRBM(RestrictedBoltzmannBase):
+    """Base of restricted Boltzmann machines over a visible layer of any unit type.
+
+    A subclass names its view class (``_view_class``, a
+    :class:`~skboltz.views.RestrictedView` subclass whose ``visible_units`` is the
+    layer class): the constraints of ``learning`` and ``z_estimator`` follow from it.
+    It may override :meth:`_visible_layer` (a layer with structure, e.g. softmax
+    groups' sizes) and the input validation (``_check_rows``).
+
+    Parameters
+    ----------
+    n_components : int, default=64
+        Number of hidden units.
+    learning : str or RBMLearningStrategy, default="pcd"
+        How the negative-phase statistics are estimated (the names the view admits,
+        or a strategy object, cloned).
+    z_estimator : str or ZEstimator, default="auto"
+        How log Z is found for ``score_samples``: "auto" enumerates exactly when the
+        smaller countable layer has at most 2**20 states, else annealed importance
+        sampling.
+    learning_rate : float, default=0.1
+        Step size of the updates (times the mean minibatch gradient).
+    batch_size : int, default=10
+        Rows per minibatch; the minibatches are reshuffled every epoch.
+    n_iter : int, default=50
+        Number of epochs (passes over the data) for ``fit``.
+    momentum : float or (float, float), default=0.0
+        Momentum of the updates, in moving-average form (see :class:`~skboltz.RBM`).
+    weight_decay : float, default=1e-3
+        L2 penalty on the weights (not the biases).
+    average_window : int or None, default=100
+        Iterate averaging over about this many updates; None publishes the last
+        update's parameters.
+    {monitoring}
+    verbose : int, default=0
+        Print a progress line per epoch when positive.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, minibatch order, sampling and the log Z estimate.
+    """
+
+    _layout = RBMLayout
+    _structural_parameters = ("n_components",)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        view_class = cls.__dict__.get("_view_class")
+        if view_class is not None and "_parameter_constraints" not in cls.__dict__:
+            cls._parameter_constraints = layered_constraints(view_class)
+
+    def __init__(
+        self,
+        n_components=64,
+        *,
+        learning="pcd",
+        z_estimator="auto",
+        learning_rate=0.1,
+        batch_size=10,
+        n_iter=50,
+        momentum=0.0,
+        weight_decay=1e-3,
+        average_window=100,
+        validation_fraction=None,
+        n_iter_no_change=None,
+        tol=1e-4,
+        monitor_likelihood=False,
+        verbose=0,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.learning = learning
+        self.z_estimator = z_estimator
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.momentum = momentum
+        self.weight_decay = weight_decay
+        self.average_window = average_window
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.monitor_likelihood = monitor_likelihood
+        self.verbose = verbose
+        self.random_state = random_state
+
+    __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
+
+    # -- the visible layer ---------------------------------------------------------
+    def _visible_layer(self):
+        """The visible layer's kind (its parameters are bound later): by default a
+        layer of the view's class over ``n_features_in_`` units."""
+        return self._view_class.visible_units(np.zeros(self.n_features_in_))
+
+    def _check_rows(self, X, *, reset):
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
+        return self._view_class.visible_units.check_rows(X)
+
+    # -- training hooks ------------------------------------------------------------
+    def _new_training_state(self, X, y, learning, rng):
+        data_rates = column_means(X)
+        params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
+        params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))
+        # the visible biases of independent units at the data's means (Hinton's
+        # practical guide), so the hidden units start on what the means miss
+        params[RBMLayout.visible_bias] = self._visible_layer().base_bias_from_rates(
+            data_rates)
+        return self._fresh_state(AveragedTrainingState, self._training_model(X, params, None),
+                                 X, learning, rng, data_rates=data_rates)
+
+    def _training_params(self, dtype):
+        return RBMLayout.pack(self.components_, self.intercept_visible_,
+                              self.intercept_hidden_, dtype)
+
+    def _training_model(self, X, params, state):
+        return RestrictedTrainingForm(params, self._visible_layer(), _BINARY,
+                                      self._view_class, RBMLayout)
+
+    def _fitted_attributes(self, state):
+        return {**super()._fitted_attributes(state),
+                "learning_rate_": float(self.learning_rate)}
+
+    def _reconstruction_error(self, view, rows):
+        reconstruction = view.reconstruct(rows) - rows
+        return float(np.mean(np.square(reconstruction), dtype=np.float64))
+
+    def _model_view_of(self, state):
+        if state is not None:
+            return self._training_model(None, state.params, state).view()
+        return self._view_class.of_layers(
+            self.components_,
+            self._visible_layer().replace(bias=self.intercept_visible_),
+            BinaryUnits(self.intercept_hidden_),
+        )
+
+
+def layered_constraints(view_class):
+    """The ``_parameter_constraints`` of a :class:`LayeredRBM` over ``view_class``."""
+    return {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        **strategy_constraints(view_class),
+        "average_window": [Interval(Integral, 1, None, closed="left"), None],
+        **TRAINING_CONSTRAINTS,
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        **MONITORING_CONSTRAINTS,
+    }
+
+
+__all__ = ["LayeredRBM", "layered_constraints"]
