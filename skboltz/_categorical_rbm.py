@@ -138,11 +138,12 @@ class CategoricalRBM(LayeredRBM):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_categories_.sum())
-        Weight matrix W: one column per category, the columns' groups side by side.
+    components_ : ndarray of shape (n_components, n_units)
+        Weight matrix W: one column per category, the columns' groups side by side
+        (``n_units`` is the total number of categories).
     intercept_hidden_ : ndarray of shape (n_components,)
         Hidden biases c.
-    intercept_visible_ : ndarray of shape (n_categories_.sum(),)
+    intercept_visible_ : ndarray of shape (n_units,)
         Category biases b, group after group.
     n_categories_ : ndarray of shape (n_features,), dtype=int
         The number of categories of each column.

@@ -545,7 +545,7 @@ class Layer:
         Parameters
         ----------
         name : str
-            One of :attr:`extra_parameters`.
+            One of ``extra_parameters``.
 
         Returns
         -------
