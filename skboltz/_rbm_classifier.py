@@ -12,7 +12,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ._base import (
-    _INPUT_ATTRIBUTES,
     DIVERGED_BELOW_UNIFORM,
     RECONSTRUCTION_ROWS,
     TRAINING_CONSTRAINTS,
@@ -39,6 +38,7 @@ from ._rbm_classifier_energy import (
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions, _fit_context
 from ._training import AveragedTrainingState, shared
+from ._transactions import _INPUT_ATTRIBUTES
 from .exceptions import TrainingDivergedError
 
 #: Feature rows (evenly spaced) whose (x, y) pairs start the learning strategy's chains.
