@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -63,9 +62,9 @@ from ._transactions import (
     publish,
     reads_one_publication,
 )
+from ._validation import FLOAT_DTYPES, as_dense, clipped_into_unit_interval
 from .exceptions import (
     ApproximateScoreWarning,
-    DataRangeWarning,
     DegenerateModelWarning,
     LogZAccuracyWarning,
     TrainingDivergedError,
@@ -122,44 +121,6 @@ AUTO_EXACT_MAX_STATES = 2**20
 #: Likelihood monitoring with a default z_estimator gives each epoch's log Z estimate
 #: the epoch's training time, and at least this many seconds.
 MONITOR_LOG_Z_SECONDS = 1.0
-
-
-_FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
-
-
-def clipped_into_unit_interval(X):
-    """``X`` with its values clipped into [0, 1], warning when any lies outside.
-
-    Binary units have no probability outside [0, 1]: every method that takes visible
-    rows (``fit``, ``partial_fit``, ``transform``, ``score_samples``, ...) takes them at
-    their clipped values, so that a model is trained and scored on the same rows. A
-    copy when anything is clipped; ``X`` itself otherwise.
-    """
-    outside = rows_outside_unit_interval(X)
-    if not outside.any():
-        return X
-    warn_user(
-        f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], the "
-        "range of binary units: they are used at their values clipped into [0, 1] (by "
-        "fit, partial_fit, transform and the scores alike). Scale the features first, "
-        "e.g. with sklearn.preprocessing.MinMaxScaler() in a Pipeline, or binarize them.",
-        DataRangeWarning,
-    )
-    X = X.copy()
-    np.clip(X.data if sp.issparse(X) else X, 0, 1, out=X.data if sp.issparse(X) else X)
-    return X
-
-
-def rows_outside_unit_interval(X):
-    """Mask of the rows of ``X`` (dense or sparse) with a value outside [0, 1]."""
-    if sp.issparse(X):
-        X = X.tocsr()
-        outside_value = (X.data < 0) | (X.data > 1)
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[outside_value]
-        mask = np.zeros(X.shape[0], dtype=bool)
-        mask[rows] = True
-        return mask
-    return np.any((X < 0) | (X > 1), axis=1)
 
 
 @functools.cache
@@ -453,7 +414,7 @@ class BoltzmannBase(
         """
         if not (
             type(X) is np.ndarray
-            and X.dtype in _FLOAT_DTYPES
+            and X.dtype in FLOAT_DTYPES
             and X.ndim == 2
             and X.shape[0] >= 1
             and X.shape[1] == getattr(self, "n_features_in_", None)
@@ -1858,11 +1819,6 @@ def parameter_fingerprint(view):
                 digest.update(np.ascontiguousarray(array).tobytes())
                 digest.update(str((array.dtype, array.shape)).encode())
     return digest.hexdigest()
-
-
-def as_dense(X):
-    """Dense ndarray from a dense or sparse matrix."""
-    return X.toarray() if sp.issparse(X) else X
 
 
 __all__ = ["BoltzmannBase"]

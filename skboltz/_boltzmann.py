@@ -13,7 +13,6 @@ from ._base import (
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
-    as_dense,
     document_strategy_options,
     strategy_constraints,
 )
@@ -27,6 +26,7 @@ from ._energy import clipped_rates, column_means, logit_of_rates
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions
 from ._training import TrainingState, copied, shared
+from ._validation import as_dense
 from .exceptions import DataRangeWarning
 from .learning import MeanFieldGradient
 

@@ -15,7 +15,6 @@ from ._base import (
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
-    as_dense,
     checked_layer_sizes,
     document_strategy_options,
     parameter_fingerprint,
@@ -35,6 +34,7 @@ from ._energy import clipped_rates, column_means, logit_of_rates
 from ._runtime import RowProgress, blas_threads_for, warn_user
 from ._sklearn import Interval, StrOptions
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
+from ._validation import as_dense
 from .exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TooManyStatesError
 
 #: ``likelihood="auto"`` sums the hidden layers of a row exactly up to this many

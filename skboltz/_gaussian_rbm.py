@@ -14,7 +14,6 @@ from ._base import (
     MONITORING_CONSTRAINTS,
     MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
-    as_dense,
     document_strategy_options,
     strategy_constraints,
 )
@@ -27,6 +26,7 @@ from ._restricted import RestrictedBoltzmannBase
 from ._runtime import check_memory, warn_user
 from ._sklearn import Interval
 from ._training import AveragedTrainingState, shared
+from ._validation import as_dense
 from .exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not

@@ -15,7 +15,6 @@ from ._base import (
     DIVERGED_BELOW_UNIFORM,
     RECONSTRUCTION_ROWS,
     TRAINING_CONSTRAINTS,
-    as_dense,
     document_strategy_options,
     strategy_constraints,
 )
@@ -39,6 +38,7 @@ from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions, _fit_context
 from ._training import AveragedTrainingState, shared
 from ._transactions import _INPUT_ATTRIBUTES
+from ._validation import as_dense
 from .exceptions import TrainingDivergedError
 
 #: Feature rows (evenly spaced) whose (x, y) pairs start the learning strategy's chains.
