@@ -18,9 +18,7 @@ import functools
 import hashlib
 import inspect
 import time
-import warnings
 from abc import ABCMeta, abstractmethod
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -48,13 +46,13 @@ from ._runtime import (
 from ._sklearn import Interval, StrOptions, _fit_context, check_count
 from ._training import (
     DIVERGED_MAGNITUDE,
-    EarlyStopping,
     UpdateRule,
     diverged,
     momentum_and_step,
     momentum_step,
 )
 from . import _degeneracy as degeneracy
+from ._monitoring import Monitor, new_history
 from ._transactions import (
     _INPUT_ATTRIBUTES,
     _hold_undo,
@@ -66,7 +64,6 @@ from ._validation import FLOAT_DTYPES, as_dense, clipped_into_unit_interval
 from .exceptions import (
     ApproximateScoreWarning,
     DegenerateModelWarning,
-    LogZAccuracyWarning,
     TrainingDivergedError,
 )
 from .learning._base import LEARNING_STRATEGIES, LearningStrategy
@@ -87,13 +84,6 @@ DIVERGED_BELOW_UNIFORM = 0.25
 
 #: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
 MOMENTUM_WARMUP_EPOCHS = 5
-
-#: Training rows used for the per-epoch monitoring records.
-MONITOR_ROWS = 1000
-
-#: Of those, rows whose reconstruction error is recorded every epoch (cheap enough to
-#: stay a few percent of a digits epoch, enough for a smooth curve).
-RECONSTRUCTION_ROWS = 256
 
 #: Of those, rows on which the end of each fit / partial_fit is checked for divergence.
 LIKELIHOOD_CHECK_ROWS = 32
@@ -116,11 +106,6 @@ CHAIN_ROW_COPIES = 4
 
 #: "auto" picks exact enumeration up to this many states, else AIS.
 AUTO_EXACT_MAX_STATES = 2**20
-
-
-#: Likelihood monitoring with a default z_estimator gives each epoch's log Z estimate
-#: the epoch's training time, and at least this many seconds.
-MONITOR_LOG_Z_SECONDS = 1.0
 
 
 @functools.cache
@@ -173,59 +158,8 @@ TRAINING_CONSTRAINTS = {
     "random_state": ["random_state"],
 }
 
-#: Constraints of the monitoring and early-stopping parameters every model shares.
-MONITORING_CONSTRAINTS = {
-    "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
-    "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
-    "tol": [Interval(Real, 0, None, closed="left")],
-    "monitor_likelihood": ["boolean"],
-}
-
-#: numpydoc text of those parameters, shared by the models' docstrings.
-MONITORING_PARAMETERS_DOC = """validation_fraction : float or None, default=None
-        Fraction of the rows ``fit`` holds out (not trained on) to monitor
-        overfitting: each epoch records the held-out reconstruction error and mean
-        free energy, and the free-energy gap. Ignored by ``partial_fit``.
-    n_iter_no_change : int or None, default=None
-        Early stopping: ``fit`` stops when the criterion has not improved by more
-        than ``tol`` for this many epochs. The criterion is the held-out
-        log-likelihood when ``monitor_likelihood=True``, else the held-out
-        reconstruction error (on training rows when ``validation_fraction`` is
-        None). With a validation set, the best epoch's parameters are kept.
-    tol : float, default=1e-4
-        Minimum improvement of the early-stopping criterion.
-    monitor_likelihood : bool, default=False
-        Record the mean log-likelihood of the monitoring rows every epoch (through
-        ``z_estimator``; costs one log Z estimate per epoch). With a default
-        ``z_estimator`` each epoch's estimate gets a cheap time budget, the epoch's
-        own training time (at least one second), and its time and standard error are
-        recorded (``log_z_time``, ``log_z_std_error``) and printed with ``verbose``;
-        pass an estimator object (e.g. ``AIS(max_time=None)``) for another budget."""
-
-
 #: Parameters whose value is a strategy: a string names a default object.
 STRATEGY_PARAMETERS = ("learning", "z_estimator")
-
-
-@dataclass(eq=False)
-class MonitoringRows:
-    """The rows each epoch's records are computed on (dense).
-
-    ``train``: up to MONITOR_ROWS evenly spaced training rows; ``valid``: the rows
-    ``validation_fraction`` held out of ``fit`` (None without); and, for an estimator
-    trained on ``(X, y)``, their labels.
-    """
-
-    train: np.ndarray
-    valid: np.ndarray | None = None
-    train_labels: np.ndarray | None = None
-    valid_labels: np.ndarray | None = None
-
-    def splits(self):
-        """``(name, rows)`` of the training rows, then of the held-out ones if any."""
-        yield "train", self.train
-        if self.valid is not None:
-            yield "valid", self.valid
 
 
 class BoltzmannBase(
@@ -288,11 +222,10 @@ class BoltzmannBase(
         ``fit(X, y)`` and ``partial_fit(X, y)`` pass ``y`` through
         :meth:`_validate_y` (which ignores it by default: density models), the
         validation split, :meth:`_new_training_state` and the minibatches (``labels``
-        of the gradient hook). Early stopping follows one per-epoch score: a
-        :class:`~skboltz._training.EarlyStopping` monitor fed the record that
-        :meth:`_monitor_epoch` computes on the :class:`MonitoringRows` (with their
-        labels), under the key :meth:`_stopping_criterion` names; a classifier records
-        e.g. its held-out accuracy and stops on it.
+        of the gradient hook). The per-epoch records and the early-stopping criterion
+        are the estimator's :class:`~skboltz._monitoring.Monitor` (its
+        ``_monitor_class``), which sees the monitoring rows with their labels; a
+        classifier's records e.g. its held-out accuracy and stops on it.
 
     Inference
         ``transform``, ``reconstruct``, ``gibbs`` and ``sample`` call the view's
@@ -309,6 +242,8 @@ class BoltzmannBase(
     _layout = None
     #: The dtype transform and reconstruct compute in (None: the input's).
     _inference_dtype = None
+    #: The per-epoch records and early stopping of a call (see :mod:`skboltz._monitoring`).
+    _monitor_class = Monitor
     #: Attributes input validation sets before training (restored if a fit fails; see
     #: :func:`all_or_nothing`): validate_data's, and e.g. a classifier's ``classes_``.
     _input_attributes = _INPUT_ATTRIBUTES
@@ -586,7 +521,7 @@ class BoltzmannBase(
                 X, y, validation = self._split_validation(X, y, rng)
             state = self._new_training_state(X, y, learning, rng)
             state.input_transform = input_transform
-            state.history = self._new_history()
+            state.history = new_history()
             state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
             state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
             state.structure = self._structure()
@@ -609,7 +544,7 @@ class BoltzmannBase(
                         self._model_view_of(state), self._chain_starts(X, y),
                         self._effective_batch_size(X), state.rng,
                     )
-            monitor = self._monitoring_rows(X, y, validation)
+            monitor = self._monitor_class(self, X, y, validation)
             n_epochs = 1 if partial else self.n_iter
             # Callbacks see one task per call with one subtask per epoch (_train).
             callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
@@ -620,9 +555,9 @@ class BoltzmannBase(
                     callback_ctx=callback_ctx,
                 )
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
-                self._check_divergence_when_due(state, learning, monitor, X.shape[0],
+                self._check_divergence_when_due(state, learning, monitor.rows, X.shape[0],
                                                 n_updates, first_call)
-                degenerate = self._check_degeneracy_when_due(state, monitor,
+                degenerate = self._check_degeneracy_when_due(state, monitor.rows,
                                                              n_epochs * X.shape[0],
                                                              first_call)
             view = self._model_view_of(state)
@@ -735,29 +670,12 @@ class BoltzmannBase(
             return X[train], None, (X[valid], None)
         return X[train], y[train], (X[valid], y[valid])
 
-    @staticmethod
-    def _monitoring_rows(X, y, validation):
-        """The :class:`MonitoringRows` of a call: evenly spaced training rows
-        (deterministic, and no draw from the training stream, so repeated
-        ``partial_fit`` calls follow exactly the path of one fit) and the held-out
-        ``validation`` pair, if any."""
-        n_samples = X.shape[0]
-        if n_samples <= MONITOR_ROWS:
-            monitor = MonitoringRows(as_dense(X), train_labels=y)
-        else:  # at least one row apart: the truncated positions are distinct
-            rows = np.linspace(0, n_samples - 1, MONITOR_ROWS).astype(np.intp)
-            monitor = MonitoringRows(as_dense(X[rows]),
-                                     train_labels=None if y is None else y[rows])
-        if validation is not None:
-            monitor.valid, monitor.valid_labels = as_dense(validation[0]), validation[1]
-        return monitor
-
     def _train(
         self, X, y, state, learning, n_epochs, monitor, *, early_stopping,
         callback_ctx=NO_CALLBACKS,
     ):
         history = state.history
-        stopping = self._early_stopping(monitor) if early_stopping else None
+        stopping = monitor.early_stopping() if early_stopping else None
         for _ in range(n_epochs):
             epoch_ctx = callback_ctx.subcontext(task_name="epoch")
             epoch_ctx.call_on_fit_task_begin(estimator=self, X=X, y=y)
@@ -775,12 +693,12 @@ class BoltzmannBase(
                 )
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
-            record.update(self._monitor_epoch(state, monitor, epoch_seconds=record["time"]))
+            record.update(monitor.record(state, epoch_seconds=record["time"]))
             record.update(learning.pop_diagnostics(state.sampler))
             for key, value in record.items():
                 history.setdefault(key, []).append(value)
             if self.verbose:
-                self._print_progress(record)
+                monitor.print_progress(record)
             if epoch_ctx.call_on_fit_task_end(estimator=self, X=X, y=y):
                 break  # a callback asked to stop; the parameters are this epoch's
             if stopping is not None and stopping.update(record, state.params):
@@ -1114,69 +1032,6 @@ class BoltzmannBase(
                     -view.free_energy(means)[0] + binary_entropy_row_sums(means)[0]))
             return mean_log_weight - log_z_bound
 
-    # -- monitoring and early stopping ---------------------------------------------
-    def _early_stopping(self, monitor):
-        """The early-stopping monitor of a ``fit`` (None without ``n_iter_no_change``);
-        with held-out rows it keeps the best epoch's parameters."""
-        if self.n_iter_no_change is None:
-            return None
-        sign, key = self._stopping_criterion(monitor)
-        return EarlyStopping(key, sign, self.n_iter_no_change, self.tol,
-                             keep_best=monitor.valid is not None, owner=type(self).__name__)
-
-    def _stopping_criterion(self, monitor):
-        """(sign, history key) of the early-stopping criterion, larger sign*value better."""
-        split = "valid" if monitor.valid is not None else "train"
-        if self.monitor_likelihood:
-            return 1.0, f"log_likelihood_{split}"
-        return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
-
-    def _monitor_epoch(self, state, monitor, *, epoch_seconds=0.0):
-        """The per-epoch records computed on the monitoring rows."""
-        view = self._model_view_of(state)
-        train = monitor.train
-        step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
-        record = {"reconstruction_error": self._reconstruction_error(view, train[::step])}
-        if monitor.valid is not None:
-            # Free energies only matter as a gap to held-out rows: computed only then.
-            record["free_energy_train"] = float(np.mean(self._free_energy_of(view, train)))
-            valid = monitor.valid
-            record["reconstruction_error_valid"] = self._reconstruction_error(view, valid)
-            record["free_energy_valid"] = float(np.mean(self._free_energy_of(view, valid)))
-            record["free_energy_gap"] = record["free_energy_valid"] - record["free_energy_train"]
-        if self.monitor_likelihood:
-            start = time.perf_counter()
-            estimator = self._monitoring_z_estimator(view, epoch_seconds)
-            with warnings.catch_warnings():
-                # Its standard error is recorded instead: a warning every epoch would
-                # bury the one that matters.
-                warnings.simplefilter("ignore", LogZAccuracyWarning)
-                log_z = estimator.estimate(
-                    view,
-                    rng=np.random.default_rng(state.log_z_seed),
-                    data_rates=state.data_rates,
-                )
-            for split, rows in monitor.splits():
-                record[f"log_likelihood_{split}"] = float(
-                    np.mean(-self._free_energy_of(view, rows)) - log_z.value
-                )
-            if log_z.std_error is not None:
-                record["log_z_std_error"] = log_z.std_error
-            record["log_z_time"] = time.perf_counter() - start
-        return record
-
-    def _monitoring_z_estimator(self, view, epoch_seconds):
-        """The log Z estimator of ``monitor_likelihood``: ``z_estimator``, with a cheap
-        time budget when it is a default one (the epoch's own time, at least
-        MONITOR_LOG_Z_SECONDS), so that monitoring a large model costs about as much
-        as training it; an estimator object passed by the user is used as it is."""
-        estimator = self._resolve_z_estimator(self.z_estimator, view)
-        if isinstance(self.z_estimator, str) and "max_time" in estimator.get_params():
-            budget = max(MONITOR_LOG_Z_SECONDS, epoch_seconds)
-            if estimator.max_time is None or estimator.max_time > budget:
-                estimator = clone(estimator).set_params(max_time=budget)
-        return estimator
-
     def _free_energy_of(self, view, rows):
         """F(v) of each row (dense or sparse) under ``view``, in float64."""
         return view.astype(np.float64).free_energy(rows.astype(np.float64))
@@ -1185,22 +1040,6 @@ class BoltzmannBase(
         """What -F(v) of a row is, as a ``LogZ.kind`` says of log Z: "exact" (a DBM's
         may be its mean-field "lower_bound" or a per-row "estimate")."""
         return "exact"
-
-    def _print_progress(self, record):
-        shown = ", ".join(
-            f"{key.replace('_', ' ').replace('log z', 'log Z')} = "
-            + (f"{value:.2f}s" if key.endswith("_time") else f"{value:.4f}")
-            for key, value in record.items()
-            if key not in ("epoch", "time")
-        )
-        print(
-            f"[{type(self).__name__}] Iteration {record['epoch']}, {shown}, "
-            f"time = {record['time']:.2f}s"
-        )
-
-    @staticmethod
-    def _new_history():
-        return {"epoch": [], "time": []}
 
     def _momentum_at(self, epoch):
         if isinstance(self.momentum, tuple):

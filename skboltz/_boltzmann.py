@@ -9,8 +9,6 @@ import numpy as np
 from sklearn.base import clone
 
 from ._base import (
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
     document_strategy_options,
@@ -23,6 +21,7 @@ from ._boltzmann_energy import (
     bm_hidden_code_posteriors,
 )
 from ._energy import clipped_rates, column_means, logit_of_rates
+from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions
 from ._training import TrainingState, copied, shared

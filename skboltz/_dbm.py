@@ -11,8 +11,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     LAYER_SIZES_CONSTRAINT,
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
     checked_layer_sizes,
@@ -31,6 +29,7 @@ from ._dbm_energy import (
 )
 from ._dbm_pretraining import greedy_pretraining
 from ._energy import clipped_rates, column_means, logit_of_rates
+from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import RowProgress, blas_threads_for, warn_user
 from ._sklearn import Interval, StrOptions
 from ._training import AveragedTrainingState, IterateAverage, copied, shared

@@ -10,9 +10,6 @@ from sklearn.covariance import LedoitWolf
 from sklearn.utils.validation import validate_data
 
 from ._base import (
-    MONITOR_ROWS,
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     document_strategy_options,
     strategy_constraints,
@@ -22,6 +19,7 @@ from ._gaussian_rbm_energy import (
     GaussianRBMLayout,
     GaussianRBMView,
 )
+from ._monitoring import MONITOR_ROWS, MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._restricted import RestrictedBoltzmannBase
 from ._runtime import check_memory, warn_user
 from ._sklearn import Interval

@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from ._base import (
     DIVERGED_BELOW_UNIFORM,
-    RECONSTRUCTION_ROWS,
     TRAINING_CONSTRAINTS,
     document_strategy_options,
     strategy_constraints,
@@ -27,6 +26,7 @@ from ._labels import (
     unknown_labels_message,
     unlabelled_mask,
 )
+from ._monitoring import RECONSTRUCTION_ROWS, Monitor
 from ._rbm import DECAY_INTERVAL
 from ._rbm_classifier_energy import (
     AugmentedClassRBM,
@@ -65,6 +65,42 @@ class RBMClassifierTrainingState(AveragedTrainingState):
     #: The minibatch work arrays (a ``ClassRBMWork``): made on first use, reused by
     #: later calls with minibatches as large, never pickled.
     work: object = shared(default=None, transient=True)
+
+
+class ClassifierMonitor(Monitor):
+    """:class:`RBMClassifier`'s records: the log-loss and accuracy of labelled training
+    (and held-out) rows; early stopping follows ``early_stopping_score``."""
+
+    def select_rows(self, X, y, validation):
+        # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
+        # is): the records score labelled rows only, and evenly spaced rows of all
+        # held none where every 2nd or 4th row was labelled (an even stride).
+        rows = np.flatnonzero(y >= 0)
+        if rows.size == 0:
+            rows = np.arange(y.size)
+        rows = rows[np.linspace(0, rows.size - 1,
+                                min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
+        return super().select_rows(X[rows], y[rows], validation)
+
+    def record(self, state, *, epoch_seconds=0.0):
+        # In the training dtype (float32 rounding is far below what the records
+        # resolve, and the float64 pass cost a tenth of a 784-pixel epoch).
+        estimator, monitor = self.estimator, self.rows
+        view = estimator._model_view_of(state)
+        record = {}
+        record["log_loss"], record["accuracy"] = estimator._classification_scores(
+            view, monitor.train, monitor.train_labels
+        )
+        if monitor.valid is not None:
+            record["log_loss_valid"], record["accuracy_valid"] = (
+                estimator._classification_scores(view, monitor.valid, monitor.valid_labels)
+            )
+        return record
+
+    def stopping_criterion(self):
+        suffix = "_valid" if self.rows.valid is not None else ""
+        sign = -1.0 if self.estimator.early_stopping_score == "log_loss" else 1.0
+        return sign, self.estimator.early_stopping_score + suffix
 
 
 class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
@@ -273,6 +309,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     _training_form = AugmentedClassRBM
     _inference_dtype = np.float64
     _input_attributes = (*_INPUT_ATTRIBUTES, "classes_")
+    _monitor_class = ClassifierMonitor
     _structural_parameters = ("n_components",)
 
     _parameter_constraints = {
@@ -737,7 +774,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         if not self._momentum_at(state.n_iter) and state.work is not None:
             state.velocity[...] = state.work.gradient  # the last step, as momentum sees it
 
-    # -- monitoring, early stopping and the divergence check ----------------------------
+    # -- the classifier's scores and the divergence check ----------------------------
     def _split_validation(self, X, y, rng):
         X, y, validation = super()._split_validation(X, y, rng)
         if self.n_iter_no_change is not None and not (validation[1] >= 0).any():
@@ -747,17 +784,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                 "validation_fraction or label more rows."
             )
         return X, y, validation
-
-    def _monitoring_rows(self, X, y, validation):
-        # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
-        # is): the records score labelled rows only, and evenly spaced rows of all
-        # held none where every 2nd or 4th row was labelled (an even stride).
-        rows = np.flatnonzero(y >= 0)
-        if rows.size == 0:
-            rows = np.arange(y.size)
-        rows = rows[np.linspace(0, rows.size - 1,
-                                min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
-        return super()._monitoring_rows(X[rows], y[rows], validation)
 
     def _classification_scores(self, view, rows, codes):
         """(log-loss, accuracy) of the labelled ones of ``rows`` (NaN without any)."""
@@ -770,25 +796,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         log_loss = float(np.mean(log_normalizer - scores[np.arange(codes.size), codes]))
         accuracy = float(np.mean(np.argmax(scores, axis=1) == codes))
         return log_loss, accuracy
-
-    def _monitor_epoch(self, state, monitor, *, epoch_seconds=0.0):
-        # In the training dtype (float32 rounding is far below what the records
-        # resolve, and the float64 pass cost a tenth of a 784-pixel epoch).
-        view = self._model_view_of(state)
-        record = {}
-        record["log_loss"], record["accuracy"] = self._classification_scores(
-            view, monitor.train, monitor.train_labels
-        )
-        if monitor.valid is not None:
-            record["log_loss_valid"], record["accuracy_valid"] = (
-                self._classification_scores(view, monitor.valid, monitor.valid_labels)
-            )
-        return record
-
-    def _stopping_criterion(self, monitor):
-        suffix = "_valid" if monitor.valid is not None else ""
-        sign = -1.0 if self.early_stopping_score == "log_loss" else 1.0
-        return sign, self.early_stopping_score + suffix
 
     def _settings_hint(self, step):
         for name, weight in (("generative_weight", self.generative_weight),
