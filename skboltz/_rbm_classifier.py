@@ -12,11 +12,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ._base import (
-    DIVERGED_BELOW_UNIFORM,
     TRAINING_CONSTRAINTS,
     document_strategy_options,
     strategy_constraints,
 )
+from ._divergence import DIVERGED_BELOW_UNIFORM, DivergenceCheck
 from ._energy import column_means
 from ._labels import (
     UNLABELLED_MARKER_CONSTRAINT,
@@ -101,6 +101,56 @@ class ClassifierMonitor(Monitor):
         suffix = "_valid" if self.rows.valid is not None else ""
         sign = -1.0 if self.estimator.early_stopping_score == "log_loss" else 1.0
         return sign, self.estimator.early_stopping_score + suffix
+
+
+class ClassifierDivergenceCheck(DivergenceCheck):
+    """:class:`RBMClassifier`'s divergence check: a classifier at chance has diverged.
+
+    A classifier's objective is p(y | x), not p(x): the check is on the log-loss of its
+    own labelled training rows against guessing uniformly among the K classes (log K,
+    where training starts; the class prior's is at most that), with the density
+    models' margin, DIVERGED_BELOW_UNIFORM of it. Measured on the digits (log K =
+    2.30): healthy fits, weak or strongly regularised ones included, end at or below
+    2.34, fits at chance from learning rates of 50 and 100 at 4.6 to 9.7 (the limit is
+    2.88). Its hints name the weights of the generative terms when they are at fault.
+    """
+
+    def check(self, state, learning, monitoring, previous_view=None, *, n_updates):
+        estimator = self.estimator
+        rows, codes = monitoring.train, monitoring.train_labels
+        view = estimator._model_view_of(state).astype(np.float64)
+        log_loss, _ = estimator._classification_scores(view, rows, codes)
+        guessing = np.log(state.n_classes)
+        margin = DIVERGED_BELOW_UNIFORM * guessing
+        if not log_loss > guessing + margin:  # NaN: no labelled row to judge by
+            return
+        if previous_view is not None:
+            previous, _ = estimator._classification_scores(
+                previous_view.astype(np.float64), rows, codes
+            )
+            if log_loss <= previous + margin:
+                return
+        raise TrainingDivergedError(
+            f"{type(estimator).__name__} diverged: on its own labelled training rows its "
+            f"mean log-loss is {log_loss:.4g} nats, far above the {guessing:.4g} of "
+            f"guessing among {state.n_classes} classes. "
+            f"{self.hint(rows, state, learning)} The estimator was left as it "
+            "was before this call."
+        )
+
+    def settings_hint(self, step):
+        estimator = self.estimator
+        for name, weight in (("generative_weight", estimator.generative_weight),
+                             ("unlabelled_weight", estimator._unlabelled_weight())):
+            # A weight above the discriminative term's (1) that makes the generative
+            # term's own RBM step huge
+            if weight > 1 and weight * step >= 1:
+                return (
+                    f"{name}={weight:g} times the step {step:.3g} is the step of the "
+                    f"generative term's RBM, {weight * step:.3g}; keep {name} * "
+                    "learning_rate well below 1 (an RBM's default step is 0.1)."
+                )
+        return super().settings_hint(step)
 
 
 class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
@@ -310,6 +360,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     _inference_dtype = np.float64
     _input_attributes = (*_INPUT_ATTRIBUTES, "classes_")
     _monitor_class = ClassifierMonitor
+    _divergence_check_class = ClassifierDivergenceCheck
     _structural_parameters = ("n_components",)
 
     _parameter_constraints = {
@@ -774,7 +825,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         if not self._momentum_at(state.n_iter) and state.work is not None:
             state.velocity[...] = state.work.gradient  # the last step, as momentum sees it
 
-    # -- the classifier's scores and the divergence check ----------------------------
+    # -- the validation split and the classifier's scores ------------------------------
     def _split_validation(self, X, y, rng):
         X, y, validation = super()._split_validation(X, y, rng)
         if self.n_iter_no_change is not None and not (validation[1] >= 0).any():
@@ -796,49 +847,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         log_loss = float(np.mean(log_normalizer - scores[np.arange(codes.size), codes]))
         accuracy = float(np.mean(np.argmax(scores, axis=1) == codes))
         return log_loss, accuracy
-
-    def _settings_hint(self, step):
-        for name, weight in (("generative_weight", self.generative_weight),
-                             ("unlabelled_weight", self._unlabelled_weight())):
-            # A weight above the discriminative term's (1) that makes the generative
-            # term's own RBM step huge
-            if weight > 1 and weight * step >= 1:
-                return (
-                    f"{name}={weight:g} times the step {step:.3g} is the step of the "
-                    f"generative term's RBM, {weight * step:.3g}; keep {name} * "
-                    "learning_rate well below 1 (an RBM's default step is 0.1)."
-                )
-        return super()._settings_hint(step)
-
-    def _check_divergence(self, state, learning, monitor, previous_view=None, *,
-                          n_updates):
-        # A classifier's objective is p(y | x), not p(x): the check is on the log-loss
-        # of its own labelled training rows against guessing uniformly among the K
-        # classes (log K, where training starts; the class prior's is at most that),
-        # with the density models' margin, DIVERGED_BELOW_UNIFORM of it. Measured on
-        # the digits (log K = 2.30): healthy fits, weak or strongly regularised ones
-        # included, end at or below 2.34, fits at chance from learning rates of 50 and
-        # 100 at 4.6 to 9.7 (the limit is 2.88).
-        rows, codes = monitor.train, monitor.train_labels
-        view = self._model_view_of(state).astype(np.float64)
-        log_loss, _ = self._classification_scores(view, rows, codes)
-        guessing = np.log(state.n_classes)
-        margin = DIVERGED_BELOW_UNIFORM * guessing
-        if not log_loss > guessing + margin:  # NaN: no labelled row to judge by
-            return
-        if previous_view is not None:
-            previous, _ = self._classification_scores(
-                previous_view.astype(np.float64), rows, codes
-            )
-            if log_loss <= previous + margin:
-                return
-        raise TrainingDivergedError(
-            f"{type(self).__name__} diverged: on its own labelled training rows its mean "
-            f"log-loss is {log_loss:.4g} nats, far above the {guessing:.4g} of guessing "
-            f"among {state.n_classes} classes. "
-            f"{self._divergence_hint(rows, state, learning)} The estimator was left as it "
-            "was before this call."
-        )
 
 
 __all__ = ["RBMClassifier"]

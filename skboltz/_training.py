@@ -249,7 +249,7 @@ class TrainingState:
     structure: dict = shared(default_factory=dict)
     #: Rows and updates of the ``partial_fit`` calls since the likelihood check last
     #: ran, and the model those calls started from (a view of the public parameters),
-    #: which the check judges them against (``BoltzmannBase._check_divergence_when_due``).
+    #: which the check judges them against (``_divergence.DivergenceCheck.when_due``).
     unchecked_rows: int = shared(default=0)
     #: Rows trained since the degeneracy check last ran
     #: (``BoltzmannBase._check_degeneracy_when_due``).
