@@ -15,7 +15,6 @@ from ._base import (
     BoltzmannBase,
     checked_layer_sizes,
     document_strategy_options,
-    parameter_fingerprint,
     strategy_constraints,
 )
 from ._boltzmann import OFFSET_RATE
@@ -31,6 +30,7 @@ from ._dbm_pretraining import greedy_pretraining
 from ._energy import clipped_rates, column_means, logit_of_rates
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import RowProgress, blas_threads_for, warn_user
+from ._scoring import parameter_fingerprint
 from ._sklearn import Interval, StrOptions
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
 from ._validation import as_dense
