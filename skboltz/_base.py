@@ -15,20 +15,15 @@ never leaves a half-updated model.
 
 import copy
 import functools
-import inspect
 import time
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    clone,
-)
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._capabilities import BINARY, check_supported, supports
+from ._capabilities import BINARY
 from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
@@ -39,7 +34,7 @@ from ._runtime import (
     make_generator,
     warn_user,
 )
-from ._sklearn import Interval, StrOptions, _fit_context
+from ._sklearn import Interval, _fit_context
 from ._training import (
     DIVERGED_MAGNITUDE,
     UpdateRule,
@@ -52,6 +47,7 @@ from ._divergence import DivergenceCheck
 from ._inference import InferenceMixin
 from ._monitoring import Monitor, new_history
 from ._scoring import ScoringMixin
+from ._strategies import StrategiesMixin
 from ._transactions import (
     _INPUT_ATTRIBUTES,
     _hold_undo,
@@ -60,8 +56,7 @@ from ._transactions import (
 )
 from ._validation import FLOAT_DTYPES, as_dense, clipped_into_unit_interval
 from .exceptions import DegenerateModelWarning, TrainingDivergedError
-from .learning._base import LEARNING_STRATEGIES, LearningStrategy
-from .partition._base import Z_ESTIMATORS, ZEstimator
+from .partition._base import ZEstimator
 
 #: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
 MOMENTUM_WARMUP_EPOCHS = 5
@@ -70,47 +65,9 @@ MOMENTUM_WARMUP_EPOCHS = 5
 #: states, their probabilities or means, the noise, the fields of a sweep).
 CHAIN_ROW_COPIES = 4
 
-#: "auto" picks exact enumeration up to this many states, else AIS.
-AUTO_EXACT_MAX_STATES = 2**20
-
-
-@functools.cache
-def accepted_strategies(view_class):
-    """The registered learning strategies and log Z estimators a model view class
-    supports: two dicts, name -> class (see :mod:`skboltz._capabilities`)."""
-    return (
-        {name: cls for name, cls in LEARNING_STRATEGIES.items() if supports(view_class, cls)},
-        {name: cls for name, cls in Z_ESTIMATORS.items() if supports(view_class, cls)},
-    )
-
-
 @functools.cache
 def _binary_visible_units(view_class):
     return view_class.capabilities.units_of("visible") == BINARY
-
-
-def strategy_constraints(view_class):
-    """The ``learning`` and ``z_estimator`` constraints of a model whose view class is
-    ``view_class``: the registered names its view supports, or an object."""
-    learning, z_estimators = accepted_strategies(view_class)
-    return {
-        "learning": [StrOptions(set(learning)), LearningStrategy],
-        "z_estimator": [StrOptions({"auto", *z_estimators}), ZEstimator],
-    }
-
-
-def document_strategy_options(doc, view_class, default_learning):
-    """Fill ``{learning_options}`` and ``{z_estimator_options}`` in a model's docstring
-    with the names it accepts (the default first)."""
-    learning, z_estimators = accepted_strategies(view_class)
-
-    def names(first, others):
-        ordered = [first, *sorted(set(others) - {first})]
-        return "{" + ", ".join(f'"{name}"' for name in ordered) + "}"
-
-    return doc.replace("{learning_options}", names(default_learning, learning)).replace(
-        "{z_estimator_options}", names("auto", z_estimators)
-    )
 
 
 #: Constraints of the training parameters every model shares.
@@ -124,15 +81,12 @@ TRAINING_CONSTRAINTS = {
     "random_state": ["random_state"],
 }
 
-#: Parameters whose value is a strategy: a string names a default object.
-STRATEGY_PARAMETERS = ("learning", "z_estimator")
-
-
 class BoltzmannBase(
     CallbackSupportMixin,
     ClassNamePrefixFeaturesOutMixin,
     InferenceMixin,
     ScoringMixin,
+    StrategiesMixin,
     BaseEstimator,
     metaclass=ABCMeta,
 ):
@@ -243,42 +197,6 @@ class BoltzmannBase(
     def _reconstruction_error(self, view, rows):
         """Mean squared error of the mean-field reconstruction of ``rows``."""
 
-    # -- parameters ------------------------------------------------------------------
-    def set_params(self, **params):
-        """Set the parameters of this estimator (see scikit-learn's ``set_params``).
-
-        Settings of a strategy (``learning__n_steps``, ``z_estimator__n_chains``, ...)
-        can only be set when that parameter holds a strategy object; a string names a
-        default object, which has nothing to set.
-
-        Parameters
-        ----------
-        **params : dict
-            Estimator parameters.
-
-        Returns
-        -------
-        self : estimator instance
-            Estimator instance.
-        """
-        for key in params:
-            name, _, setting = key.partition("__")
-            value = params.get(name, getattr(self, name, None))
-            if setting and name in STRATEGY_PARAMETERS and isinstance(value, str):
-                raise ValueError(
-                    f"Cannot set {key!r}: {name}={value!r} is a string naming a default "
-                    f"strategy, which has no {setting!r} to set. Pass the strategy "
-                    f"object instead, e.g. {name}={self._strategy_class_name(name, value)}"
-                    f"({setting}=...), or search over objects: "
-                    f"{{'{name}': [{self._strategy_class_name(name, value)}(...), ...]}}."
-                )
-        return super().set_params(**params)
-
-    def _strategy_class_name(self, name, value):
-        registry = LEARNING_STRATEGIES if name == "learning" else Z_ESTIMATORS
-        cls = registry.get(value)
-        return cls.__name__ if cls is not None else "<StrategyClass>"
-
     # -- validation ----------------------------------------------------------------
     def _binary_visible(self):
         """Whether the visible units are binary (values in [0, 1] are their support)."""
@@ -359,59 +277,6 @@ class BoltzmannBase(
         so that hand-edited attributes take effect (as for the model's parameters).
         """
         return self._training_state.input_transform
-
-    # -- strategies ----------------------------------------------------------------
-    def _resolve_learning(self):
-        learning = self.learning
-        if type(learning) is str:  # every partial_fit call: the short path
-            cls = accepted_strategies(self._view_class)[0].get(learning)
-            if cls is not None:
-                return cls()
-        return self._resolve_strategy(learning, "learning")
-
-    def _auto_z_estimator(self, view):
-        if 2**view.n_enumerated_units <= AUTO_EXACT_MAX_STATES or "ais" not in Z_ESTIMATORS:
-            return "exact"
-        return "ais"
-
-    def _resolve_z_estimator(self, spec, view):
-        if isinstance(spec, str) and spec == "auto":
-            spec = self._auto_z_estimator(view)
-        return self._resolve_strategy(spec, "z_estimator")
-
-    def _resolve_strategy(self, spec, parameter):
-        """A fresh strategy from a name or a user's object (cloned, never mutated),
-        refused unless the model's view meets what it requires."""
-        learning, z_estimators = accepted_strategies(self._view_class)
-        accepted, registry, base_class = (
-            (learning, LEARNING_STRATEGIES, LearningStrategy) if parameter == "learning"
-            else (z_estimators, Z_ESTIMATORS, ZEstimator)
-        )
-        if isinstance(spec, str) and spec in accepted:
-            # Default parameters: their validation (a test checks them) would cost as
-            # much as a partial_fit's update.
-            return accepted[spec]()
-        if isinstance(spec, base_class):
-            strategy = clone(spec)
-            strategy._validate_params()
-        elif isinstance(spec, str) and spec in registry:
-            strategy = registry[spec]()
-        else:
-            what = "learning strategy" if parameter == "learning" else parameter
-            raise ValueError(
-                f"Unknown {what} {spec!r}; choose one of {sorted(accepted)} or pass a "
-                f"{base_class.__name__} object."
-            )
-        check_supported(strategy, self._view_class, owner=type(self).__name__,
-                        parameter=parameter, options=self._options_to_suggest(parameter))
-        return strategy
-
-    def _options_to_suggest(self, parameter):
-        """The names ``parameter`` accepts, its default first (for error messages)."""
-        default = inspect.signature(type(self)).parameters[parameter].default
-        learning, z_estimators = accepted_strategies(self._view_class)
-        accepted = learning if parameter == "learning" else {"auto", *z_estimators}
-        return [default, *sorted(set(accepted) - {default})]
 
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)

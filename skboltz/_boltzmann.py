@@ -8,12 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import clone
 
-from ._base import (
-    TRAINING_CONSTRAINTS,
-    BoltzmannBase,
-    document_strategy_options,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS, BoltzmannBase
 from ._boltzmann_energy import (
     BMLayout,
     BMView,
@@ -25,6 +20,7 @@ from ._energy import clipped_rates, column_means, logit_of_rates
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import TrainingState, copied, shared
 from ._validation import as_dense
 from .exceptions import DataRangeWarning

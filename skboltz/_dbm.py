@@ -14,8 +14,6 @@ from ._base import (
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
     checked_layer_sizes,
-    document_strategy_options,
-    strategy_constraints,
 )
 from ._boltzmann import OFFSET_RATE
 from ._dbm_energy import (
@@ -32,6 +30,7 @@ from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import RowProgress, blas_threads_for, warn_user
 from ._scoring import parameter_fingerprint
 from ._sklearn import Interval, StrOptions
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
 from ._validation import as_dense
 from .exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TooManyStatesError

@@ -9,11 +9,7 @@ from scipy.linalg import solve_triangular
 from sklearn.covariance import LedoitWolf
 from sklearn.utils.validation import validate_data
 
-from ._base import (
-    TRAINING_CONSTRAINTS,
-    document_strategy_options,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS
 from ._divergence import DivergenceCheck
 from ._gaussian_rbm_energy import (
     AugmentedGaussianRBM,
@@ -24,6 +20,7 @@ from ._monitoring import MONITOR_ROWS, MONITORING_CONSTRAINTS, MONITORING_PARAME
 from ._restricted import RestrictedBoltzmannBase
 from ._runtime import check_memory, warn_user
 from ._sklearn import Interval
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
 from ._validation import as_dense
 from .exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError

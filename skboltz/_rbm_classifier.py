@@ -11,11 +11,7 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from ._base import (
-    TRAINING_CONSTRAINTS,
-    document_strategy_options,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS
 from ._divergence import DIVERGED_BELOW_UNIFORM, DivergenceCheck
 from ._energy import column_means
 from ._labels import (
@@ -36,6 +32,7 @@ from ._rbm_classifier_energy import (
 )
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions, _fit_context
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
 from ._transactions import _INPUT_ATTRIBUTES
 from ._validation import as_dense
