@@ -1,11 +1,13 @@
-"""The base of skboltz's estimators: training loop, inference and scoring over hooks.
+"""The base of skboltz's estimators: the fit driver and the training loop over hooks.
 
-:class:`BoltzmannBase` owns ``fit`` and ``partial_fit``, the epoch loop, ``transform``,
-``reconstruct``, ``free_energy``, ``gibbs``, ``sample`` and the scores; an estimator
-declares its model view and layout and implements a few hooks (its docstring, and
-"Writing a new estimator" in the user guide's extending page, list them). The
-strategies an estimator accepts follow from its view's capabilities
-(:func:`strategy_constraints`).
+:class:`BoltzmannBase` owns ``fit`` and ``partial_fit`` and the epoch loop; an
+estimator declares its model view and layout and implements a few hooks (its
+docstring, and "Writing a new estimator" in the user guide's extending page, list
+them). The other concerns are modules of their own, which the base puts together:
+monitoring and early stopping (:mod:`skboltz._monitoring`), the divergence and
+degeneracy checks (:mod:`skboltz._divergence`, :mod:`skboltz._degeneracy`),
+inference (:mod:`skboltz._inference`), scoring with the log Z cache
+(:mod:`skboltz._scoring`) and the pluggable strategies (:mod:`skboltz._strategies`).
 
 Training is all-or-nothing: ``fit`` and ``partial_fit`` work on a private copy of the
 training state and publish it only when every epoch finished with finite parameters
@@ -24,6 +26,10 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._capabilities import BINARY
+from ._degeneracy import DegeneracyCheck
+from ._divergence import DivergenceCheck
+from ._inference import InferenceMixin
+from ._monitoring import Monitor, new_history
 from ._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
@@ -32,9 +38,10 @@ from ._runtime import (
     check_memory,
     fit_callback_context,
     make_generator,
-    warn_user,
 )
+from ._scoring import ScoringMixin
 from ._sklearn import Interval, _fit_context
+from ._strategies import StrategiesMixin
 from ._training import (
     DIVERGED_MAGNITUDE,
     UpdateRule,
@@ -42,12 +49,6 @@ from ._training import (
     momentum_and_step,
     momentum_step,
 )
-from . import _degeneracy as degeneracy
-from ._divergence import DivergenceCheck
-from ._inference import InferenceMixin
-from ._monitoring import Monitor, new_history
-from ._scoring import ScoringMixin
-from ._strategies import StrategiesMixin
 from ._transactions import (
     _INPUT_ATTRIBUTES,
     _hold_undo,
@@ -55,7 +56,7 @@ from ._transactions import (
     publish,
 )
 from ._validation import FLOAT_DTYPES, as_dense, clipped_into_unit_interval
-from .exceptions import DegenerateModelWarning, TrainingDivergedError
+from .exceptions import TrainingDivergedError
 from .partition._base import ZEstimator
 
 #: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
@@ -64,6 +65,7 @@ MOMENTUM_WARMUP_EPOCHS = 5
 #: A persistent chain keeps about this many rows of every unit while it trains (its
 #: states, their probabilities or means, the noise, the fields of a sweep).
 CHAIN_ROW_COPIES = 4
+
 
 @functools.cache
 def _binary_visible_units(view_class):
@@ -81,6 +83,7 @@ TRAINING_CONSTRAINTS = {
     "random_state": ["random_state"],
 }
 
+
 class BoltzmannBase(
     CallbackSupportMixin,
     ClassNamePrefixFeaturesOutMixin,
@@ -90,25 +93,33 @@ class BoltzmannBase(
     BaseEstimator,
     metaclass=ABCMeta,
 ):
-    """Base class of skboltz estimators: training loop, inference and scoring over hooks.
+    """Base class of skboltz estimators: the fit driver and the training loop over hooks.
 
-    The base owns ``fit`` and ``partial_fit`` (validation, all-or-nothing publication,
-    the epoch loop with its divergence check, history, callbacks and early stopping),
-    ``transform``, ``reconstruct``, ``free_energy``, ``gibbs``, ``sample``, the log Z
-    cache, ``score_samples`` and ``score``. An estimator declares what it is and
-    implements a few hooks:
+    The base owns ``fit`` and ``partial_fit``: validation, the epoch loop, history,
+    callbacks and all-or-nothing publication (:mod:`skboltz._transactions`). Each
+    other concern has a module of its own: the per-epoch records and early stopping
+    (:class:`~skboltz._monitoring.Monitor`, chosen by ``_monitor_class``), the
+    divergence check (:class:`~skboltz._divergence.DivergenceCheck`, chosen by
+    ``_divergence_check_class``), inference (``transform``, ``reconstruct``,
+    ``free_energy``, ``gibbs``, ``sample``: :class:`~skboltz._inference.InferenceMixin`),
+    scoring with the log Z cache (:class:`~skboltz._scoring.ScoringMixin`) and the
+    ``learning`` and ``z_estimator`` parameters
+    (:class:`~skboltz._strategies.StrategiesMixin`); the check at the end of a call
+    that the model still resembles its data is its ``_degeneracy_check_class``. An
+    estimator declares what it is and implements a few hooks:
 
     Declarations (class attributes)
         ``_view_class``: the class of its model view. The view's ``capabilities``
         decide which registered learning strategies and log Z estimators the estimator
         accepts (build its ``learning`` and ``z_estimator`` constraints with
-        :func:`strategy_constraints` and its docstring's option lists with
-        :func:`document_strategy_options`); a strategy object it cannot serve is
-        refused at ``fit``, with a message naming both. ``_layout``: the named blocks
-        of its packed parameters (at least ``weights``, the block weight decay acts
-        on; :meth:`_layout_of` returns it, or a layout kept in the training state
-        when the blocks depend on the model's sizes). ``_inference_dtype``: the dtype
-        ``transform`` and ``reconstruct`` compute in (None: the input's).
+        :func:`~skboltz._strategies.strategy_constraints` and its docstring's option
+        lists with :func:`~skboltz._strategies.document_strategy_options`); a strategy
+        object it cannot serve is refused at ``fit``, with a message naming both.
+        ``_layout``: the named blocks of its packed parameters (at least ``weights``,
+        the block weight decay acts on; :meth:`_layout_of` returns it, or a layout
+        kept in the training state when the blocks depend on the model's sizes).
+        ``_inference_dtype``: the dtype ``transform`` and ``reconstruct`` compute in
+        (None: the input's).
         ``_structural_parameters``: the parameters a ``partial_fit`` cannot change
         (``n_components``, a connectivity, ...; changing one between calls raises an
         error that says to call ``fit``).
@@ -143,18 +154,17 @@ class BoltzmannBase(
         ``fit(X, y)`` and ``partial_fit(X, y)`` pass ``y`` through
         :meth:`_validate_y` (which ignores it by default: density models), the
         validation split, :meth:`_new_training_state` and the minibatches (``labels``
-        of the gradient hook). The per-epoch records and the early-stopping criterion
-        are the estimator's :class:`~skboltz._monitoring.Monitor` (its
-        ``_monitor_class``), which sees the monitoring rows with their labels; a
-        classifier's records e.g. its held-out accuracy and stops on it.
+        of the gradient hook), and its monitor sees the monitoring rows with their
+        labels: a classifier's monitor records e.g. its held-out accuracy and stops on
+        it, and its divergence check judges its log-loss.
 
-    Inference
-        ``transform``, ``reconstruct``, ``gibbs`` and ``sample`` call the view's
-        ``hidden_marginals``, ``reconstruct``, ``visible_gibbs_step`` and
-        ``draw_samples`` (``sample`` starts its chains at :meth:`_sampling_start`);
-        ``free_energy`` and ``score_samples`` use :meth:`_free_energy_of`. A fixed
-        input map learnt at the first call (:meth:`_new_input_transform`, e.g.
-        whitening) is applied to every input and inverted on every visible output.
+    Inference and scoring
+        Over the model view (``hidden_marginals``, ``reconstruct``,
+        ``visible_gibbs_step``, ``draw_samples``, ``free_energy``), with the optional
+        hooks ``_sampling_start_of`` (where ``sample``'s chains start),
+        ``_free_energy_of`` and ``_new_input_transform`` (a fixed input map learnt at
+        the first call, e.g. whitening, applied to every input and inverted on every
+        visible output).
     """
 
     #: The class of the model view the estimator gives its strategies.
@@ -163,11 +173,14 @@ class BoltzmannBase(
     _layout = None
     #: The dtype transform and reconstruct compute in (None: the input's).
     _inference_dtype = None
-    #: The per-epoch records and early stopping of a call (see :mod:`skboltz._monitoring`).
+    #: The per-epoch records and early stopping of a call (:mod:`skboltz._monitoring`).
     _monitor_class = Monitor
     #: The check that a call did not make the model diverge, and the hints of its error
     #: (see :mod:`skboltz._divergence`).
     _divergence_check_class = DivergenceCheck
+    #: The check that a fitted model still resembles its data
+    #: (:mod:`skboltz._degeneracy`).
+    _degeneracy_check_class = DegeneracyCheck
     #: Attributes input validation sets before training (restored if a fit fails; see
     #: :func:`all_or_nothing`): validate_data's, and e.g. a classifier's ``classes_``.
     _input_attributes = _INPUT_ATTRIBUTES
@@ -392,9 +405,9 @@ class BoltzmannBase(
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
                 self._divergence_check_class(self).when_due(
                     state, learning, monitor.rows, X.shape[0], n_updates, first_call)
-                degenerate = self._check_degeneracy_when_due(state, monitor.rows,
-                                                             n_epochs * X.shape[0],
-                                                             first_call)
+                degeneracy_check = self._degeneracy_check_class(self)
+                degenerate = degeneracy_check.when_due(state, monitor.rows,
+                                                       n_epochs * X.shape[0], first_call)
             view = self._model_view_of(state)
             z_estimator = self._resolve_z_estimator(self.z_estimator, view)
             attributes = self._fitted_attributes(state)
@@ -412,7 +425,7 @@ class BoltzmannBase(
         if undo is not None:
             _hold_undo(self, undo)  # a meta-estimator may still undo the whole call
         if degenerate is not None:
-            self._warn_degenerate(degenerate)
+            degeneracy_check.warn(degenerate)
         callback_ctx.call_on_fit_task_end(
             estimator=self, X=X, y=y, reconstruction_attributes={}
         )
@@ -614,55 +627,6 @@ class BoltzmannBase(
     def _add_velocity(self, model, params, state):
         """Move the parameters by the velocity."""
         params += state.velocity
-
-    def _check_degeneracy_when_due(self, state, monitor, n_rows_trained, first_call):
-        """The :mod:`~skboltz._degeneracy` check's :class:`Diagnosis` of the trained
-        model if it is degenerate, else None.
-
-        Run at the end of every ``fit``, and of ``partial_fit`` calls once the calls
-        since it last ran have trained on enough rows to pay for its shortest run (its
-        chains cost about ``CHECK_COST_FRACTION`` of the training they check). Its
-        random stream is its own (from the fit's sampling seed and the epoch count),
-        so training and ``sample`` draw the same numbers with or without it.
-        """
-        if first_call and self._binary_visible() and monitor.train.shape[0]:
-            # what the scores' check of the extreme rows allows them
-            state.extreme_row_shares = degeneracy.extreme_row_shares(monitor.train)
-        if n_rows_trained == 0:
-            return None  # nothing trained (n_iter=0): the starting model
-        if first_call:
-            state.unchecked_degeneracy_rows = 0
-        state.unchecked_degeneracy_rows += n_rows_trained
-        if not first_call and not degeneracy.is_due(state.unchecked_degeneracy_rows):
-            return None
-        n_steps = degeneracy.check_steps(state.unchecked_degeneracy_rows)
-        state.unchecked_degeneracy_rows = 0
-        if monitor.train.shape[0] == 0:
-            return None
-        view = self._model_view_of(state)
-        rng = np.random.default_rng([state.sampling_seed, state.n_iter])
-        with np.errstate(over="ignore", invalid="ignore"):
-            diagnosis = degeneracy.diagnose(
-                view, monitor.train, self._sampling_start_of(state), rng, n_steps,
-                binary=self._binary_visible(),
-                free_energy=getattr(view, "free_energy_is_cheap", True),
-            )
-        return diagnosis if diagnosis.is_degenerate(view.n_visible) else None
-
-    def _warn_degenerate(self, diagnosis):
-        warn_user(
-            f"{type(self).__name__} looks degenerate: "
-            f"{diagnosis.describe(self.n_features_in_)}. Its samples and scores describe "
-            "a distribution unlike the training data (its features may still be "
-            f"useful). {self._degeneracy_hint()}",
-            DegenerateModelWarning,
-        )
-
-    def _degeneracy_hint(self):
-        """What to try when the fitted model is degenerate (estimators refine it)."""
-        return ("Try a smaller learning_rate, more weight_decay, or a learning strategy "
-                "whose chains explore the model (persistent chains or parallel "
-                "tempering).")
 
     def _momentum_at(self, epoch):
         if isinstance(self.momentum, tuple):

@@ -166,7 +166,7 @@ class ScoringMixin:
                 f"({log_z.value:.6g}) it puts {np.exp(log_probability):.0%} of its "
                 f"probability on the {name} row: unless the training data are mostly "
                 "that row, its samples and scores describe that mode, not the data. "
-                f"{self._degeneracy_hint()}",
+                f"{self._degeneracy_check_class(self).hint()}",
                 DegenerateModelWarning,
             )
 

@@ -252,7 +252,7 @@ class TrainingState:
     #: which the check judges them against (``_divergence.DivergenceCheck.when_due``).
     unchecked_rows: int = shared(default=0)
     #: Rows trained since the degeneracy check last ran
-    #: (``BoltzmannBase._check_degeneracy_when_due``).
+    #: (``_degeneracy.DegeneracyCheck.when_due``).
     unchecked_degeneracy_rows: int = shared(default=0)
     #: The shares of the first call's training rows (rounded) that are all zeros and
     #: all ones: how much probability the scores' degeneracy check allows those rows.
