@@ -8,25 +8,21 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import clone
 
-from ._base import (
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
-    TRAINING_CONSTRAINTS,
-    BoltzmannBase,
-    as_dense,
-    document_strategy_options,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS, BoltzmannBase
 from ._boltzmann_energy import (
     BMLayout,
     BMView,
     bm_code_moments,
     bm_hidden_code_posteriors,
 )
+from ._divergence import DivergenceCheck
 from ._energy import clipped_rates, column_means, logit_of_rates
+from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import make_generator
 from ._sklearn import Interval, StrOptions
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import TrainingState, copied, shared
+from ._validation import as_dense
 from .exceptions import DataRangeWarning
 from .learning import MeanFieldGradient
 
@@ -141,6 +137,21 @@ def code_entropy_gradient(view, batch, usage, usage_rate):
     weights = Q * (surprise - (Q @ surprise)[:, None])
     weights /= batch.shape[0]
     return bm_code_moments(batch, H, weights), usage
+
+
+class BMDivergenceCheck(DivergenceCheck):
+    """:class:`BoltzmannMachine`'s divergence check: a tiny temperature comes first
+    among the hints."""
+
+    def hint(self, X, state=None, learning=None):
+        temperature = self.estimator.temperature
+        if temperature < 1e-3:
+            return (
+                f"temperature={temperature:g} divides every update by T, which "
+                "makes the steps huge; use a temperature near 1 or scale learning_rate "
+                "with it."
+            )
+        return super().hint(X, state, learning)
 
 
 class BoltzmannMachine(BoltzmannBase):
@@ -321,6 +332,7 @@ class BoltzmannMachine(BoltzmannBase):
     _layout = BMLayout
     _structural_parameters = ("n_hidden", "connectivity")
     _inference_dtype = np.float64  # transform and reconstruct compute in float64
+    _divergence_check_class = BMDivergenceCheck
 
     _parameter_constraints = {
         "n_hidden": [Interval(Integral, 0, None, closed="left")],
@@ -558,15 +570,6 @@ class BoltzmannMachine(BoltzmannBase):
     @property
     def _n_features_out(self):
         return self.coupling_.shape[0] - self.n_features_in_
-
-    def _divergence_hint(self, X, state=None, learning=None):
-        if self.temperature < 1e-3:
-            return (
-                f"temperature={self.temperature:g} divides every update by T, which "
-                "makes the steps huge; use a temperature near 1 or scale learning_rate "
-                "with it."
-            )
-        return super()._divergence_hint(X, state, learning)
 
     def _free_energy_of(self, view, V):
         # F(v) / T: the hidden units summed out exactly where feasible, else estimated

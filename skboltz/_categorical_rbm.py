@@ -5,11 +5,12 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_non_negative, validate_data
 
-from ._base import MONITORING_PARAMETERS_DOC, document_strategy_options
 from ._layered_rbm import LayeredRBM, layered_constraints
 from ._layers import BinaryUnits, SoftmaxUnits
+from ._monitoring import MONITORING_PARAMETERS_DOC
 from ._restricted_energy import RestrictedView
 from ._sklearn import Interval
+from ._strategies import document_strategy_options
 
 
 class CategoricalRBMView(RestrictedView):

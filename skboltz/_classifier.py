@@ -11,7 +11,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import all_or_nothing, publish
 from ._rbm import RBM
 from ._runtime import (
     NO_CALLBACKS,
@@ -20,6 +19,7 @@ from ._runtime import (
     sub_estimator_seeds,
 )
 from ._sklearn import HasMethods, _fit_context
+from ._transactions import all_or_nothing, publish
 
 #: Hidden units of the default per-class RBM: 2**16 hidden states, so "auto" computes
 #: every class's log Z exactly, in well under a second.

@@ -11,15 +11,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
     LAYER_SIZES_CONSTRAINT,
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
     TRAINING_CONSTRAINTS,
     BoltzmannBase,
-    as_dense,
     checked_layer_sizes,
-    document_strategy_options,
-    parameter_fingerprint,
-    strategy_constraints,
 )
 from ._boltzmann import OFFSET_RATE
 from ._dbm_energy import (
@@ -32,9 +26,13 @@ from ._dbm_energy import (
 )
 from ._dbm_pretraining import greedy_pretraining
 from ._energy import clipped_rates, column_means, logit_of_rates
+from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import RowProgress, blas_threads_for, warn_user
+from ._scoring import parameter_fingerprint
 from ._sklearn import Interval, StrOptions
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
+from ._validation import as_dense
 from .exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TooManyStatesError
 
 #: ``likelihood="auto"`` sums the hidden layers of a row exactly up to this many

@@ -13,13 +13,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (
-    all_or_nothing,
-    check_setting_unchanged,
-    checked_layer_sizes,
-    held_updates,
-    publish,
-)
+from ._base import check_setting_unchanged, checked_layer_sizes
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 from ._runtime import (
@@ -30,6 +24,7 @@ from ._runtime import (
     sub_estimator_seeds,
 )
 from ._sklearn import _fit_context, check_count
+from ._transactions import all_or_nothing, held_updates, publish
 
 #: A fitted layer keeps about this many parameter-sized arrays (its published
 #: parameters, the training state's, their average and the momentum; measured by the

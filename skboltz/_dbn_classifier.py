@@ -12,18 +12,14 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (
-    LAYER_SIZES_CONSTRAINT,
-    all_or_nothing,
-    checked_layer_sizes,
-    clipped_into_unit_interval,
-    publish,
-)
+from ._base import LAYER_SIZES_CONSTRAINT, checked_layer_sizes
 from ._dbn import DBN
 from ._labels import UNLABELLED_MARKER_CONSTRAINT, labelled_rows
 from ._rbm import RBM
 from ._runtime import sub_estimator_seeds, warn_user
 from ._sklearn import Interval, StrOptions, _fit_context
+from ._transactions import all_or_nothing, publish
+from ._validation import clipped_into_unit_interval
 
 #: The message MLPClassifier warns with when it catches a KeyboardInterrupt in its epoch
 #: loop (it then returns the half-trained network as if training had finished).

@@ -19,7 +19,8 @@ and compares where they end with the training rows, in two ways that need no log
   visible units), such as the blank image.
 
 Either, beyond its threshold, is a :class:`~skboltz.exceptions.DegenerateModelWarning`
-that says what the chains did and what to try. The chains cost about
+that says what the chains did and what to try (an estimator's :class:`DegeneracyCheck`
+runs the check and warns). The chains cost about
 ``CHECK_COST_FRACTION`` of the fit's own Gibbs work (between ``MIN_STEPS`` and
 ``MAX_STEPS`` steps of ``N_CHAINS`` chains), so a short fit pays little for it.
 
@@ -32,6 +33,9 @@ all-ones rows once log Z is known (:func:`favoured_extreme_row`).
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._runtime import warn_user
+from .exceptions import DegenerateModelWarning
 
 #: Chains of the check (started as ``sample`` starts its chains).
 N_CHAINS = 32
@@ -211,3 +215,69 @@ def favoured_extreme_row(view, log_z, rates, data_shares):
         if 0 >= log_p > np.log(allowance(row, rates, share, FAVOURED_STATE_MASS)):
             return name, float(log_p)
     return None
+
+
+class DegeneracyCheck:
+    """An estimator's check, at the end of a call, that its fitted model still
+    resembles the training data (made by the estimator: ``_degeneracy_check_class``).
+
+    Parameters
+    ----------
+    estimator : BoltzmannBase
+        The estimator being trained (its hooks and training state).
+    """
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def when_due(self, state, monitoring, n_rows_trained, first_call):
+        """The :class:`Diagnosis` of the trained model if it is degenerate, else None.
+
+        Run at the end of every ``fit``, and of ``partial_fit`` calls once the calls
+        since it last ran have trained on enough rows to pay for its shortest run (its
+        chains cost about ``CHECK_COST_FRACTION`` of the training they check), on the
+        call's monitoring rows (``monitoring``). Its random stream is its own (from
+        the fit's sampling seed and the epoch count), so training and ``sample`` draw
+        the same numbers with or without it.
+        """
+        estimator = self.estimator
+        if first_call and estimator._binary_visible() and monitoring.train.shape[0]:
+            # what the scores' check of the extreme rows allows them
+            state.extreme_row_shares = extreme_row_shares(monitoring.train)
+        if n_rows_trained == 0:
+            return None  # nothing trained (n_iter=0): the starting model
+        if first_call:
+            state.unchecked_degeneracy_rows = 0
+        state.unchecked_degeneracy_rows += n_rows_trained
+        if not first_call and not is_due(state.unchecked_degeneracy_rows):
+            return None
+        n_steps = check_steps(state.unchecked_degeneracy_rows)
+        state.unchecked_degeneracy_rows = 0
+        if monitoring.train.shape[0] == 0:
+            return None
+        view = estimator._model_view_of(state)
+        rng = np.random.default_rng([state.sampling_seed, state.n_iter])
+        with np.errstate(over="ignore", invalid="ignore"):
+            diagnosis = diagnose(
+                view, monitoring.train, estimator._sampling_start_of(state), rng, n_steps,
+                binary=estimator._binary_visible(),
+                free_energy=getattr(view, "free_energy_is_cheap", True),
+            )
+        return diagnosis if diagnosis.is_degenerate(view.n_visible) else None
+
+    def warn(self, diagnosis):
+        """Warn that the fitted model is degenerate, as ``diagnosis`` found it."""
+        estimator = self.estimator
+        warn_user(
+            f"{type(estimator).__name__} looks degenerate: "
+            f"{diagnosis.describe(estimator.n_features_in_)}. Its samples and scores "
+            "describe a distribution unlike the training data (its features may still "
+            f"be useful). {self.hint()}",
+            DegenerateModelWarning,
+        )
+
+    def hint(self):
+        """What to try when the fitted model is degenerate (estimators refine it)."""
+        return ("Try a smaller learning_rate, more weight_decay, or a learning strategy "
+                "whose chains explore the model (persistent chains or parallel "
+                "tempering).")

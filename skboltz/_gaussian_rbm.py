@@ -9,24 +9,20 @@ from scipy.linalg import solve_triangular
 from sklearn.covariance import LedoitWolf
 from sklearn.utils.validation import validate_data
 
-from ._base import (
-    MONITOR_ROWS,
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
-    TRAINING_CONSTRAINTS,
-    as_dense,
-    document_strategy_options,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS
+from ._divergence import DivergenceCheck
 from ._gaussian_rbm_energy import (
     AugmentedGaussianRBM,
     GaussianRBMLayout,
     GaussianRBMView,
 )
+from ._monitoring import MONITOR_ROWS, MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._restricted import RestrictedBoltzmannBase
 from ._runtime import check_memory, warn_user
 from ._sklearn import Interval
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
+from ._validation import as_dense
 from .exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
@@ -225,6 +221,27 @@ def estimate_whitening(X, verbose=0):
     return location, factor
 
 
+class GaussianDivergenceCheck(DivergenceCheck):
+    """:class:`GaussianRBM`'s divergence check: its hints name the data's scale."""
+
+    def data_hint(self, X):
+        std, constant = feature_spread(as_dense(X))
+        largest = float(std[~constant].max(initial=0.0))
+        if largest > SCALE_TOLERANCE:
+            return (
+                "The features are not standardised (largest standard deviation "
+                f"{largest:.3g}); put sklearn.preprocessing.StandardScaler() in front."
+            )
+        if 0 < largest < 1 / SCALE_TOLERANCE:
+            return (
+                "The features are on a tiny scale (largest standard deviation "
+                f"{largest:.3g}), where the variances, which start at 1, cannot fit "
+                "them at any learning rate: standardise them with "
+                "sklearn.preprocessing.StandardScaler() in front (or use whiten=True)."
+            )
+        return None
+
+
 class GaussianRBM(RestrictedBoltzmannBase):
     """Gaussian-Bernoulli restricted Boltzmann machine: real-valued data, true log density.
 
@@ -412,6 +429,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
     _layout = GaussianRBMLayout
     _training_form = AugmentedGaussianRBM
     _structural_parameters = ("n_components", "whiten")
+    _divergence_check_class = GaussianDivergenceCheck
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -484,23 +502,6 @@ class GaussianRBM(RestrictedBoltzmannBase):
         # From the public attributes, so that edits take effect.
         factor = self.whitening_factor_
         return None if factor is None else Whitening(self.whitening_mean_, factor)
-
-    def _data_hint(self, X):
-        std, constant = feature_spread(as_dense(X))
-        largest = float(std[~constant].max(initial=0.0))
-        if largest > SCALE_TOLERANCE:
-            return (
-                "The features are not standardised (largest standard deviation "
-                f"{largest:.3g}); put sklearn.preprocessing.StandardScaler() in front."
-            )
-        if 0 < largest < 1 / SCALE_TOLERANCE:
-            return (
-                "The features are on a tiny scale (largest standard deviation "
-                f"{largest:.3g}), where the variances, which start at 1, cannot fit "
-                "them at any learning rate: standardise them with "
-                "sklearn.preprocessing.StandardScaler() in front (or use whiten=True)."
-            )
-        return None
 
     def _check_first_rows(self, X, *, partial):
         # A learned variance of a constant feature shrinks without end (the density
@@ -596,11 +597,12 @@ class GaussianRBM(RestrictedBoltzmannBase):
         largest_log_variance = iterate[GaussianRBMLayout.log_variance].max(initial=0)
         spread = max(reach.max(initial=0), np.exp(0.5 * largest_log_variance))
         if spread > RUNAWAY_SCALE * state.data_scale:
+            hint = self._divergence_check_class(self).hint(X, state, learning)
             raise TrainingDivergedError(
                 f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the model "
                 f"put visible values {spread:.3g} away from the data, more than "
                 f"{RUNAWAY_SCALE:g} times the largest feature's standard deviation "
-                f"({state.data_scale:.3g}). {self._divergence_hint(X, state, learning)} "
+                f"({state.data_scale:.3g}). {hint} "
                 "The estimator was left as it was before this call."
             )
         if self.learn_variance:

@@ -16,18 +16,15 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ._base import (
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
-    TRAINING_CONSTRAINTS,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS
 from ._energy import column_means
 from ._layers import BinaryUnits
+from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import RBMLayout
 from ._restricted import RestrictedBoltzmannBase
 from ._restricted_energy import RestrictedTrainingForm
 from ._sklearn import Interval
+from ._strategies import strategy_constraints
 from ._training import AveragedTrainingState
 
 _BINARY = BinaryUnits(np.zeros(0))

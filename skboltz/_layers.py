@@ -25,7 +25,6 @@ and scores one exactly.
 """
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from ._capabilities import BINARY, GAUSSIAN, SOFTMAX
@@ -42,8 +41,7 @@ from ._energy import (
     sum_log,
 )
 from ._noise import NOISE_DTYPE
-from ._runtime import warn_user
-from .exceptions import DataRangeWarning
+from ._validation import clipped_into_unit_interval
 
 
 class Layer:
@@ -1244,41 +1242,6 @@ class LayerGroups(Layer):
     def write_states(self, rows, rng, out):
         for group, cut in zip(self.groups, self._slices):
             group.write_states(rows[:, cut], rng, out[:, cut])
-
-
-def clipped_into_unit_interval(X):
-    """``X`` with its values clipped into [0, 1], warning when any lies outside.
-
-    Binary units have no probability outside [0, 1]: every method that takes visible
-    rows (``fit``, ``partial_fit``, ``transform``, ``score_samples``, ...) takes them at
-    their clipped values, so that a model is trained and scored on the same rows. A
-    copy when anything is clipped; ``X`` itself otherwise.
-    """
-    outside = rows_outside_unit_interval(X)
-    if not outside.any():
-        return X
-    warn_user(
-        f"{int(outside.sum())} of {X.shape[0]} rows have values outside [0, 1], the "
-        "range of binary units: they are used at their values clipped into [0, 1] (by "
-        "fit, partial_fit, transform and the scores alike). Scale the features first, "
-        "e.g. with sklearn.preprocessing.MinMaxScaler() in a Pipeline, or binarize them.",
-        DataRangeWarning,
-    )
-    X = X.copy()
-    np.clip(X.data if sp.issparse(X) else X, 0, 1, out=X.data if sp.issparse(X) else X)
-    return X
-
-
-def rows_outside_unit_interval(X):
-    """Mask of the rows of ``X`` (dense or sparse) with a value outside [0, 1]."""
-    if sp.issparse(X):
-        X = X.tocsr()
-        outside_value = (X.data < 0) | (X.data > 1)
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[outside_value]
-        mask = np.zeros(X.shape[0], dtype=bool)
-        mask[rows] = True
-        return mask
-    return np.any((X < 0) | (X > 1), axis=1)
 
 
 __all__ = [

@@ -10,11 +10,11 @@ from sklearn.model_selection import KFold
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import all_or_nothing, publish
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 from ._runtime import sub_estimator_seeds
 from ._sklearn import HasMethods, Interval, StrOptions, _fit_context
+from ._transactions import all_or_nothing, publish
 from .exceptions import DataScaleWarning
 
 #: ``contamination="auto"`` flags a row whose log-likelihood lies more than this many

@@ -6,17 +6,13 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import (
-    MONITORING_CONSTRAINTS,
-    MONITORING_PARAMETERS_DOC,
-    TRAINING_CONSTRAINTS,
-    document_strategy_options,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS
 from ._energy import column_means, logit_of_rates, sigmoid_of_negated
+from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import (
     AVERAGE_INTERVAL,
     AveragedTrainingState,

@@ -11,15 +11,8 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from ._base import (
-    _INPUT_ATTRIBUTES,
-    DIVERGED_BELOW_UNIFORM,
-    RECONSTRUCTION_ROWS,
-    TRAINING_CONSTRAINTS,
-    as_dense,
-    document_strategy_options,
-    strategy_constraints,
-)
+from ._base import TRAINING_CONSTRAINTS
+from ._divergence import DIVERGED_BELOW_UNIFORM, DivergenceCheck
 from ._energy import column_means
 from ._labels import (
     UNLABELLED_MARKER_CONSTRAINT,
@@ -29,6 +22,7 @@ from ._labels import (
     unknown_labels_message,
     unlabelled_mask,
 )
+from ._monitoring import RECONSTRUCTION_ROWS, Monitor
 from ._rbm import DECAY_INTERVAL
 from ._rbm_classifier_energy import (
     AugmentedClassRBM,
@@ -38,7 +32,10 @@ from ._rbm_classifier_energy import (
 )
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions, _fit_context
+from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
+from ._transactions import _INPUT_ATTRIBUTES
+from ._validation import as_dense
 from .exceptions import TrainingDivergedError
 
 #: Feature rows (evenly spaced) whose (x, y) pairs start the learning strategy's chains.
@@ -65,6 +62,92 @@ class RBMClassifierTrainingState(AveragedTrainingState):
     #: The minibatch work arrays (a ``ClassRBMWork``): made on first use, reused by
     #: later calls with minibatches as large, never pickled.
     work: object = shared(default=None, transient=True)
+
+
+class ClassifierMonitor(Monitor):
+    """:class:`RBMClassifier`'s records: the log-loss and accuracy of labelled training
+    (and held-out) rows; early stopping follows ``early_stopping_score``."""
+
+    def select_rows(self, X, y, validation):
+        # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
+        # is): the records score labelled rows only, and evenly spaced rows of all
+        # held none where every 2nd or 4th row was labelled (an even stride).
+        rows = np.flatnonzero(y >= 0)
+        if rows.size == 0:
+            rows = np.arange(y.size)
+        rows = rows[np.linspace(0, rows.size - 1,
+                                min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
+        return super().select_rows(X[rows], y[rows], validation)
+
+    def record(self, state, *, epoch_seconds=0.0):
+        # In the training dtype (float32 rounding is far below what the records
+        # resolve, and the float64 pass cost a tenth of a 784-pixel epoch).
+        estimator, monitor = self.estimator, self.rows
+        view = estimator._model_view_of(state)
+        record = {}
+        record["log_loss"], record["accuracy"] = estimator._classification_scores(
+            view, monitor.train, monitor.train_labels
+        )
+        if monitor.valid is not None:
+            record["log_loss_valid"], record["accuracy_valid"] = (
+                estimator._classification_scores(view, monitor.valid, monitor.valid_labels)
+            )
+        return record
+
+    def stopping_criterion(self):
+        suffix = "_valid" if self.rows.valid is not None else ""
+        sign = -1.0 if self.estimator.early_stopping_score == "log_loss" else 1.0
+        return sign, self.estimator.early_stopping_score + suffix
+
+
+class ClassifierDivergenceCheck(DivergenceCheck):
+    """:class:`RBMClassifier`'s divergence check: a classifier at chance has diverged.
+
+    A classifier's objective is p(y | x), not p(x): the check is on the log-loss of its
+    own labelled training rows against guessing uniformly among the K classes (log K,
+    where training starts; the class prior's is at most that), with the density
+    models' margin, DIVERGED_BELOW_UNIFORM of it. Measured on the digits (log K =
+    2.30): healthy fits, weak or strongly regularised ones included, end at or below
+    2.34, fits at chance from learning rates of 50 and 100 at 4.6 to 9.7 (the limit is
+    2.88). Its hints name the weights of the generative terms when they are at fault.
+    """
+
+    def check(self, state, learning, monitoring, previous_view=None, *, n_updates):
+        estimator = self.estimator
+        rows, codes = monitoring.train, monitoring.train_labels
+        view = estimator._model_view_of(state).astype(np.float64)
+        log_loss, _ = estimator._classification_scores(view, rows, codes)
+        guessing = np.log(state.n_classes)
+        margin = DIVERGED_BELOW_UNIFORM * guessing
+        if not log_loss > guessing + margin:  # NaN: no labelled row to judge by
+            return
+        if previous_view is not None:
+            previous, _ = estimator._classification_scores(
+                previous_view.astype(np.float64), rows, codes
+            )
+            if log_loss <= previous + margin:
+                return
+        raise TrainingDivergedError(
+            f"{type(estimator).__name__} diverged: on its own labelled training rows its "
+            f"mean log-loss is {log_loss:.4g} nats, far above the {guessing:.4g} of "
+            f"guessing among {state.n_classes} classes. "
+            f"{self.hint(rows, state, learning)} The estimator was left as it "
+            "was before this call."
+        )
+
+    def settings_hint(self, step):
+        estimator = self.estimator
+        for name, weight in (("generative_weight", estimator.generative_weight),
+                             ("unlabelled_weight", estimator._unlabelled_weight())):
+            # A weight above the discriminative term's (1) that makes the generative
+            # term's own RBM step huge
+            if weight > 1 and weight * step >= 1:
+                return (
+                    f"{name}={weight:g} times the step {step:.3g} is the step of the "
+                    f"generative term's RBM, {weight * step:.3g}; keep {name} * "
+                    "learning_rate well below 1 (an RBM's default step is 0.1)."
+                )
+        return super().settings_hint(step)
 
 
 class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
@@ -273,6 +356,8 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     _training_form = AugmentedClassRBM
     _inference_dtype = np.float64
     _input_attributes = (*_INPUT_ATTRIBUTES, "classes_")
+    _monitor_class = ClassifierMonitor
+    _divergence_check_class = ClassifierDivergenceCheck
     _structural_parameters = ("n_components",)
 
     _parameter_constraints = {
@@ -737,7 +822,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         if not self._momentum_at(state.n_iter) and state.work is not None:
             state.velocity[...] = state.work.gradient  # the last step, as momentum sees it
 
-    # -- monitoring, early stopping and the divergence check ----------------------------
+    # -- the validation split and the classifier's scores ------------------------------
     def _split_validation(self, X, y, rng):
         X, y, validation = super()._split_validation(X, y, rng)
         if self.n_iter_no_change is not None and not (validation[1] >= 0).any():
@@ -747,17 +832,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                 "validation_fraction or label more rows."
             )
         return X, y, validation
-
-    def _monitoring_rows(self, X, y, validation):
-        # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
-        # is): the records score labelled rows only, and evenly spaced rows of all
-        # held none where every 2nd or 4th row was labelled (an even stride).
-        rows = np.flatnonzero(y >= 0)
-        if rows.size == 0:
-            rows = np.arange(y.size)
-        rows = rows[np.linspace(0, rows.size - 1,
-                                min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
-        return super()._monitoring_rows(X[rows], y[rows], validation)
 
     def _classification_scores(self, view, rows, codes):
         """(log-loss, accuracy) of the labelled ones of ``rows`` (NaN without any)."""
@@ -770,68 +844,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         log_loss = float(np.mean(log_normalizer - scores[np.arange(codes.size), codes]))
         accuracy = float(np.mean(np.argmax(scores, axis=1) == codes))
         return log_loss, accuracy
-
-    def _monitor_epoch(self, state, monitor, *, epoch_seconds=0.0):
-        # In the training dtype (float32 rounding is far below what the records
-        # resolve, and the float64 pass cost a tenth of a 784-pixel epoch).
-        view = self._model_view_of(state)
-        record = {}
-        record["log_loss"], record["accuracy"] = self._classification_scores(
-            view, monitor.train, monitor.train_labels
-        )
-        if monitor.valid is not None:
-            record["log_loss_valid"], record["accuracy_valid"] = (
-                self._classification_scores(view, monitor.valid, monitor.valid_labels)
-            )
-        return record
-
-    def _stopping_criterion(self, monitor):
-        suffix = "_valid" if monitor.valid is not None else ""
-        sign = -1.0 if self.early_stopping_score == "log_loss" else 1.0
-        return sign, self.early_stopping_score + suffix
-
-    def _settings_hint(self, step):
-        for name, weight in (("generative_weight", self.generative_weight),
-                             ("unlabelled_weight", self._unlabelled_weight())):
-            # A weight above the discriminative term's (1) that makes the generative
-            # term's own RBM step huge
-            if weight > 1 and weight * step >= 1:
-                return (
-                    f"{name}={weight:g} times the step {step:.3g} is the step of the "
-                    f"generative term's RBM, {weight * step:.3g}; keep {name} * "
-                    "learning_rate well below 1 (an RBM's default step is 0.1)."
-                )
-        return super()._settings_hint(step)
-
-    def _check_divergence(self, state, learning, monitor, previous_view=None, *,
-                          n_updates):
-        # A classifier's objective is p(y | x), not p(x): the check is on the log-loss
-        # of its own labelled training rows against guessing uniformly among the K
-        # classes (log K, where training starts; the class prior's is at most that),
-        # with the density models' margin, DIVERGED_BELOW_UNIFORM of it. Measured on
-        # the digits (log K = 2.30): healthy fits, weak or strongly regularised ones
-        # included, end at or below 2.34, fits at chance from learning rates of 50 and
-        # 100 at 4.6 to 9.7 (the limit is 2.88).
-        rows, codes = monitor.train, monitor.train_labels
-        view = self._model_view_of(state).astype(np.float64)
-        log_loss, _ = self._classification_scores(view, rows, codes)
-        guessing = np.log(state.n_classes)
-        margin = DIVERGED_BELOW_UNIFORM * guessing
-        if not log_loss > guessing + margin:  # NaN: no labelled row to judge by
-            return
-        if previous_view is not None:
-            previous, _ = self._classification_scores(
-                previous_view.astype(np.float64), rows, codes
-            )
-            if log_loss <= previous + margin:
-                return
-        raise TrainingDivergedError(
-            f"{type(self).__name__} diverged: on its own labelled training rows its mean "
-            f"log-loss is {log_loss:.4g} nats, far above the {guessing:.4g} of guessing "
-            f"among {state.n_classes} classes. "
-            f"{self._divergence_hint(rows, state, learning)} The estimator was left as it "
-            "was before this call."
-        )
 
 
 __all__ = ["RBMClassifier"]

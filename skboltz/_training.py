@@ -12,9 +12,8 @@ the strategy itself.
 
 The update rule shared by every estimator lives here too: :func:`momentum_and_step`
 (moving-average momentum), :func:`momentum_step`, the epoch's :class:`UpdateRule`,
-the divergence test :func:`diverged`, iterate averaging (:class:`IterateAverage`,
-which an estimator opts into with :class:`AveragedTrainingState`) and the early
-stopping monitor (:class:`EarlyStopping`).
+the divergence test :func:`diverged`, and iterate averaging (:class:`IterateAverage`,
+which an estimator opts into with :class:`AveragedTrainingState`).
 """
 
 import copy
@@ -24,7 +23,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._noise import Noise
-from ._runtime import warn_user
 
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
 #: and float32 resolves nothing finer than ~0.1 at this magnitude.
@@ -120,67 +118,6 @@ class IterateAverage:
 #: Updates between two moves of the published average (it also moves at each epoch's
 #: end): a move costs two passes over the parameters, a tenth of a small update.
 AVERAGE_INTERVAL = 16
-
-
-class EarlyStopping:
-    """Stops a fit when a per-epoch score has stopped improving (a monitor object in
-    the spirit of hmmlearn's ``ConvergenceMonitor``).
-
-    Fed every epoch's record, it follows ``sign * record[key]`` (larger is better):
-    after ``patience`` epochs without an improvement of more than ``tol`` it says
-    stop, and with ``keep_best`` it puts back the parameters of the best epoch. The
-    score can be anything an estimator records: a held-out log-likelihood or
-    reconstruction error, or a classifier's held-out accuracy.
-
-    Parameters
-    ----------
-    key : str
-        The record's entry to follow.
-    sign : float
-        1.0 when larger values are better, -1.0 when smaller ones are.
-    patience : int
-        Epochs without improvement before stopping.
-    tol : float
-        The smallest improvement that counts.
-    keep_best : bool
-        Keep a copy of the best epoch's parameters and restore them at the stop.
-    """
-
-    def __init__(self, key, sign, patience, tol, keep_best, owner="The estimator"):
-        self.key, self.sign, self.patience, self.tol = key, sign, patience, tol
-        self.keep_best, self.owner = keep_best, owner
-        self.best_score, self.best_params, self.epochs_no_change = -np.inf, None, 0
-        self.warned = False
-
-    def update(self, record, params):
-        """Take an epoch's record (``params``: its parameters); return True to stop.
-
-        A NaN score (nothing to measure it on) does not count as an epoch without
-        improvement, which would end the fit silently after ``patience`` of them: the
-        epoch is skipped, with a warning (once per fit).
-        """
-        score = self.sign * record[self.key]
-        if np.isnan(score):
-            if not self.warned:
-                self.warned = True
-                warn_user(
-                    f"{self.owner}: early stopping has no {self.key} to follow in epoch "
-                    f"{record.get('epoch', '?')} (it is NaN); epochs without one do not "
-                    "count towards n_iter_no_change, so the fit goes on.",
-                    UserWarning,
-                )
-            return False
-        if score > self.best_score + self.tol:
-            self.best_score, self.epochs_no_change = score, 0
-            if self.keep_best:
-                self.best_params = params.copy()
-        else:
-            self.epochs_no_change += 1
-        if self.epochs_no_change < self.patience:
-            return False
-        if self.best_params is not None:  # keep the best validated parameters
-            params[...] = self.best_params
-        return True
 
 
 # -- how a partial_fit treats each field of the training state -----------------------
@@ -312,10 +249,10 @@ class TrainingState:
     structure: dict = shared(default_factory=dict)
     #: Rows and updates of the ``partial_fit`` calls since the likelihood check last
     #: ran, and the model those calls started from (a view of the public parameters),
-    #: which the check judges them against (``BoltzmannBase._check_divergence_when_due``).
+    #: which the check judges them against (``_divergence.DivergenceCheck.when_due``).
     unchecked_rows: int = shared(default=0)
     #: Rows trained since the degeneracy check last ran
-    #: (``BoltzmannBase._check_degeneracy_when_due``).
+    #: (``_degeneracy.DegeneracyCheck.when_due``).
     unchecked_degeneracy_rows: int = shared(default=0)
     #: The shares of the first call's training rows (rounded) that are all zeros and
     #: all ones: how much probability the scores' degeneracy check allows those rows.

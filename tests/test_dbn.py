@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.datasets import load_digits
 
 from skboltz import DBN, RBM, GaussianRBM
-from skboltz._base import held_updates
+from skboltz._transactions import held_updates
 from skboltz._runtime import make_generator
 from skboltz.exceptions import TrainingDivergedError
 

@@ -14,7 +14,8 @@ from skboltz import (
     GaussianRBM,
     RBMClassifier,
 )
-from skboltz._base import MEAN_FIELD_STEPS, PARTIAL_FIT_CHECK_ROWS, BoltzmannBase
+import skboltz._divergence as divergence
+from skboltz._divergence import MEAN_FIELD_STEPS, PARTIAL_FIT_CHECK_ROWS
 from skboltz._energy import binary_states
 from skboltz.exceptions import TrainingDivergedError
 from skboltz.views import BMView, RBMView
@@ -47,7 +48,7 @@ def test_the_bound_is_an_upper_bound_on_the_log_likelihood(seed):
     chains = (rng.random((10, n_visible + 2)) < 0.5).astype(float)
     for view in (rbm, bm):
         for rows in (binary, fractional):
-            bound = BoltzmannBase._likelihood_upper_bound(view, rows, chains)
+            bound = divergence.likelihood_upper_bound(view, rows, chains)
             assert bound >= _exact_mean_log_likelihood(view, rows) - 1e-9
 
 
@@ -210,14 +211,14 @@ def test_a_run_of_small_calls_is_checked_with_the_mean_field_steps(digits, monke
     # One call on one minibatch makes too few updates to pay for the steps; the run of
     # calls a check covers makes enough (here 26 updates of 10 rows).
     steps = []
-    bound = BoltzmannBase._likelihood_upper_bound
+    bound = divergence.likelihood_upper_bound
 
     def recording(view, rows, chains=None, mean_field_steps=MEAN_FIELD_STEPS):
         steps.append(mean_field_steps)
         return bound(view, rows, chains, mean_field_steps)
 
     rbm = RBM(n_components=8, batch_size=10, random_state=0).partial_fit(digits[:10])
-    monkeypatch.setattr(BoltzmannBase, "_likelihood_upper_bound", staticmethod(recording))
+    monkeypatch.setattr(divergence, "likelihood_upper_bound", recording)
     for start in range(10, 10 + PARTIAL_FIT_CHECK_ROWS, 10):
         rbm.partial_fit(digits[start : start + 10])
     assert steps and set(steps) == {MEAN_FIELD_STEPS}

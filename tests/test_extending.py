@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV
 
 from skboltz import RBM, BoltzmannMachine, GaussianRBM
 from skboltz._layered_rbm import LayeredRBM
+from skboltz._monitoring import Monitor
 from skboltz.learning import (
     CD,
     LEARNING_STRATEGIES,
@@ -389,6 +390,22 @@ def test_strategies_report_their_diagnostics_in_history():
 
 
 # -- the base's loop serves an estimator trained on (X, y) -----------------------------
+class LabelledMonitor(Monitor):
+    """LabelledRBM's records and early stopping: a monitor of its own."""
+
+    def record(self, state, **timing):
+        record = super().record(state, **timing)
+        monitor, X = self.rows, self.estimator.X_
+        assert_allclose(monitor.train, X[monitor.train_labels])
+        if monitor.valid is not None:  # fit's held-out rows come with their labels
+            assert_allclose(monitor.valid, X[monitor.valid_labels])
+            record["score_valid"] = -float(state.n_iter)  # never improves after epoch 1
+        return record
+
+    def stopping_criterion(self):
+        return 1.0, "score_valid"
+
+
 class LabelledRBM(RBM):
     """An RBM that takes labels through the base's seams (a classifier's plumbing)."""
 
@@ -401,16 +418,7 @@ class LabelledRBM(RBM):
         self.n_labelled_batches_ = getattr(self, "n_labelled_batches_", 0) + 1
         return super()._minibatch_gradient(model, batch, labels, state, learning, rule)
 
-    def _monitor_epoch(self, state, monitor, **timing):
-        record = super()._monitor_epoch(state, monitor, **timing)
-        assert_allclose(monitor.train, self.X_[monitor.train_labels])
-        if monitor.valid is not None:  # fit's held-out rows come with their labels
-            assert_allclose(monitor.valid, self.X_[monitor.valid_labels])
-            record["score_valid"] = -float(state.n_iter)  # never improves after epoch 1
-        return record
-
-    def _stopping_criterion(self, monitor):
-        return 1.0, "score_valid"
+    _monitor_class = LabelledMonitor
 
 
 def test_the_loop_serves_an_estimator_trained_on_labels():

@@ -821,8 +821,9 @@ def test_runaway_visible_values_raise_before_parameters_overflow(wine):
         model.set_params(learning_rate=1e-6).partial_fit(wine)
     assert_array_equal(model.components_, before)
     # the hint names the fix that fits the data: standardising unscaled features
-    assert "learning rate" in model._divergence_hint(wine)
-    assert "StandardScaler" in model._divergence_hint(wine * np.r_[1e3, np.ones(12)])
+    hint = model._divergence_check_class(model).hint
+    assert "learning rate" in hint(wine)
+    assert "StandardScaler" in hint(wine * np.r_[1e3, np.ones(12)])
 
 
 @pytest.mark.parametrize("learning", [ExactGradient(), TAPGradient()])

@@ -11,6 +11,7 @@ from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
 import skboltz._base as base
+import skboltz._transactions as transactions
 from skboltz import (
     DBN,
     RBM,
@@ -44,8 +45,8 @@ def _publishing_code(model):
         _code(base.BoltzmannBase._fit_unguarded),
         _code(base.BoltzmannBase._fit),
         _code(type(model)._fitted_attributes),
-        _code(base.publish),
-        _code(base.all_or_nothing),
+        _code(transactions.publish),
+        _code(transactions.all_or_nothing),
     }
 
 
@@ -195,7 +196,7 @@ def _same_nested(a, b):
 @pytest.mark.parametrize("name", sorted(META))
 def test_meta_estimators_publish_in_one_step(name):
     template, own_code, snapshot, fit = META[name]
-    traced = own_code | {_code(base.publish), _code(base.all_or_nothing)}
+    traced = own_code | {_code(transactions.publish), _code(transactions.all_or_nothing)}
     old = snapshot(fit(clone(template), OLD, LABELS_OLD))
     new = snapshot(fit(clone(template), NEW, LABELS_NEW))
     outcomes = set()

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 import skboltz._runtime
 import skboltz.partition._ais as ais_module
 from skboltz import RBM, BoltzmannMachine
-from skboltz._base import MONITOR_LOG_Z_SECONDS
+from skboltz._monitoring import MONITOR_LOG_Z_SECONDS, Monitor
 from skboltz._boltzmann_energy import BMView
 from skboltz._rbm_energy import RBMView
 from skboltz.exceptions import (
@@ -335,13 +335,13 @@ def test_monitoring_gives_a_default_estimator_a_cheap_budget(binary_digits, caps
     rbm = RBM(n_components=24, n_iter=2, monitor_likelihood=True, verbose=1,
               random_state=0).fit(X)
     view = rbm._model_view()
-    assert rbm._monitoring_z_estimator(view, 0.01).max_time == MONITOR_LOG_Z_SECONDS
-    assert rbm._monitoring_z_estimator(view, 7.0).max_time == 7.0
+    assert Monitor(rbm, X).z_estimator(view, 0.01).max_time == MONITOR_LOG_Z_SECONDS
+    assert Monitor(rbm, X).z_estimator(view, 7.0).max_time == 7.0
     history = rbm.history_
     assert len(history["log_z_time"]) == 2 and len(history["log_z_std_error"]) == 2
     assert "log Z time = " in capsys.readouterr().out
     own = RBM(n_components=24, z_estimator=AIS(max_time=None)).fit(X)
-    assert own._monitoring_z_estimator(view, 0.01).max_time is None  # the user's choice
+    assert Monitor(own, X).z_estimator(view, 0.01).max_time is None  # the user's choice
 
 
 def test_exact_learning_beyond_its_cap_forecasts_its_time(binary_digits):

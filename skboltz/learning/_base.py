@@ -10,21 +10,13 @@ from sklearn.base import BaseEstimator
 from .._capabilities import BINARY, LAYERED, PAIRWISE, RESTRICTED, Requires
 from .._noise import Noise
 from .._rbm_energy import RBMLayout
+from .._registry import registry_decorator
 
 #: String name -> strategy class, filled on import. Which names a model accepts follows
 #: from what each class requires and what the model's view offers (``_capabilities``).
 LEARNING_STRATEGIES = {}
 
-
-def register(name):
-    """Class decorator adding a strategy to the string registry under ``name``."""
-
-    def decorator(cls):
-        cls.name = name
-        LEARNING_STRATEGIES[name] = cls
-        return cls
-
-    return decorator
+register = registry_decorator(LEARNING_STRATEGIES, "strategy")
 
 
 class LearningStrategy(BaseEstimator):

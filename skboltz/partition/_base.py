@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._capabilities import Requires
+from .._registry import registry_decorator
 
 
 #: What a :class:`LogZ` value is, and what it makes of a log-likelihood -F(x) - log Z.
@@ -375,16 +376,7 @@ class ZEstimator(BaseEstimator):
 #: String name -> estimator class. Modules register their classes on import.
 Z_ESTIMATORS = {}
 
-
-def register(name):
-    """Class decorator adding a ZEstimator to the string registry under ``name``."""
-
-    def decorator(cls):
-        cls.name = name
-        Z_ESTIMATORS[name] = cls
-        return cls
-
-    return decorator
+register = registry_decorator(Z_ESTIMATORS, "ZEstimator")
 
 
 def as_generator(rng):
