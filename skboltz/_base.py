@@ -16,7 +16,6 @@ never leaves a half-updated model.
 """
 
 import copy
-import functools
 import time
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
@@ -25,7 +24,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._capabilities import BINARY
 from ._degeneracy import DegeneracyCheck
 from ._divergence import DivergenceCheck
 from ._inference import InferenceMixin
@@ -55,7 +53,7 @@ from ._transactions import (
     all_or_nothing,
     publish,
 )
-from ._validation import FLOAT_DTYPES, as_dense, clipped_into_unit_interval
+from ._validation import FLOAT_DTYPES, as_dense
 from .exceptions import TrainingDivergedError
 from .partition._base import ZEstimator
 
@@ -65,11 +63,6 @@ MOMENTUM_WARMUP_EPOCHS = 5
 #: A persistent chain keeps about this many rows of every unit while it trains (its
 #: states, their probabilities or means, the noise, the fields of a sweep).
 CHAIN_ROW_COPIES = 4
-
-
-@functools.cache
-def _binary_visible_units(view_class):
-    return view_class.capabilities.units_of("visible") == BINARY
 
 
 #: Constraints of the training parameters every model shares.
@@ -211,14 +204,15 @@ class BoltzmannBase(
         """Mean squared error of the mean-field reconstruction of ``rows``."""
 
     # -- validation ----------------------------------------------------------------
-    def _binary_visible(self):
-        """Whether the visible units are binary (values in [0, 1] are their support)."""
-        return _binary_visible_units(self._view_class)
+    def _input_units(self):
+        """The layer class of the rows ``X`` holds (its range, its clipping, whether a
+        row has a probability, the checks it offers): the view's ``input_units``."""
+        return self._view_class.input_units
 
     def _validate_X(self, X, *, reset):
-        """The rows the model sees: validated (for binary visible units, clipped into
-        [0, 1] with a warning) and, after the first fit, mapped by the fitted input
-        transform (if any; see :meth:`_new_input_transform`)."""
+        """The rows the model sees: validated (as the input layer takes them: binary
+        units clip them into [0, 1] with a warning) and, after the first fit, mapped by
+        the fitted input transform (if any; see :meth:`_new_input_transform`)."""
         X = self._check_rows(X, reset=reset)
         if not reset:
             transform = self._input_transform()
@@ -227,25 +221,25 @@ class BoltzmannBase(
         return X
 
     def _check_rows(self, X, *, reset):
-        """``X`` validated (``validate_data``); for binary visible units, values
-        outside [0, 1] are clipped into it with a warning
-        (:func:`clipped_into_unit_interval`)."""
-        binary = self._binary_visible()
-        if not reset and self._is_valid_fitted_input(X, binary):
+        """``X`` validated (``validate_data``), then as the input layer takes it
+        (``check_rows``: binary units clip values outside [0, 1] into it, with a
+        warning)."""
+        units = self._input_units()
+        if not reset and self._is_valid_fitted_input(X, units.value_range):
             return X
         X = validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
-        return clipped_into_unit_interval(X) if binary else X
+        return units.check_rows(X)
 
-    def _is_valid_fitted_input(self, X, in_unit_interval):
+    def _is_valid_fitted_input(self, X, value_range):
         """Whether ``X`` is an input that ``validate_data(reset=False)`` would return
         unchanged, with no warning.
 
         A few checks instead of validate_data's hundreds of microseconds, which would be
         most of a ``partial_fit`` call on one small minibatch: a plain float ndarray
         with rows and the fitted number of columns, all finite (and, when
-        ``in_unit_interval``, in [0, 1]), fitted without feature names. Anything else
+        ``value_range``, within it), fitted without feature names. Anything else
         goes through ``validate_data``, which converts it or raises.
         """
         if not (
@@ -257,8 +251,9 @@ class BoltzmannBase(
             and not hasattr(self, "feature_names_in_")
         ):
             return False
-        if in_unit_interval:  # min and max are NaN when any value is NaN
-            return bool(X.min() >= 0) and bool(X.max() <= 1)
+        if value_range is not None:  # min and max are NaN when any value is NaN
+            low, high = value_range
+            return bool(X.min() >= low) and bool(X.max() <= high)
         return bool(np.isfinite(X.sum()))
 
     def _validate_y(self, X, y, *, reset, classes=None):

@@ -25,6 +25,7 @@ from ._energy import (
     sigmoid,
     softplus,
 )
+from ._layers import BinaryUnits
 from ._noise import logistic_noise
 
 # -- general Boltzmann machines ------------------------------------------------------
@@ -681,6 +682,9 @@ class BMView(ModelView):
 
     #: Binary units with any symmetric couplings: the general learning rule, and every
     #: log Z estimator.
+    #: The layer class of the rows an estimator's ``X`` holds.
+    input_units = BinaryUnits
+
     capabilities = Capabilities(
         units=(("visible", BINARY), ("hidden", BINARY)),
         operations={PAIRWISE, ENUMERATION, ANNEALING, MEAN_FIELD},

@@ -40,6 +40,7 @@ from ._energy import (
     softplus,
     softplus_row_sums,
 )
+from ._layers import BinaryUnits
 from ._noise import Noise, logistic_noise
 from .exceptions import TooManyStatesError
 
@@ -372,6 +373,9 @@ class DBMView(ModelView):
     #: Binary layers coupled only to their neighbours: the layered learning rule, exact
     #: enumeration of one colour, annealing with the odd layers summed out, and the
     #: mean-field equations over all units (``coupling_matrix``, ``bias_vector``).
+    #: The layer class of the rows an estimator's ``X`` holds.
+    input_units = BinaryUnits
+
     capabilities = Capabilities(
         units=(("visible", BINARY), ("hidden", BINARY)),
         operations={LAYERED, ENUMERATION, ANNEALING, MEAN_FIELD},

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._layers import BinaryUnits
 from ._runtime import warn_user
 from .exceptions import DegenerateModelWarning
 
@@ -127,23 +128,18 @@ def check_steps(fit_gibbs_rows):
     return min(MAX_STEPS, max(MIN_STEPS, steps))
 
 
-def independent_probability(state, rates):
-    """The probability of binary ``state`` under independent units at ``rates``."""
-    rates = np.clip(np.asarray(rates, dtype=np.float64), 1e-3, 1 - 1e-3)
-    return float(np.exp(np.sum(np.where(np.asarray(state) > 0.5, np.log(rates),
-                                        np.log1p(-rates)))))
-
-
-def allowance(state, rates, data_share, floor):
+def allowance(state, rates, data_share, floor, units=BinaryUnits):
     """How much of the model's probability (or of its chains) ``state`` may hold before
     the model counts as collapsed there: ``floor``, or DATA_MULTIPLE times what the
     state would have if the model were fine, when that is more: its share of the
     training rows, its probability under independent units at the data's rates, or
     under the uniform distribution (with few units, states come up often: 3 units at
     rates 1/2 give each 1/8)."""
+    independent = units.state_probability(state, rates)
+    if independent is None:  # a type without the allowance: not judged
+        return None
     uniform = 2.0 ** -len(state)
-    return max(floor, DATA_MULTIPLE * max(independent_probability(state, rates),
-                                          data_share, uniform))
+    return max(floor, DATA_MULTIPLE * max(independent, data_share, uniform))
 
 
 def share_of_rows(state, rows):
@@ -151,35 +147,37 @@ def share_of_rows(state, rows):
     return float(np.mean((np.rint(rows) == state).all(axis=1)))
 
 
-def collapse_threshold(state, rows):
+def collapse_threshold(state, rows, units=BinaryUnits):
     """The share of the check's chains in ``state`` above which the model has
-    collapsed there (:func:`allowance` with COLLAPSED_SHARE)."""
+    collapsed there (:func:`allowance` with COLLAPSED_SHARE; None: not judged)."""
     return allowance(state, rows.mean(axis=0), share_of_rows(state, rows),
-                     COLLAPSED_SHARE)
+                     COLLAPSED_SHARE, units)
 
 
-def diagnose(view, rows, start, rng, n_steps, *, binary, free_energy=True):
+def diagnose(view, rows, start, rng, n_steps, *, units, free_energy=True):
     """Run the check's chains on ``view`` and compare them with ``rows`` (dense).
 
-    ``start`` is where ``sample`` starts its chains; ``binary``: the visible units are
-    binary (their states can coincide exactly); ``free_energy``: the view's free energy
-    is cheap enough to compare (otherwise the gap is not measured: 0).
+    ``start`` is where ``sample`` starts its chains; ``units``: the layer class of the
+    rows (the states they stand for, and whether chains collapsed into one state can
+    be judged: binary units); ``free_energy``: the view's free energy is cheap enough
+    to compare (otherwise the gap is not measured: 0).
     """
     rows = rows[:: max(1, rows.shape[0] // DATA_ROWS)]
     chains = view.draw_samples(N_CHAINS, n_steps, start, rng)
     gap = 0.0
     if free_energy:
-        # Binary units read values in [0, 1] as probabilities: the states they stand
-        # for are draws from them. (-F is convex in v, so a grey row has less of it
-        # than the binary states around it: 15 nats on the digits' 64 pixels.)
-        states = (rng.random(rows.shape) < rows).astype(rows.dtype) if binary else rows
+        # The states the rows stand for: binary units read values in [0, 1] as
+        # probabilities. (-F is convex in v, so a grey row has less of it than the
+        # binary states around it: 15 nats on the digits' 64 pixels.)
+        states = units.states_of_rows(rows, rng)
         gap = float(np.mean(-view.free_energy(chains)) - np.mean(-view.free_energy(states)))
     collapsed_share, collapsed_state = 0.0, None
-    if binary and rows.shape[1] >= MIN_COLLAPSE_UNITS:
+    if rows.shape[1] >= MIN_COLLAPSE_UNITS:
         states, counts = np.unique(chains, axis=0, return_counts=True)
         top = int(np.argmax(counts))
         share = counts[top] / N_CHAINS
-        if share > collapse_threshold(states[top], rows):
+        threshold = collapse_threshold(states[top], rows, units)
+        if threshold is not None and share > threshold:
             collapsed_share, collapsed_state = share, states[top]
     return Diagnosis(gap, float(collapsed_share), collapsed_state, float(chains.mean()),
                      float(rows.mean()), n_steps)
@@ -190,29 +188,24 @@ def diagnose(view, rows, start, rng, n_steps, *, binary, free_energy=True):
 FAVOURED_STATE_MASS = 0.01
 
 
-def extreme_rows(n_visible, dtype=np.float64):
-    """The all-zeros and the all-ones rows, and their names."""
-    rows = np.zeros((2, n_visible), dtype=dtype)
-    rows[1] = 1
-    return rows, ("all-zeros", "all-ones")
+def extreme_row_shares(rows, units=BinaryUnits):
+    """The shares of ``rows`` (rounded) that are the layer's extreme states (binary
+    units: all zeros and all ones)."""
+    return tuple(share_of_rows(row, rows)
+                 for row in units.extreme_states(rows.shape[1])[0])
 
 
-def extreme_row_shares(rows):
-    """The shares of ``rows`` (rounded) that are all zeros and all ones."""
-    return tuple(share_of_rows(row, rows) for row in extreme_rows(rows.shape[1])[0])
-
-
-def favoured_extreme_row(view, log_z, rates, data_shares):
-    """The all-zeros or all-ones row if it holds more of the model's probability (by
-    ``log_z``) than its :func:`allowance` (floor FAVOURED_STATE_MASS; ``data_shares``:
-    the two rows' shares of the training rows): ``(name, log-probability)``, else
-    None."""
-    rows, names = extreme_rows(view.n_visible, view.dtype)
+def favoured_extreme_row(view, log_z, rates, data_shares, units=BinaryUnits):
+    """The layer's extreme state (binary units: the all-zeros or all-ones row) that
+    holds more of the model's probability (by ``log_z``) than its :func:`allowance`
+    (floor FAVOURED_STATE_MASS; ``data_shares``: the states' shares of the training
+    rows): ``(name, log-probability)``, else None."""
+    rows, names = units.extreme_states(view.n_visible, view.dtype)
     log_probability = -np.asarray(view.free_energy(rows), dtype=np.float64) - log_z
     for row, name, log_p, share in zip(rows, names, log_probability, data_shares):
         # (a positive log-probability is the log Z estimate's fault, which the
         # scores' own check reports)
-        if 0 >= log_p > np.log(allowance(row, rates, share, FAVOURED_STATE_MASS)):
+        if 0 >= log_p > np.log(allowance(row, rates, share, FAVOURED_STATE_MASS, units)):
             return name, float(log_p)
     return None
 
@@ -241,9 +234,11 @@ class DegeneracyCheck:
         the same numbers with or without it.
         """
         estimator = self.estimator
-        if first_call and estimator._binary_visible() and monitoring.train.shape[0]:
+        units = estimator._input_units()
+        if (first_call and units.extreme_states(0) is not None
+                and monitoring.train.shape[0]):
             # what the scores' check of the extreme rows allows them
-            state.extreme_row_shares = extreme_row_shares(monitoring.train)
+            state.extreme_row_shares = extreme_row_shares(monitoring.train, units)
         if n_rows_trained == 0:
             return None  # nothing trained (n_iter=0): the starting model
         if first_call:
@@ -260,7 +255,7 @@ class DegeneracyCheck:
         with np.errstate(over="ignore", invalid="ignore"):
             diagnosis = diagnose(
                 view, monitoring.train, estimator._sampling_start_of(state), rng, n_steps,
-                binary=estimator._binary_visible(),
+                units=units,
                 free_energy=getattr(view, "free_energy_is_cheap", True),
             )
         return diagnosis if diagnosis.is_degenerate(view.n_visible) else None

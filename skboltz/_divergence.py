@@ -141,7 +141,8 @@ class DivergenceCheck:
         """
         estimator = self.estimator
         view = estimator._model_view_of(state)
-        if (rows.shape[0] == 0 or not estimator._binary_visible()
+        entropy = estimator._input_units().entropy  # None: the layer has no such bound
+        if (rows.shape[0] == 0 or entropy is None
                 or not getattr(view, "free_energy_is_cheap", True)):
             return
         # float32 whatever the model's dtype: the bound's rounding (about 1e-5 nats per
@@ -152,7 +153,7 @@ class DivergenceCheck:
         step = max(1, rows.shape[0] // LIKELIHOOD_CHECK_ROWS)
         rows = rows[::step]
         chains = learning.persistent_chains(state.sampler)
-        upper = likelihood_upper_bound(view, rows, chains, mean_field_steps)
+        upper = likelihood_upper_bound(view, rows, chains, mean_field_steps, entropy)
         uniform = -rows.shape[1] * np.log(2.0)
         margin = DIVERGED_BELOW_UNIFORM * -uniform
         if upper >= uniform - margin:
@@ -160,7 +161,8 @@ class DivergenceCheck:
         if previous_view is not None:
             if previous_view.dtype != np.float32:
                 previous_view = previous_view.astype(np.float32)
-            before = likelihood_upper_bound(previous_view, rows, chains, mean_field_steps)
+            before = likelihood_upper_bound(previous_view, rows, chains, mean_field_steps,
+                                            entropy)
             if upper >= before - margin:
                 return
         raise TrainingDivergedError(
@@ -214,7 +216,8 @@ class DivergenceCheck:
         return None
 
 
-def likelihood_upper_bound(view, rows, chains=None, mean_field_steps=MEAN_FIELD_STEPS):
+def likelihood_upper_bound(view, rows, chains=None, mean_field_steps=MEAN_FIELD_STEPS,
+                           entropy=binary_entropy_row_sums):
     """An upper bound on the mean log-likelihood of ``rows`` (values in [0, 1]).
 
     For any m in [0, 1]^n, log Z >= -F(m) + H(m): Gibbs' inequality with the
@@ -228,9 +231,10 @@ def likelihood_upper_bound(view, rows, chains=None, mean_field_steps=MEAN_FIELD_
     models trained at huge learning rates (31-40 nats on 64 x 16 RBMs of the digits,
     whose candidates all sat away from the modes); one step from the best candidate
     found all of it. Computed in the view's dtype: float32 rounding is far below the
-    margins it is compared with. Binary visible units only (their entropy H and
-    their states as candidates): the view's ``free_energy`` and ``reconstruct`` are
-    all it asks of the model.
+    margins it is compared with. For layers whose units take the values 0 and 1 and
+    whose ``entropy`` gives H (binary units: their states are candidates, values in
+    [0, 1] their means): the view's ``free_energy`` and ``reconstruct`` are all it
+    asks of the model.
     """
     rows = rows.astype(view.dtype, copy=False)
     n_rows, n_visible = rows.shape
@@ -252,7 +256,7 @@ def likelihood_upper_bound(view, rows, chains=None, mean_field_steps=MEAN_FIELD_
         log_weights = -np.asarray(view.free_energy(candidates), dtype=np.float64)
         mean_log_weight = float(log_weights[:n_rows].sum()) / n_rows
         if fractional:  # binary candidates have zero entropy
-            log_weights[:n_rows] += binary_entropy_row_sums(rows)
+            log_weights[:n_rows] += entropy(rows)
         best = int(np.argmax(log_weights))
         log_z_bound = float(log_weights[best])
         if mean_field_steps:
@@ -262,7 +266,7 @@ def likelihood_upper_bound(view, rows, chains=None, mean_field_steps=MEAN_FIELD_
             for _ in range(mean_field_steps):
                 means = view.reconstruct(means)
             log_z_bound = max(log_z_bound, float(
-                -view.free_energy(means)[0] + binary_entropy_row_sums(means)[0]))
+                -view.free_energy(means)[0] + entropy(means)[0]))
         return mean_log_weight - log_z_bound
 
 

@@ -26,7 +26,6 @@ and scores one exactly.
 
 import numpy as np
 
-from ._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from ._capabilities import BINARY, GAUSSIAN, SOFTMAX
 from ._energy import (
     RATE_CLIP,
@@ -113,6 +112,13 @@ class Layer:
     auto_negative_visible = "sample"
     row_noise = None
     extra_parameters = ()
+    #: The interval every value lies in (None: any); a quick check of the rows of a
+    #: partial_fit call tests it.
+    value_range = None
+    #: The sum of the entropies of independent units with given means (a function of
+    #: the rows of means), where the mean-field lower bound of log Z holds for the
+    #: layer (the divergence check's bound); None: no such bound.
+    entropy = None
 
     def __init__(self, bias):
         self.bias = bias
@@ -344,6 +350,67 @@ class Layer:
             The biases, float64.
         """
         raise NotImplementedError
+
+    @classmethod
+    def states_of_rows(cls, rows, rng):
+        """Return the states data rows stand for (the degeneracy check's).
+
+        Parameters
+        ----------
+        rows : ndarray of shape (n_rows, n_units)
+            Data rows.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        states : ndarray of shape (n_rows, n_units)
+            The rows themselves, unless the type reads them as means (binary units:
+            a draw of which they are the probabilities).
+        """
+        return rows
+
+    @classmethod
+    def state_probability(cls, state, rates):
+        """Return the probability of a state under independent units at the data's rates.
+
+        What the degeneracy check allows a state its chains crowd into; None for a
+        type whose check has no such allowance (the check then skips it).
+
+        Parameters
+        ----------
+        state : ndarray of shape (n_units,)
+            A state.
+        rates : ndarray of shape (n_units,)
+            Mean of each unit over the training data.
+
+        Returns
+        -------
+        probability : float or None
+            The probability.
+        """
+        return None
+
+    @classmethod
+    def extreme_states(cls, n_units, dtype=np.float64):
+        """Return the states a degenerate model tends to favour, and their names.
+
+        The scores check their probability by log Z (the blank and all-ones rows of
+        binary units); None for a type without them.
+
+        Parameters
+        ----------
+        n_units : int
+            Number of units.
+        dtype : numpy dtype, default=float64
+            Type of the rows.
+
+        Returns
+        -------
+        states : (ndarray of shape (n_states, n_units), tuple of str) or None
+            The states and their names.
+        """
+        return None
 
     @classmethod
     def check_rows(cls, X):
@@ -591,6 +658,7 @@ class BinaryUnits(Layer):
 
     unit_type = BINARY
     row_noise = "logistic"
+    value_range = (0.0, 1.0)
     #: The means P(v = 1 | h): far better features of grey-level data (the RBM user
     #: guide).
     auto_negative_visible = "mean"
@@ -673,11 +741,25 @@ class BinaryUnits(Layer):
     def check_rows(cls, X):
         return clipped_into_unit_interval(X)
 
-    @staticmethod
-    def entropy(means):
-        """Sum over each row of the binary entropies of units with ``means`` (the
-        mean-field bound of log Z)."""
-        return binary_entropy_row_sums(means)
+    entropy = staticmethod(binary_entropy_row_sums)
+
+    @classmethod
+    def states_of_rows(cls, rows, rng):
+        # values in [0, 1] are probabilities: the states they stand for are draws (-F
+        # is convex in v, so a grey row has less of it than the states around it)
+        return (rng.random(rows.shape) < rows).astype(rows.dtype)
+
+    @classmethod
+    def state_probability(cls, state, rates):
+        rates = np.clip(np.asarray(rates, dtype=np.float64), 1e-3, 1 - 1e-3)
+        return float(np.exp(np.sum(np.where(np.asarray(state) > 0.5, np.log(rates),
+                                            np.log1p(-rates)))))
+
+    @classmethod
+    def extreme_states(cls, n_units, dtype=np.float64):
+        rows = np.zeros((2, n_units), dtype=dtype)
+        rows[1] = 1
+        return rows, ("all-zeros", "all-ones")
 
     # -- the training form: whole rows at once, the constant unit included (its field
     # is huge, so it comes out as 1), contiguous and in few calls
@@ -830,7 +912,10 @@ class GaussianUnits(Layer):
     def enumeration_log_weights(self, enumerated, to_self, chunk_size):
         # Summing Gaussian units out leaves a Boltzmann machine over the binary layer
         # (pairwise couplings J = W diag(1 / sigma^2) W^T), whose states the
-        # split-half enumerator lists with one matrix product per block.
+        # split-half enumerator lists with one matrix product per block. (Imported
+        # here: the Boltzmann machine's module declares its units with these layers.)
+        from ._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
+
         coupling, bias, log_normalizer = self.summed_out_couplings(enumerated, to_self)
         for log_weights in split_half_log_weights(
             coupling, bias, max(chunk_size, SPLIT_HALF_BLOCK_STATES)

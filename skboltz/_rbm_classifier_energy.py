@@ -133,6 +133,8 @@ class ClassRBMView(RestrictedView):
     )
     #: Its annealing chains (the class summed out) take one base model.
     anneals_several_bases = False
+    #: ``X`` holds the features.
+    input_units = BinaryUnits
 
     def __init__(self, weights, visible_bias, hidden_bias, class_weights, class_bias):
         super().__init__(weights, BinaryUnits(visible_bias), BinaryUnits(hidden_bias))

@@ -125,10 +125,16 @@ class RestrictedView(ModelView):
     hidden_units = BinaryUnits
     capabilities = restricted_capabilities(BinaryUnits, BinaryUnits)
 
+    #: The layer class of the rows an estimator's ``X`` holds (what the base asks
+    #: about the input: range, clipping, whether a row has a probability).
+    input_units = BinaryUnits
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "capabilities" not in vars(cls):
             cls.capabilities = restricted_capabilities(cls.visible_units, cls.hidden_units)
+        if "input_units" not in vars(cls):
+            cls.input_units = cls.visible_units
 
     @classmethod
     def of_layers(cls, weights, visible, hidden):

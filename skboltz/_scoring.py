@@ -8,7 +8,7 @@ that make a score trustworthy or say why it is not: the warning when log Z is an
 approximation or a bound, the refusal of a log Z that the rows prove too low, and the
 check of the states a log Z shows the model favours. The estimators of log Z are in
 :mod:`skboltz.partition`; this module asks them, over the estimator's hooks
-(``_model_view``, ``_free_energy_of``, ``_validate_X``, ``_binary_visible``,
+(``_model_view``, ``_free_energy_of``, ``_validate_X``, ``_input_units``,
 ``_input_transform``).
 """
 
@@ -151,8 +151,9 @@ class ScoringMixin:
         # Keyed by the estimate (hand-edited parameters get a new one), not by a
         # second digest of the parameters on every score call.
         flag = ("favoured states checked", log_z.method, log_z.value, log_z.std_error)
+        units = self._input_units()
         if (flag in self._log_z_cache or log_z.kind not in ("exact", "estimate")
-                or not self._binary_visible()):
+                or units.extreme_states(0) is None):
             return
         self._log_z_cache[flag] = True
         view = self._model_view()
@@ -163,7 +164,7 @@ class ScoringMixin:
         # row's, which two rows' check is not worth)
         favoured = degeneracy.favoured_extreme_row(
             view.astype(np.float64), log_z.value, self._sampling_start_of(state),
-            state.extreme_row_shares)
+            state.extreme_row_shares, units)
         if favoured is not None:
             name, log_probability = favoured
             warn_user(
@@ -214,7 +215,7 @@ class ScoringMixin:
             The log-likelihood log p(x) of each row, in float64.
         """
         check_is_fitted(self, "_training_state")
-        if not self._binary_visible():
+        if not self._input_units().discrete:  # a density, not a probability
             normalizer = self._log_normalizer()
             X = self._validate_X(X, reset=False)
             return -self._free_energy_of(self._model_view(), X) - normalizer

@@ -12,7 +12,7 @@ from skboltz import _degeneracy as degeneracy
 from skboltz._energy import logit_of_rates
 from skboltz._rbm import RBMLayout
 from skboltz.exceptions import DegenerateModelWarning
-from skboltz.views import BMView, RBMView
+from skboltz.views import BinaryUnits, BMView, RBMView
 
 X_DIGITS = load_digits().data[:300] / 16
 Y_DIGITS = load_digits().target[:300]
@@ -24,10 +24,10 @@ def blank_mode_view(n_visible, n_hidden=4, visible_bias=-6.0):
                    np.zeros(n_hidden))
 
 
-def diagnose(view, rows, n_steps=50, start=None, binary=True):
+def diagnose(view, rows, n_steps=50, start=None, units=BinaryUnits):
     start = rows.mean(axis=0) if start is None else start
     return degeneracy.diagnose(view, rows, start, np.random.default_rng(0), n_steps,
-                               binary=binary)
+                               units=units)
 
 
 def test_a_planted_blank_mode_is_degenerate():
@@ -56,7 +56,7 @@ def test_a_frequent_state_of_few_units_is_no_collapse():
     view = RBMView(np.zeros((2, 3)), np.zeros(3), np.zeros(2))
     for seed in range(20):
         diagnosis = degeneracy.diagnose(view, rows, rows.mean(axis=0),
-                                        np.random.default_rng(seed), 30, binary=True)
+                                        np.random.default_rng(seed), 30, units=BinaryUnits)
         assert not diagnosis.is_degenerate(3)
 
 

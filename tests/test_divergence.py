@@ -213,9 +213,9 @@ def test_a_run_of_small_calls_is_checked_with_the_mean_field_steps(digits, monke
     steps = []
     bound = divergence.likelihood_upper_bound
 
-    def recording(view, rows, chains=None, mean_field_steps=MEAN_FIELD_STEPS):
+    def recording(view, rows, chains=None, mean_field_steps=MEAN_FIELD_STEPS, *entropy):
         steps.append(mean_field_steps)
-        return bound(view, rows, chains, mean_field_steps)
+        return bound(view, rows, chains, mean_field_steps, *entropy)
 
     rbm = RBM(n_components=8, batch_size=10, random_state=0).partial_fit(digits[:10])
     monkeypatch.setattr(divergence, "likelihood_upper_bound", recording)
