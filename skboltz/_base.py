@@ -442,11 +442,12 @@ class BoltzmannBase(
         the packed layout), then :meth:`_take_step` applies moving-average momentum
         and weight decay (on ``_layout.weights``) and :meth:`_add_velocity` moves the
         parameters (override it for steps that are not a plain sum, like log
-        variances). ``model`` is what ``_training_model(X, params, state)`` returns once
-        per epoch (the view of the parameters by default; a training form, or a small
-        object that carries what the gradient step hands to the update). An estimator
-        with a faster loop overrides ``_train_epoch`` and keeps this one for the
-        strategies without its fast hooks (as :class:`~skboltz.RBM` does). Iterate
+        variances). ``model`` is what ``_training_model(X, params, state, learning)``
+        returns once per epoch (the view of the parameters by default; a training
+        form, or a small object that carries what the gradient step hands to the
+        update, such as the strategy's fused sampler). An estimator with a faster loop
+        overrides :meth:`_train_minibatches` and keeps this one for the strategies
+        without a fused sampler (as :class:`~skboltz.RBM` does). Iterate
         averaging is opt-in: return ``average_window`` from :meth:`_average_window`
         and keep the state in an :class:`~skboltz._training.AveragedTrainingState`.
 
@@ -962,12 +963,19 @@ class BoltzmannBase(
     def _train_epoch(self, X, y, state, learning):
         """One pass over the rows in shuffled minibatches, updating ``state`` in place.
 
-        Each minibatch: the gradient step from ``_minibatch_gradient``, then
-        :meth:`_take_step`; iterate averaging (if the state averages) counts each
-        update.
+        The parameters the epoch's updates move (:meth:`_begin_epoch`), what the
+        gradient hook works with (:meth:`_training_model`), the updates
+        (:meth:`_train_minibatches`), then the end of the epoch of iterate averaging.
         """
         params = self._begin_epoch(state, learning)
-        model = self._training_model(X, params, state)
+        model = self._training_model(X, params, state, learning)
+        self._train_minibatches(X, y, state, learning, params, model)
+        state.end_epoch(self._average_window())
+
+    def _train_minibatches(self, X, y, state, learning, params, model):
+        """The epoch's updates: for each minibatch, the gradient step from
+        ``_minibatch_gradient``, then :meth:`_take_step`; iterate averaging (if the
+        state averages) counts each update."""
         momentum, step = momentum_and_step(self._momentum_at(state.n_iter),
                                            self._learning_rate_of(state, learning))
         rule = UpdateRule(momentum, step, step * self.weight_decay, self._progress(state))
@@ -984,7 +992,6 @@ class BoltzmannBase(
             )
             self._take_step(model, params, gradient, state, rule)
             state.count_update(window)
-        state.end_epoch(window)
 
     def _begin_epoch(self, state, learning):
         """The parameters this epoch's updates move (the iterate, when averaging)."""
@@ -994,7 +1001,7 @@ class BoltzmannBase(
         """Updates the published average spans, or None: no iterate averaging."""
         return None
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
         """What the gradient hook works with for one epoch: by default the model view
         of the state's parameters (arrays shared, so it follows the updates)."""
         return self._model_view_of(state)

@@ -489,7 +489,7 @@ class BoltzmannMachine(BoltzmannBase):
     def _training_params(self, dtype):
         return BMLayout.pack(self.coupling_, self.bias_, dtype)
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
         return _EpochModel(
             view=self._model_view_of(state),
             # the code-entropy bonus decreases linearly to 0 at CODE_ENTROPY_SPAN

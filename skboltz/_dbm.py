@@ -399,7 +399,7 @@ class DBM(BoltzmannBase):
             state.sampler = learning.cast_state(state.sampler, dtype)
         return super()._begin_epoch(state, learning)
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
         layout = state.layout
         return _EpochModel(layout.view(params), layout, layout.layers_of(state.offsets))
 

@@ -619,7 +619,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
                 )
         state.data_rates = self._hidden_rates(self._model_view_of(state), X)
 
-    def _training_model(self, X, params, state):
+    def _training_form_of(self, params, state):
         return AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
 
     def _add_velocity(self, model, params, state):
@@ -634,7 +634,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
             params[GaussianRBMLayout.log_variance] += np.log1p(
                 np.maximum(velocity[GaussianRBMLayout.log_variance], -MAX_VARIANCE_DECREASE)
             )
-        model.refresh()
+        model.form.refresh()
 
     def _reconstruction_error(self, view, rows):
         view = view.astype(np.float32)

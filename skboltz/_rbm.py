@@ -367,13 +367,12 @@ class RBM(RestrictedBoltzmannBase):
         return {**super()._fitted_attributes(state),
                 "learning_rate_": self._learning_rate_of(state)}
 
-    def _minibatches(self, X, learning, state, model, step):
+    def _minibatches(self, X, state, model, sampler, step):
         # Buffers and views are made once and reused by every epoch and by later
         # partial_fit calls with as many rows; pickles leave them out (a transient field).
-        sampler = state.sampler
         layout = _Minibatches.layout(
-            X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
-            learning._n_chain_rows(model, sampler), model,
+            X, self._effective_batch_size(X), sampler.n_negative, sampler.n_chain_rows,
+            model,
         )
         data = state.minibatches
         if data is None or data.layout != layout:
@@ -382,25 +381,22 @@ class RBM(RestrictedBoltzmannBase):
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
 
-    def _train_epoch(self, X, y, state, learning):
+    def _train_minibatches(self, X, y, state, learning, params, model):
         # The built-in samplers run the fused loop below; other strategies (exact,
         # TAP, users' own) the base's plain loop, which computes the same update.
-        if not learning._uses_fast_loop():
-            super()._train_epoch(X, y, state, learning)
+        if model.sampler is None:
+            super()._train_minibatches(X, y, state, learning, params, model)
             return
-        iterate = self._begin_epoch(state, learning)
-        self._train_epoch_on_samples(X, state, learning, iterate, iterate is not state.params)
-        learning._release_buffers(state.sampler)
-        state.end_epoch(self.average_window)
+        self._train_epoch_on_samples(X, state, model, params, params is not state.params)
+        model.sampler.release()
 
-    def _train_epoch_on_samples(self, X, state, learning, params, averaging):
-        """The stacked-row loop of sampling strategies; ``params`` is the iterate."""
+    def _train_epoch_on_samples(self, X, state, epoch, params, averaging):
+        """The stacked-row loop of sampling strategies; ``params`` is the iterate,
+        ``epoch`` its training form and the strategy's fused sampler."""
         velocity = state.velocity
-        sampler, noise = state.sampler, state.noise
-        model = AugmentedRBM(params)
+        model, sampler = epoch
         momentum, step = self._momentum_and_step(state.n_iter)
-        data = self._minibatches(X, learning, state, model, step)
-        progress = self._progress(state)
+        data = self._minibatches(X, state, model, sampler, step)
         decay = step * self.weight_decay
         weights = params[RBMLayout.weights]
         velocity[RBMLayout.constant] = 0  # the constant units' coupling is not learnt
@@ -414,8 +410,8 @@ class RBM(RestrictedBoltzmannBase):
         update_weights = update[RBMLayout.weights]
         pending_decay = state.pending_decay
         pending_average = state.average.n_pending if averaging else 0
-        sample_negative, observe = learning._sample_negative, learning._observe
-        starts_at_data = learning._starts_at_data
+        sample_negative, observe = sampler.sample, sampler.observe
+        starts_at_data = sampler.starts_at_data
         cast = params.dtype != SIGMOID_DTYPE
         params_t = params.T
         for (stacked, positive, negative, hidden, inverse, inverse_negative, row_weights,
@@ -428,11 +424,10 @@ class RBM(RestrictedBoltzmannBase):
                 # ... or two, when the chains start at the minibatch (CD): its hidden
                 # inputs come first, and the chains' first hidden draw reuses them.
                 np.dot(positive, params_t, out=hidden_positive)
-                sample_negative(model, positive, sampler, noise, progress, negative,
-                                hidden_positive)
+                sample_negative(positive, negative, hidden_positive)
                 np.dot(negative, params_t, out=hidden_negative)
             else:
-                sample_negative(model, positive, sampler, noise, progress, negative)
+                sample_negative(positive, negative)
                 np.dot(stacked, params_t, out=hidden)
             # ... 1 + exp(-x) = 1 / sigmoid(x) in SIGMOID_DTYPE (float32) for either
             # dtype (`inverse` is `hidden` itself for float32 models) ...
@@ -441,7 +436,7 @@ class RBM(RestrictedBoltzmannBase):
             np.negative(inverse, out=inverse)
             np.exp(inverse, out=inverse)
             inverse += one
-            observe(sampler, inverse_negative, noise)
+            observe(inverse_negative)
             # ... then r * sigmoid(x), with the row weight r = +step / n_positive for
             # data and -step / n_negative for negative rows, so that one more product
             # gives step * (positive - negative) for W, b and c at once (step =
@@ -515,7 +510,8 @@ class _Minibatches:
         """What the buffers depend on: equal layouts can share buffers.
 
         ``n_negative(n_positive)`` is the number of negative rows of a minibatch,
-        ``n_chain`` that of the chain rows below them (outside the statistics).
+        ``n_chain`` that of the chain rows below them (outside the statistics): the
+        fused sampler's ``n_negative`` and ``n_chain_rows``.
         """
         n_full, n_rest = divmod(X.shape[0], batch_size)
         return (

@@ -9,12 +9,26 @@ estimators are siblings on this base; each keeps its own parameters, layout, tra
 form and checks.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._base import BoltzmannBase
 from ._noise import Noise
 from ._rbm_energy import AugmentedRBM
 from ._training import IterateAverage
+
+
+class RestrictedEpoch(NamedTuple):
+    """What a restricted estimator's updates work with in one epoch (the ``model`` of
+    its gradient hook)."""
+
+    #: The training form of the parameters the updates move.
+    form: object
+    #: The learning strategy's fused sampler bound to ``form`` (a
+    #: :class:`~skboltz.learning._base.FusedSampler`), or None: the strategy's
+    #: ``_negative_statistics`` (rows of its ``negative_phase``, or a closed form).
+    sampler: object
 
 
 class RestrictedBoltzmannBase(BoltzmannBase):
@@ -85,22 +99,33 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         state.params[self._layout.constant] = self._training_form.ALWAYS_ON
         return state.resume(self.average_window is not None)
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
+        form = self._training_form_of(params, state)
+        sampler = learning._fused_sampler(form, state.sampler, state.noise,
+                                          self._progress(state))
+        return RestrictedEpoch(form, sampler)
+
+    def _training_form_of(self, params, state):
+        """The training form of ``params`` (the class's ``_training_form``)."""
         return self._training_form(params)
+
+    def _train_minibatches(self, X, y, state, learning, params, model):
+        super()._train_minibatches(X, y, state, learning, params, model)
+        if model.sampler is not None:
+            model.sampler.release()
 
     def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
         # The data's statistics in closed form, minus the strategy's estimate of the
         # model's, in the packed layout (one matrix product gives every block).
-        batch = model.augment(batch)
-        positive = model.statistics(model.hidden_probability(batch), batch)
+        form, sampler = model
+        batch = form.augment(batch)
+        positive = form.statistics(form.hidden_probability(batch), batch)
         positive /= batch.shape[0]
-        if learning._uses_fast_loop():  # the strategy's samplers draw buffered noise
-            negative = learning._negative_statistics(
-                model, batch, state.sampler, state.rng, rule.progress, noise=state.noise
-            )
+        if sampler is not None:  # the strategy's samplers draw buffered noise
+            negative = sampler.negative_statistics(batch)
         else:
             negative = learning._negative_statistics(
-                model, batch, state.sampler, state.rng, rule.progress
+                form, batch, state.sampler, state.rng, rule.progress
             )
         positive -= negative
         positive *= rule.step
@@ -134,4 +159,4 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         return self._visible_out(V)
 
 
-__all__ = ["RestrictedBoltzmannBase"]
+__all__ = ["RestrictedBoltzmannBase", "RestrictedEpoch"]

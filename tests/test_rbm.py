@@ -398,11 +398,18 @@ class _InterruptedPCD(PCD):
     updates = 0
     fail_at = None
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
-        type(self).updates += 1
-        if type(self).updates == type(self).fail_at:
-            raise KeyboardInterrupt
-        super()._sample_negative(model, positive, state, noise, progress, out)
+    def _fused_sampler(self, model, state, noise, progress):
+        sampler = super()._fused_sampler(model, state, noise, progress)
+        sample = sampler.sample
+
+        def interrupted(positive, out, positive_input=None):
+            type(self).updates += 1
+            if type(self).updates == type(self).fail_at:
+                raise KeyboardInterrupt
+            sample(positive, out, positive_input)
+
+        sampler.sample = interrupted
+        return sampler
 
 
 @pytest.mark.parametrize("average_window", [100, None])
@@ -566,18 +573,22 @@ class _Recording:
 
     records = []
 
-    def _sample_negative(self, model, positive, state, noise, progress, out,
-                         positive_input=None):
-        if positive_input is not None:
-            source = positive_input[:, :-1].copy()
-            super()._sample_negative(model, positive, state, noise, progress, out,
-                                     positive_input)
-        else:
-            source = state["hidden"][:, :-1].copy()
-            super()._sample_negative(model, positive, state, noise, progress, out)
-        negative = out[: self._n_negative(state, positive.shape[0]), :-1].copy()
-        self.records.append((model.params.copy(), positive[:, :-1].copy(), negative,
-                             source))
+    def _fused_sampler(self, model, state, noise, progress):
+        sampler = super()._fused_sampler(model, state, noise, progress)
+        sample = sampler.sample
+
+        def recording(positive, out, positive_input=None):
+            if positive_input is not None:
+                source = positive_input[:, :-1].copy()
+            else:
+                source = state["hidden"][:, :-1].copy()
+            sample(positive, out, positive_input)
+            negative = out[: sampler.n_negative(positive.shape[0]), :-1].copy()
+            self.records.append((model.params.copy(), positive[:, :-1].copy(), negative,
+                                 source))
+
+        sampler.sample = recording
+        return sampler
 
 
 class _RecordingPCD(_Recording, PCD):
