@@ -526,14 +526,18 @@ class BoltzmannMachine(BoltzmannBase):
         np.multiply(step, means, out=scaled_gradient[BMLayout.bias])
         return scaled_gradient
 
-    def _add_velocity(self, model, params, state):
-        velocity, offset = state.velocity, state.offset
-        params += velocity
-        if self.centering:
+    def _parameter_update(self, model, params, state, rule):
+        if not self.centering:
+            return super()._parameter_update(model, params, state, rule)
+        hidden = slice(model.view.n_visible, None)
+
+        def recentre(update):
             # b = c - W mu: a step of W at fixed c moves b by -(step of W) mu.
-            params[BMLayout.bias] -= velocity[BMLayout.coupling] @ offset
-            hidden = slice(model.view.n_visible, None)
+            offset = state.offset
+            params[BMLayout.bias] -= update[BMLayout.coupling] @ offset
             offset[hidden] += OFFSET_RATE * (model.clamped_hidden_means - offset[hidden])
+
+        return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
     def _reconstruction_error(self, view, rows):
         rows = rows.astype(np.float64, copy=False)

@@ -433,18 +433,21 @@ class DBM(BoltzmannBase):
                 f"{shapes}."
             )
 
-    def _add_velocity(self, model, params, state):
-        velocity = state.velocity
-        params += velocity
-        if self.centering:
+    def _parameter_update(self, model, params, state, rule):
+        if not self.centering:
+            return super()._parameter_update(model, params, state, rule)
+        layout, offsets = model.layout, model.offsets
+
+        def recentre(update):
             # b_k = c_k - W_k mu_{k-1} - W_{k+1}^T mu_{k+1}: a step of W at fixed c
             # moves b too.
-            layout, offsets = model.layout, model.offsets
             for bias, correction in zip(layout.biases_of(params),
-                                        uncentred_bias_step(velocity, offsets, layout)):
+                                        uncentred_bias_step(update, offsets, layout)):
                 bias += correction
             for offset, mean in zip(offsets[1:], model.positive_means):
                 offset += OFFSET_RATE * (mean - offset)
+
+        return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
     def _reconstruction_error(self, view, rows):
         # Run every epoch: float32 (mean-field reconstructions of a few hundred rows).

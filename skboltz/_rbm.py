@@ -17,12 +17,8 @@ from ._energy import column_means, logit_of_rates, sigmoid_of_negated
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
-from ._training import (
-    AVERAGE_INTERVAL,
-    AveragedTrainingState,
-    momentum_and_step,
-    shared,
-)
+from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
+from ._update import DECAY_INTERVAL
 
 #: learning_rate="auto" is AUTO_STEP * sqrt(AUTO_STEP_FEATURES / n_features), and at
 #: most AUTO_STEP: BernoulliRBM's 0.1 on the 64-pixel digits, smaller on wider rows,
@@ -31,10 +27,6 @@ from ._training import (
 #: and their samples come out too bright).
 AUTO_STEP = 0.1
 AUTO_STEP_FEATURES = 64
-
-#: Minibatch updates whose weight-decay terms are added to the velocity together (the
-#: published average moves on its own counter, ``_training.AVERAGE_INTERVAL``).
-DECAY_INTERVAL = 16
 
 #: dtype of the elementwise part of the training loop's hidden probabilities (negate,
 #: exp, + 1, the persistent chains' draw, the row-weight division), whatever the
@@ -50,9 +42,6 @@ SIGMOID_DTYPE = np.dtype(np.float32)
 class RBMTrainingState(AveragedTrainingState):
     """Training state of :class:`RBM`: the averaged iterates, and the fused loop's own."""
 
-    #: Updates whose weight decay has not been added to the velocity yet (it is added
-    #: DECAY_INTERVAL updates' worth at a time).
-    pending_decay: int = shared(default=0)
     #: The fused loop's minibatch buffers: made on first use, reused by later calls
     #: with as many rows, never pickled.
     minibatches: object = shared(default=None, transient=True)
@@ -352,11 +341,6 @@ class RBM(RestrictedBoltzmannBase):
             self.components_, self.intercept_visible_, self.intercept_hidden_, dtype
         )).params
 
-    def _momentum_and_step(self, epoch):
-        """The epoch's momentum and the gradient's weight in the velocity update
-        (moving-average momentum: :func:`~skboltz._training.momentum_and_step`)."""
-        return momentum_and_step(self._momentum_at(epoch), self._learning_rate_of(None))
-
     def _learning_rate_of(self, state, learning=None):
         """``learning_rate``, with "auto" resolved from the number of features."""
         if self.learning_rate != "auto":
@@ -381,34 +365,30 @@ class RBM(RestrictedBoltzmannBase):
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
 
-    def _train_minibatches(self, X, y, state, learning, params, model):
+    def _parameter_update(self, model, params, state, rule):
+        return super()._parameter_update(
+            model, params, state, rule,
+            decay_interval=DECAY_INTERVAL if model.sampler is not None else 1)
+
+    def _train_minibatches(self, X, y, state, learning, model, rule, update):
         # The built-in samplers run the fused loop below; other strategies (exact,
         # TAP, users' own) the base's plain loop, which computes the same update.
         if model.sampler is None:
-            super()._train_minibatches(X, y, state, learning, params, model)
+            super()._train_minibatches(X, y, state, learning, model, rule, update)
             return
-        self._train_epoch_on_samples(X, state, model, params, params is not state.params)
+        self._train_epoch_on_samples(X, state, model, rule, update)
         model.sampler.release()
 
-    def _train_epoch_on_samples(self, X, state, epoch, params, averaging):
-        """The stacked-row loop of sampling strategies; ``params`` is the iterate,
-        ``epoch`` its training form and the strategy's fused sampler."""
-        velocity = state.velocity
+    def _train_epoch_on_samples(self, X, state, epoch, rule, update):
+        """The stacked-row loop of sampling strategies: ``epoch`` holds the training
+        form of the iterate and the strategy's fused sampler, ``update`` the update
+        rule bound to the iterate."""
+        params = update.params  # the iterate
+        averaging = params is not state.params
         model, sampler = epoch
-        momentum, step = self._momentum_and_step(state.n_iter)
-        data = self._minibatches(X, state, model, sampler, step)
-        decay = step * self.weight_decay
-        weights = params[RBMLayout.weights]
-        velocity[RBMLayout.constant] = 0  # the constant units' coupling is not learnt
-        # Same-shape operands and 0-d arrays: numpy's cheapest calls (a Python float or
-        # a broadcast operand costs about twice as much at minibatch sizes).
-        momentum_0d = np.asarray(momentum, dtype=params.dtype)
-        one = data.one
-        # Without momentum the velocity is the step itself: update the parameters
-        # from the gradient buffer and keep the last step as the velocity.
-        update = velocity if momentum else data.gradient
-        update_weights = update[RBMLayout.weights]
-        pending_decay = state.pending_decay
+        data = self._minibatches(X, state, model, sampler, rule.step)
+        one, gradient = data.one, data.gradient
+        apply_update = update.apply
         pending_average = state.average.n_pending if averaging else 0
         sample_negative, observe = sampler.sample, sampler.observe
         starts_at_data = sampler.starts_at_data
@@ -443,27 +423,13 @@ class RBM(RestrictedBoltzmannBase):
             # (1 - momentum) * learning_rate). Chain rows get no weight: the
             # statistics stop above them (the `weighted` rows).
             np.divide(row_weights, inverse_weighted, out=weighted)
-            if momentum:
-                np.dot(weighted.T, weighted_rows, out=data.gradient)
-                velocity *= momentum_0d
-                velocity += data.gradient
-            else:
-                np.dot(weighted.T, weighted_rows, out=update)
-            # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
-            # at once (two strided calls per update would cost a tenth of the update).
-            pending_decay += 1
-            if pending_decay == DECAY_INTERVAL:
-                update_weights -= (DECAY_INTERVAL * decay) * weights
-                pending_decay = 0
-            params += update
+            np.dot(weighted.T, weighted_rows, out=gradient)
+            apply_update(gradient)  # momentum, weight decay, then the parameters move
             if averaging:  # the published average follows the iterate
                 pending_average += 1
                 if pending_average == AVERAGE_INTERVAL:
                     state.average.n_pending, pending_average = pending_average, 0
                     state.move_average(self.average_window)
-        if not momentum:
-            velocity[...] = update
-        state.pending_decay = pending_decay
         if averaging:
             state.average.n_pending = pending_average
 

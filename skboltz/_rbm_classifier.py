@@ -29,7 +29,6 @@ from ._labels import (
     unknown_labels_message,
     unlabelled_mask,
 )
-from ._rbm import DECAY_INTERVAL
 from ._rbm_classifier_energy import (
     AugmentedClassRBM,
     ClassRBMLayout,
@@ -39,6 +38,7 @@ from ._rbm_classifier_energy import (
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions, _fit_context
 from ._training import AveragedTrainingState, shared
+from ._update import DECAY_INTERVAL
 from .exceptions import TrainingDivergedError
 
 #: Feature rows (evenly spaced) whose (x, y) pairs start the learning strategy's chains.
@@ -59,9 +59,6 @@ class RBMClassifierTrainingState(AveragedTrainingState):
     n_classes: int = shared(default=0)
     #: The learning rate "auto" resolved to at the first call.
     learning_rate: float = shared(default=1.0)
-    #: Updates whose weight decay has not been applied yet (applied DECAY_INTERVAL
-    #: updates' worth at a time, as the RBM's loop does).
-    pending_decay: int = shared(default=0)
     #: The minibatch work arrays (a ``ClassRBMWork``): made on first use, reused by
     #: later calls with minibatches as large, never pickled.
     work: object = shared(default=None, transient=True)
@@ -709,28 +706,9 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                   out=work.coefficients[n_rows : n_rows + n_negative])
         return n_negative
 
-    def _take_step(self, model, params, gradient, state, rule):
-        # One pass over the parameters per update without momentum (the step itself);
-        # the weight decay every DECAY_INTERVAL updates, as in the RBM's loop.
-        step = gradient
-        if rule.momentum:
-            velocity = state.velocity
-            velocity *= velocity.dtype.type(rule.momentum)
-            velocity += gradient
-            step = velocity
-        step[self._layout.constant] = 0  # the constant units' coupling is not learnt
-        if rule.decay:
-            state.pending_decay += 1
-            if state.pending_decay == DECAY_INTERVAL:
-                weights = self._layout.weights
-                step[weights] -= (DECAY_INTERVAL * rule.decay) * params[weights]
-                state.pending_decay = 0
-        params += step
-
-    def _train_epoch(self, X, y, state, learning):
-        super()._train_epoch(X, y, state, learning)
-        if not self._momentum_at(state.n_iter) and state.work is not None:
-            state.velocity[...] = state.work.gradient  # the last step, as momentum sees it
+    def _parameter_update(self, model, params, state, rule):
+        return super()._parameter_update(model, params, state, rule,
+                                         decay_interval=DECAY_INTERVAL)
 
     # -- monitoring, early stopping and the divergence check ----------------------------
     def _split_validation(self, X, y, rng):

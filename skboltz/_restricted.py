@@ -96,7 +96,10 @@ class RestrictedBoltzmannBase(BoltzmannBase):
 
     def _begin_epoch(self, state, learning):
         self._match_dtype(state, learning)
+        # The constant units' coupling is not learnt: its gradient is zero up to
+        # rounding (both units are always on), and it starts each epoch afresh.
         state.params[self._layout.constant] = self._training_form.ALWAYS_ON
+        state.velocity[self._layout.constant] = 0
         return state.resume(self.average_window is not None)
 
     def _training_model(self, X, params, state, learning):
@@ -109,8 +112,8 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         """The training form of ``params`` (the class's ``_training_form``)."""
         return self._training_form(params)
 
-    def _train_minibatches(self, X, y, state, learning, params, model):
-        super()._train_minibatches(X, y, state, learning, params, model)
+    def _train_minibatches(self, X, y, state, learning, model, rule, update):
+        super()._train_minibatches(X, y, state, learning, model, rule, update)
         if model.sampler is not None:
             model.sampler.release()
 
@@ -130,11 +133,6 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         positive -= negative
         positive *= rule.step
         return positive
-
-    def _add_velocity(self, model, params, state):
-        velocity = state.velocity
-        velocity[self._layout.constant] = 0  # the constant units' coupling is not learnt
-        params += velocity
 
     # -- fitted attributes -----------------------------------------------------------
     def _fitted_attributes(self, state):

@@ -16,7 +16,8 @@ from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBMClassifier
 from skboltz._rbm_classifier_energy import AugmentedClassRBM, ClassRBMLayout, ClassRBMWork
-from skboltz._training import EarlyStopping, UpdateRule
+from skboltz._training import EarlyStopping
+from skboltz._update import UpdateRule
 from skboltz.exceptions import (
     DegenerateModelWarning,
     LabelConventionWarning,
