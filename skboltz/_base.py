@@ -1026,7 +1026,6 @@ class BoltzmannBase(
         decay on the layout's ``weights``) bound to the parameters the epoch's updates
         move; an estimator whose steps are not a plain sum passes ``blocks`` (a
         log-scale block, a correction after each step)."""
-        blocks.setdefault("decay_interval", 1)
         return ParameterUpdate(rule, params, state.velocity, self._layout_of(state).weights,
                                pending_decay=state.pending_decay, **blocks)
 

@@ -209,7 +209,8 @@ class BoltzmannMachine(BoltzmannBase):
         smooths the updates over about 1 / (1 - momentum) of them. A pair means the
         first value for the first 5 epochs and the second afterwards.
     weight_decay : float, default=1e-4
-        L2 penalty on the couplings (not the biases).
+        L2 penalty on the couplings (not the biases). As in every estimator, its
+        gradient enters the velocity every 16 updates, 16 updates' worth at a time.
     centering : bool, default=True
         Follow the centred gradient (Montavon & Mueller 2012): each update is the
         gradient step in the parametrisation E(s) = -1/2 (s - mu)^T W (s - mu) -

@@ -159,7 +159,9 @@ class DBM(BoltzmannBase):
         Momentum of the updates, as a moving average (see :class:`RBM`); a pair means
         the first value for the first 5 epochs and the second afterwards.
     weight_decay : float, default=1e-4
-        L2 penalty on the weights (not the biases).
+        L2 penalty on the weights (not the biases), in the pretraining too. As in
+        every estimator, its gradient enters the velocity every 16 updates, 16
+        updates' worth at a time.
     average_window : int or None, default=100
         Iterate averaging, as for :class:`RBM`: the fitted attributes are a moving
         average of the parameters over about this many updates; None publishes the

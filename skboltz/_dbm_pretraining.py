@@ -135,7 +135,7 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
     for epoch in range(n_iter):
         rule = UpdateRule.of(momentum(epoch), learning_rate, weight_decay)
         update = ParameterUpdate(rule, params, velocity, RBMLayout.weights,
-                                 pending_decay=pending_decay, decay_interval=1)
+                                 pending_decay=pending_decay)
         order = rng.permutation(n_samples)
         for first in range(0, n_samples, batch_size):
             batch = _dense(data[order[first : first + batch_size]], dtype)

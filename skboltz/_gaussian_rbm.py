@@ -294,7 +294,9 @@ class GaussianRBM(RestrictedBoltzmannBase):
         negative phase is noisier (real-valued samples), and the defaults were tuned
         with it.
     weight_decay : float, default=1e-4
-        L2 penalty on the weights (not the biases or variances).
+        L2 penalty on the weights (not the biases or variances). As in every
+        estimator, its gradient enters the velocity every 16 updates, 16 updates'
+        worth at a time.
     average_window : int or None, default=100
         Iterate averaging: the fitted attributes are an exponential moving average of
         the training iterates over about this many minibatch updates (see

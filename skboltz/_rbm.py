@@ -18,7 +18,6 @@ from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
 from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
-from ._update import DECAY_INTERVAL
 
 #: learning_rate="auto" is AUTO_STEP * sqrt(AUTO_STEP_FEATURES / n_features), and at
 #: most AUTO_STEP: BernoulliRBM's 0.1 on the 64-pixel digits, smaller on wider rows,
@@ -114,8 +113,8 @@ class RBM(RestrictedBoltzmannBase):
         on the digits a momentum of 0.5 gave neither a better held-out likelihood nor
         better features (see Notes).
     weight_decay : float, default=1e-3
-        L2 penalty on the weights (not the biases). Its gradient is added to the
-        velocity every 16 updates, 16 updates' worth at a time. The default is ten
+        L2 penalty on the weights (not the biases). As in every estimator, its
+        gradient enters the velocity every 16 updates, 16 updates' worth at a time. The default is ten
         times the 1e-4 of Hinton's practical guide: on 3000 binary 784-pixel digit
         images, a 500-hidden-unit model's held-out log-likelihood fell by 17 nats from
         10 to 30 epochs with 1e-4 and rose by 6 with 1e-3, and the features of the
@@ -364,11 +363,6 @@ class RBM(RestrictedBoltzmannBase):
         data.source = X
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
-
-    def _parameter_update(self, model, params, state, rule):
-        return super()._parameter_update(
-            model, params, state, rule,
-            decay_interval=DECAY_INTERVAL if model.sampler is not None else 1)
 
     def _train_minibatches(self, X, y, state, learning, model, rule, update):
         # The built-in samplers run the fused loop below; other strategies (exact,

@@ -38,7 +38,6 @@ from ._rbm_classifier_energy import (
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions, _fit_context
 from ._training import AveragedTrainingState, shared
-from ._update import DECAY_INTERVAL
 from .exceptions import TrainingDivergedError
 
 #: Feature rows (evenly spaced) whose (x, y) pairs start the learning strategy's chains.
@@ -155,8 +154,8 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         (it smooths the updates without changing the step of a steady gradient); a
         pair means the first value for 5 epochs and the second afterwards.
     weight_decay : float, default=0.0
-        L2 penalty on the weights W and U (not the biases), applied every 16 updates,
-        16 updates' worth at a time.
+        L2 penalty on the weights W and U (not the biases). As in every estimator, its
+        gradient enters the velocity every 16 updates, 16 updates' worth at a time.
     average_window : int or None, default=300
         Iterate averaging, as for :class:`~skboltz.RBM`: publish an exponential moving
         average of the parameters over about this many updates. None publishes the
@@ -705,10 +704,6 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         np.divide(inverse.dtype.type(row_weight / n_negative), inverse[:n_negative],
                   out=work.coefficients[n_rows : n_rows + n_negative])
         return n_negative
-
-    def _parameter_update(self, model, params, state, rule):
-        return super()._parameter_update(model, params, state, rule,
-                                         decay_interval=DECAY_INTERVAL)
 
     # -- monitoring, early stopping and the divergence check ----------------------------
     def _split_validation(self, X, y, rng):

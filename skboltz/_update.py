@@ -82,16 +82,15 @@ class ParameterUpdate:
 
     __slots__ = ("has_momentum", "momentum", "params", "velocity", "weights",
                  "decay_step", "pending_decay", "last_step", "plain_move", "additive",
-                 "log_scale", "after_step", "decay_interval")
+                 "log_scale", "after_step")
 
     def __init__(self, rule, params, velocity, weights, *, pending_decay=0,
-                 additive=None, log_scale=None, after_step=None, decay_interval=DECAY_INTERVAL):
-        self.decay_interval = decay_interval
+                 additive=None, log_scale=None, after_step=None):
         self.has_momentum = bool(rule.momentum)
         # A 0-d array of the parameters' dtype: numpy's cheapest operand.
         self.momentum = np.asarray(rule.momentum, dtype=velocity.dtype)
         self.params, self.velocity, self.weights = params, velocity, weights
-        self.decay_step = decay_interval * rule.decay
+        self.decay_step = DECAY_INTERVAL * rule.decay
         self.pending_decay = pending_decay
         self.last_step = None
         self.plain_move = additive is None and log_scale is None and after_step is None
@@ -106,7 +105,7 @@ class ParameterUpdate:
         else:  # the velocity is the step itself, copied at the end of the epoch
             update = self.last_step = gradient
         self.pending_decay += 1
-        if self.pending_decay == self.decay_interval:
+        if self.pending_decay == DECAY_INTERVAL:
             self.pending_decay = 0
             if self.decay_step:
                 weights = self.weights
