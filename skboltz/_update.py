@@ -15,7 +15,7 @@ hands it to one :class:`ParameterUpdate` per epoch, which applies:
    correction after the step (a centred machine's biases, derived arrays).
 """
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,8 +25,7 @@ import numpy as np
 DECAY_INTERVAL = 16
 
 
-@dataclass(frozen=True)
-class UpdateRule:
+class UpdateRule(NamedTuple):
     """One epoch's settings of the update: ``velocity <- momentum * velocity + step *
     gradient``, the weight decay's step ``decay`` (weight decay times ``step``), and
     ``progress``, the fraction of the requested training done (for schedules).
@@ -36,7 +35,8 @@ class UpdateRule:
     gradient`` per update at any momentum (as an optimiser without momentum does at
     the same learning rate), and momentum only smooths the updates, over about ``1 /
     (1 - momentum)`` of them. (Classic momentum, velocity <- momentum * velocity +
-    learning_rate * gradient, multiplies the step by 1 / (1 - momentum).)
+    learning_rate * gradient, multiplies the step by 1 / (1 - momentum).) A named
+    tuple: made every epoch, and every ``partial_fit`` call is one.
     """
 
     momentum: float
@@ -88,7 +88,8 @@ class ParameterUpdate:
                  additive=None, log_scale=None, after_step=None):
         self.has_momentum = bool(rule.momentum)
         # A 0-d array of the parameters' dtype: numpy's cheapest operand.
-        self.momentum = np.asarray(rule.momentum, dtype=velocity.dtype)
+        self.momentum = (np.asarray(rule.momentum, dtype=velocity.dtype)
+                         if self.has_momentum else None)
         self.params, self.velocity, self.weights = params, velocity, weights
         self.decay_step = DECAY_INTERVAL * rule.decay
         self.pending_decay = pending_decay

@@ -65,7 +65,8 @@ class _GibbsChains(FusedSampler):
     whether the negative rows are the visible means."""
 
     def __init__(self, model, state, noise, n_steps, rows_are_means):
-        super().__init__(model, state, noise)
+        # (every partial_fit call makes one: no super().__init__ chain)
+        self.model, self.state, self.noise = model, state, noise
         self.n_steps, self.rows_are_means = n_steps, rows_are_means
 
 
@@ -96,7 +97,7 @@ class _PersistentChains(_GibbsChains):
     """PCD's sampler: the chains' hidden states persist; each update starts at h."""
 
     def __init__(self, model, state, noise, n_steps, rows_are_means):
-        super().__init__(model, state, noise, n_steps, rows_are_means)
+        _GibbsChains.__init__(self, model, state, noise, n_steps, rows_are_means)
         self.hidden = state["hidden"]
         # With means, the chains' visible states follow the means in ``out``: their
         # hidden inputs give the chains' next hidden states, not statistics.
