@@ -36,7 +36,8 @@ class UpdateRule(NamedTuple):
     the same learning rate), and momentum only smooths the updates, over about ``1 /
     (1 - momentum)`` of them. (Classic momentum, velocity <- momentum * velocity +
     learning_rate * gradient, multiplies the step by 1 / (1 - momentum).) A named
-    tuple: made every epoch, and every ``partial_fit`` call is one.
+    tuple, cheap to make: one is made every epoch, and a ``partial_fit`` call is an
+    epoch.
     """
 
     momentum: float
@@ -48,7 +49,8 @@ class UpdateRule(NamedTuple):
     def of(cls, momentum, learning_rate, weight_decay, progress=0.0):
         """The rule of an epoch with these settings (moving-average momentum)."""
         step = learning_rate * (1.0 - momentum)
-        return cls(momentum, step, step * weight_decay, progress)
+        # (tuple.__new__ skips the named tuple's own __new__, a Python call per epoch)
+        return tuple.__new__(cls, (momentum, step, step * weight_decay, progress))
 
 
 class ParameterUpdate:
