@@ -150,7 +150,7 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
                 gradient[block] = rule.step * (pos - neg)
             update.apply(gradient)
         pending_decay = update.finish()
-    return W.copy(), b.copy(), c.copy()
+    return W.copy(), b.copy(), c.copy()  # contiguous arrays of their own
 
 
 #: The blocks of the packed array of :func:`train_tied_rbm` that hold W, b and c.

@@ -36,10 +36,13 @@ class RestrictedBoltzmannBase(BoltzmannBase):
 
     On top of :class:`~skboltz._base.BoltzmannBase`'s hooks a subclass declares
     ``_training_form`` (the class holding the packed parameters the learning
-    strategies' fused hooks work on, e.g. ``AugmentedRBM``) and ``_layout`` (the
-    blocks ``weights``, ``hidden_bias``, ``visible_bias`` and ``constant``), and keeps
-    its training state in an :class:`~skboltz._training.AveragedTrainingState` made
-    by :meth:`_fresh_state`.
+    strategies' fused samplers work on, e.g. ``AugmentedRBM``; override
+    :meth:`_training_form_of` when it takes more than the parameters) and ``_layout``
+    (the blocks ``weights``, ``hidden_bias``, ``visible_bias`` and ``constant``), and
+    keeps its training state in an :class:`~skboltz._training.AveragedTrainingState`
+    made by :meth:`_fresh_state`. Each epoch's ``model`` (:class:`RestrictedEpoch`) is
+    the training form of the parameters the updates move and the strategy's fused
+    sampler bound to it.
     """
 
     #: The training form of the packed parameters (see the class docstring).
