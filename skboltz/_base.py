@@ -40,19 +40,14 @@ from ._runtime import (
 from ._scoring import ScoringMixin
 from ._sklearn import Interval, _fit_context
 from ._strategies import StrategiesMixin
-from ._training import (
-    DIVERGED_MAGNITUDE,
-    UpdateRule,
-    diverged,
-    momentum_and_step,
-    momentum_step,
-)
+from ._training import DIVERGED_MAGNITUDE, diverged
 from ._transactions import (
     _INPUT_ATTRIBUTES,
     _hold_undo,
     all_or_nothing,
     publish,
 )
+from ._update import ParameterUpdate, UpdateRule
 from ._validation import FLOAT_DTYPES, as_dense
 from .exceptions import TrainingDivergedError
 from .partition._base import ZEstimator
@@ -132,14 +127,17 @@ class BoltzmannBase(
         :meth:`_train_epoch` shuffles the rows into minibatches of ``batch_size`` and,
         for each, asks ``_minibatch_gradient(model, batch, labels, state, learning,
         rule)`` for the gradient step (the ascent direction times ``rule.step``, in
-        the packed layout), then :meth:`_take_step` applies moving-average momentum
-        and weight decay (on ``_layout.weights``) and :meth:`_add_velocity` moves the
-        parameters (override it for steps that are not a plain sum, like log
-        variances). ``model`` is what ``_training_model(X, params, state)`` returns once
-        per epoch (the view of the parameters by default; a training form, or a small
-        object that carries what the gradient step hands to the update). An estimator
-        with a faster loop overrides ``_train_epoch`` and keeps this one for the
-        strategies without its fast hooks (as :class:`~skboltz.RBM` does). Iterate
+        the packed layout), which the one update rule of every loop
+        (:class:`~skboltz._update.ParameterUpdate`, made by
+        :meth:`_parameter_update`) turns into the update: moving-average momentum,
+        weight decay on ``_layout.weights``, and the move of the parameters (override
+        :meth:`_parameter_update` for steps that are not a plain sum, like log
+        variances). ``model`` is what ``_training_model(X, params, state, learning)``
+        returns once per epoch (the view of the parameters by default; a training
+        form, or a small object that carries what the gradient step hands to the
+        update, such as the strategy's fused sampler). An estimator with a faster loop
+        overrides :meth:`_train_minibatches` and keeps this one for the strategies
+        without a fused sampler (as :class:`~skboltz.RBM` does). Iterate
         averaging is opt-in: return ``average_window`` from :meth:`_average_window`
         and keep the state in an :class:`~skboltz._training.AveragedTrainingState`.
 
@@ -558,15 +556,25 @@ class BoltzmannBase(
     def _train_epoch(self, X, y, state, learning):
         """One pass over the rows in shuffled minibatches, updating ``state`` in place.
 
-        Each minibatch: the gradient step from ``_minibatch_gradient``, then
-        :meth:`_take_step`; iterate averaging (if the state averages) counts each
-        update.
+        The parameters the epoch's updates move (:meth:`_begin_epoch`), what the
+        gradient hook works with (:meth:`_training_model`), the epoch's update rule
+        bound to the parameters (:meth:`_parameter_update`), the updates
+        (:meth:`_train_minibatches`), then the end of the epoch of iterate averaging.
         """
         params = self._begin_epoch(state, learning)
-        model = self._training_model(X, params, state)
-        momentum, step = momentum_and_step(self._momentum_at(state.n_iter),
-                                           self._learning_rate_of(state, learning))
-        rule = UpdateRule(momentum, step, step * self.weight_decay, self._progress(state))
+        model = self._training_model(X, params, state, learning)
+        rule = UpdateRule.of(self._momentum_at(state.n_iter),
+                             self._learning_rate_of(state, learning), self.weight_decay,
+                             self._progress(state))
+        update = self._parameter_update(model, params, state, rule)
+        self._train_minibatches(X, y, state, learning, model, rule, update)
+        state.pending_decay = update.finish()
+        state.end_epoch(self._average_window())
+
+    def _train_minibatches(self, X, y, state, learning, model, rule, update):
+        """The epoch's updates: for each minibatch, the gradient step from
+        ``_minibatch_gradient``, then ``update.apply``; iterate averaging (if the
+        state averages) counts each update."""
         window = self._average_window()
         order = state.rng.permutation(X.shape[0])
         report = EpochProgress(self, state.n_iter + 1, X.shape[0]) if self.verbose else None
@@ -578,9 +586,8 @@ class BoltzmannBase(
             gradient = self._minibatch_gradient(
                 model, as_dense(X[rows]), labels, state, learning, rule
             )
-            self._take_step(model, params, gradient, state, rule)
+            update.apply(gradient)
             state.count_update(window)
-        state.end_epoch(window)
 
     def _begin_epoch(self, state, learning):
         """The parameters this epoch's updates move (the iterate, when averaging)."""
@@ -590,7 +597,7 @@ class BoltzmannBase(
         """Updates the published average spans, or None: no iterate averaging."""
         return None
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
         """What the gradient hook works with for one epoch: by default the model view
         of the state's parameters (arrays shared, so it follows the updates)."""
         return self._model_view_of(state)
@@ -611,17 +618,13 @@ class BoltzmannBase(
         machine's, keeps its layout in the state and returns it here)."""
         return self._layout
 
-    def _take_step(self, model, params, gradient, state, rule):
-        """Fold the gradient step into the velocity (moving-average momentum, weight
-        decay on the weights), then move the parameters by it."""
-        velocity, weights = state.velocity, self._layout_of(state).weights
-        momentum_step(velocity, gradient, rule.momentum, velocity[weights], params[weights],
-                      rule.decay)
-        self._add_velocity(model, params, state)
-
-    def _add_velocity(self, model, params, state):
-        """Move the parameters by the velocity."""
-        params += state.velocity
+    def _parameter_update(self, model, params, state, rule, **blocks):
+        """The update rule (:class:`~skboltz._update.ParameterUpdate`: momentum, weight
+        decay on the layout's ``weights``) bound to the parameters the epoch's updates
+        move; an estimator whose steps are not a plain sum passes ``blocks`` (a
+        log-scale block, a correction after each step)."""
+        return ParameterUpdate(rule, params, state.velocity, self._layout_of(state).weights,
+                               pending_decay=state.pending_decay, **blocks)
 
     def _momentum_at(self, epoch):
         if isinstance(self.momentum, tuple):

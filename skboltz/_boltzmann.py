@@ -220,7 +220,8 @@ class BoltzmannMachine(BoltzmannBase):
         smooths the updates over about 1 / (1 - momentum) of them. A pair means the
         first value for the first 5 epochs and the second afterwards.
     weight_decay : float, default=1e-4
-        L2 penalty on the couplings (not the biases).
+        L2 penalty on the couplings (not the biases). As in every estimator, its
+        gradient enters the velocity every 16 updates, 16 updates' worth at a time.
     centering : bool, default=True
         Follow the centred gradient (Montavon & Mueller 2012): each update is the
         gradient step in the parametrisation E(s) = -1/2 (s - mu)^T W (s - mu) -
@@ -501,7 +502,7 @@ class BoltzmannMachine(BoltzmannBase):
     def _training_params(self, dtype):
         return BMLayout.pack(self.coupling_, self.bias_, dtype)
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
         return _EpochModel(
             view=self._model_view_of(state),
             # the code-entropy bonus decreases linearly to 0 at CODE_ENTROPY_SPAN
@@ -538,14 +539,18 @@ class BoltzmannMachine(BoltzmannBase):
         np.multiply(step, means, out=scaled_gradient[BMLayout.bias])
         return scaled_gradient
 
-    def _add_velocity(self, model, params, state):
-        velocity, offset = state.velocity, state.offset
-        params += velocity
-        if self.centering:
+    def _parameter_update(self, model, params, state, rule):
+        if not self.centering:
+            return super()._parameter_update(model, params, state, rule)
+        hidden = slice(model.view.n_visible, None)
+
+        def recentre(update):
             # b = c - W mu: a step of W at fixed c moves b by -(step of W) mu.
-            params[BMLayout.bias] -= velocity[BMLayout.coupling] @ offset
-            hidden = slice(model.view.n_visible, None)
+            offset = state.offset
+            params[BMLayout.bias] -= update[BMLayout.coupling] @ offset
             offset[hidden] += OFFSET_RATE * (model.clamped_hidden_means - offset[hidden])
+
+        return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
     def _reconstruction_error(self, view, rows):
         rows = rows.astype(np.float64, copy=False)

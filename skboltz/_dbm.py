@@ -157,7 +157,9 @@ class DBM(BoltzmannBase):
         Momentum of the updates, as a moving average (see :class:`RBM`); a pair means
         the first value for the first 5 epochs and the second afterwards.
     weight_decay : float, default=1e-4
-        L2 penalty on the weights (not the biases).
+        L2 penalty on the weights (not the biases), in the pretraining too. As in
+        every estimator, its gradient enters the velocity every 16 updates, 16
+        updates' worth at a time.
     average_window : int or None, default=100
         Iterate averaging, as for :class:`RBM`: the fitted attributes are a moving
         average of the parameters over about this many updates; None publishes the
@@ -397,7 +399,7 @@ class DBM(BoltzmannBase):
             state.sampler = learning.cast_state(state.sampler, dtype)
         return super()._begin_epoch(state, learning)
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
         layout = state.layout
         return _EpochModel(layout.view(params), layout, layout.layers_of(state.offsets))
 
@@ -431,18 +433,21 @@ class DBM(BoltzmannBase):
                 f"{shapes}."
             )
 
-    def _add_velocity(self, model, params, state):
-        velocity = state.velocity
-        params += velocity
-        if self.centering:
+    def _parameter_update(self, model, params, state, rule):
+        if not self.centering:
+            return super()._parameter_update(model, params, state, rule)
+        layout, offsets = model.layout, model.offsets
+
+        def recentre(update):
             # b_k = c_k - W_k mu_{k-1} - W_{k+1}^T mu_{k+1}: a step of W at fixed c
             # moves b too.
-            layout, offsets = model.layout, model.offsets
             for bias, correction in zip(layout.biases_of(params),
-                                        uncentred_bias_step(velocity, offsets, layout)):
+                                        uncentred_bias_step(update, offsets, layout)):
                 bias += correction
             for offset, mean in zip(offsets[1:], model.positive_means):
                 offset += OFFSET_RATE * (mean - offset)
+
+        return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
     def _reconstruction_error(self, view, rows):
         # Run every epoch: float32 (mean-field reconstructions of a few hundred rows).

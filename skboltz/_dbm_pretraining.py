@@ -27,7 +27,8 @@ import numpy as np
 
 from ._energy import column_means, logit_of_rates, sigmoid
 from ._noise import NOISE_DTYPE, logistic_noise, uniform_open
-from ._training import momentum_and_step
+from ._rbm_energy import RBMLayout
+from ._update import ParameterUpdate, UpdateRule
 
 
 def greedy_pretraining(X, sizes, *, n_iter, learning_rate, batch_size, momentum,
@@ -121,16 +122,20 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
     n_samples, n_lower = data.shape
     dtype = data.dtype
     rates = column_means(data)
-    W = rng.normal(0.0, 0.01, size=(n_hidden, n_lower)).astype(dtype)
-    b = logit_of_rates(rates).astype(dtype)
-    c = np.zeros(n_hidden, dtype=dtype)
-    params = (W, b, c)
-    velocity = [np.zeros_like(p) for p in params]
+    # W, b and c as blocks of one array (RBMLayout's), for the one update rule
+    params = RBMLayout.pack(rng.normal(0.0, 0.01, size=(n_hidden, n_lower)).astype(dtype),
+                            logit_of_rates(rates).astype(dtype), 0.0, dtype)
+    W, b, c = (params[RBMLayout.weights], params[RBMLayout.visible_bias],
+               params[RBMLayout.hidden_bias])
+    velocity, gradient = np.zeros_like(params), np.zeros_like(params)
     batch_size = max(1, min(batch_size, n_samples))
     rows = _dense(data[rng.integers(0, n_samples, size=batch_size)], dtype)
     chains = [_draw(rows, rng) for _ in range(below_copies)]  # the lower copies
+    pending_decay = 0
     for epoch in range(n_iter):
-        m, step = momentum_and_step(momentum(epoch), learning_rate)
+        rule = UpdateRule.of(momentum(epoch), learning_rate, weight_decay)
+        update = ParameterUpdate(rule, params, velocity, RBMLayout.weights,
+                                 pending_decay=pending_decay)
         order = rng.permutation(n_samples)
         for first in range(0, n_samples, batch_size):
             batch = _dense(data[order[first : first + batch_size]], dtype)
@@ -141,13 +146,15 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
             lower_input = upper_sum @ W + b
             chains = [_draw_from_input(lower_input, rng) for _ in range(below_copies)]
             negative = tied_rbm_statistics(W, c, sum(chains), above_copies)
-            for v, p, pos, neg in zip(velocity, params, positive, negative):
-                v *= m
-                v += step * (pos - neg)
-            velocity[0] -= (step * weight_decay) * W
-            for v, p in zip(velocity, params):
-                p += v
-    return W, b, c
+            for block, pos, neg in zip(_TIED_BLOCKS, positive, negative):
+                gradient[block] = rule.step * (pos - neg)
+            update.apply(gradient)
+        pending_decay = update.finish()
+    return W.copy(), b.copy(), c.copy()  # contiguous arrays of their own
+
+
+#: The blocks of the packed array of :func:`train_tied_rbm` that hold W, b and c.
+_TIED_BLOCKS = (RBMLayout.weights, RBMLayout.visible_bias, RBMLayout.hidden_bias)
 
 
 def tied_rbm_statistics(W, c, lower_sum, above_copies):

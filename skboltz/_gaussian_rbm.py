@@ -311,7 +311,9 @@ class GaussianRBM(RestrictedBoltzmannBase):
         negative phase is noisier (real-valued samples), and the defaults were tuned
         with it.
     weight_decay : float, default=1e-4
-        L2 penalty on the weights (not the biases or variances).
+        L2 penalty on the weights (not the biases or variances). As in every
+        estimator, its gradient enters the velocity every 16 updates, 16 updates'
+        worth at a time.
     average_window : int or None, default=100
         Iterate averaging: the fitted attributes are an exponential moving average of
         the training iterates over about this many minibatch updates (see
@@ -621,22 +623,21 @@ class GaussianRBM(RestrictedBoltzmannBase):
                 )
         state.data_rates = self._hidden_rates(self._model_view_of(state), X)
 
-    def _training_model(self, X, params, state):
+    def _training_form_of(self, params, state):
         return AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
 
-    def _add_velocity(self, model, params, state):
-        velocity = state.velocity
-        velocity[GaussianRBMLayout.constant] = 0  # the constant units' coupling: not learnt
-        params[GaussianRBMLayout.rbm] += velocity[GaussianRBMLayout.rbm]
+    def _parameter_update(self, model, params, state, rule):
+        # The variances take the step sigma^2 <- sigma^2 (1 + step), with step the
+        # gradient of log sigma^2: the same to first order, but an outlying row, whose
+        # gradient grows like (v - b)^2 / sigma^2, then adds to sigma^2 instead of
+        # multiplying it by exp(step). The training form's derived arrays follow.
+        log_scale = None
         if self.learn_variance:
-            # The step of the variances themselves, sigma^2 <- sigma^2 (1 + step), with
-            # step the gradient of log sigma^2: the same to first order, but an
-            # outlying row, whose gradient grows like (v - b)^2 / sigma^2, then adds to
-            # sigma^2 instead of multiplying it by exp(step).
-            params[GaussianRBMLayout.log_variance] += np.log1p(
-                np.maximum(velocity[GaussianRBMLayout.log_variance], -MAX_VARIANCE_DECREASE)
-            )
-        model.refresh()
+            log_scale = (GaussianRBMLayout.log_variance, MAX_VARIANCE_DECREASE)
+        return super()._parameter_update(
+            model, params, state, rule, additive=GaussianRBMLayout.rbm,
+            log_scale=log_scale, after_step=lambda update: model.form.refresh(),
+        )
 
     def _reconstruction_error(self, view, rows):
         view = view.astype(np.float32)

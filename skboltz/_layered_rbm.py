@@ -135,14 +135,14 @@ class LayeredRBM(RestrictedBoltzmannBase):
         # practical guide), so the hidden units start on what the means miss
         params[RBMLayout.visible_bias] = self._visible_layer().base_bias_from_rates(
             data_rates)
-        return self._fresh_state(AveragedTrainingState, self._training_model(X, params, None),
+        return self._fresh_state(AveragedTrainingState, self._training_form_of(params, None),
                                  X, learning, rng, data_rates=data_rates)
 
     def _training_params(self, dtype):
         return RBMLayout.pack(self.components_, self.intercept_visible_,
                               self.intercept_hidden_, dtype)
 
-    def _training_model(self, X, params, state):
+    def _training_form_of(self, params, state):
         return RestrictedTrainingForm(params, self._visible_layer(), _BINARY,
                                       self._view_class, RBMLayout)
 
@@ -156,7 +156,7 @@ class LayeredRBM(RestrictedBoltzmannBase):
 
     def _model_view_of(self, state):
         if state is not None:
-            return self._training_model(None, state.params, state).view()
+            return self._training_form_of(state.params, state).view()
         return self._view_class.of_layers(
             self.components_,
             self._visible_layer().replace(bias=self.intercept_visible_),

@@ -13,12 +13,7 @@ from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
 from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
-from ._training import (
-    AVERAGE_INTERVAL,
-    AveragedTrainingState,
-    momentum_and_step,
-    shared,
-)
+from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
 
 #: learning_rate="auto" is AUTO_STEP * sqrt(AUTO_STEP_FEATURES / n_features), and at
 #: most AUTO_STEP: BernoulliRBM's 0.1 on the 64-pixel digits, smaller on wider rows,
@@ -27,10 +22,6 @@ from ._training import (
 #: and their samples come out too bright).
 AUTO_STEP = 0.1
 AUTO_STEP_FEATURES = 64
-
-#: Minibatch updates whose weight-decay terms are added to the velocity together (the
-#: published average moves on its own counter, ``_training.AVERAGE_INTERVAL``).
-DECAY_INTERVAL = 16
 
 #: dtype of the elementwise part of the training loop's hidden probabilities (negate,
 #: exp, + 1, the persistent chains' draw, the row-weight division), whatever the
@@ -46,9 +37,6 @@ SIGMOID_DTYPE = np.dtype(np.float32)
 class RBMTrainingState(AveragedTrainingState):
     """Training state of :class:`RBM`: the averaged iterates, and the fused loop's own."""
 
-    #: Updates whose weight decay has not been added to the velocity yet (it is added
-    #: DECAY_INTERVAL updates' worth at a time).
-    pending_decay: int = shared(default=0)
     #: The fused loop's minibatch buffers: made on first use, reused by later calls
     #: with as many rows, never pickled.
     minibatches: object = shared(default=None, transient=True)
@@ -121,8 +109,8 @@ class RBM(RestrictedBoltzmannBase):
         on the digits a momentum of 0.5 gave neither a better held-out likelihood nor
         better features (see Notes).
     weight_decay : float, default=1e-3
-        L2 penalty on the weights (not the biases). Its gradient is added to the
-        velocity every 16 updates, 16 updates' worth at a time. The default is ten
+        L2 penalty on the weights (not the biases). As in every estimator, its
+        gradient enters the velocity every 16 updates, 16 updates' worth at a time. The default is ten
         times the 1e-4 of Hinton's practical guide: on 3000 binary 784-pixel digit
         images, a 500-hidden-unit model's held-out log-likelihood fell by 17 nats from
         10 to 30 epochs with 1e-4 and rose by 6 with 1e-3, and the features of the
@@ -348,11 +336,6 @@ class RBM(RestrictedBoltzmannBase):
             self.components_, self.intercept_visible_, self.intercept_hidden_, dtype
         )).params
 
-    def _momentum_and_step(self, epoch):
-        """The epoch's momentum and the gradient's weight in the velocity update
-        (moving-average momentum: :func:`~skboltz._training.momentum_and_step`)."""
-        return momentum_and_step(self._momentum_at(epoch), self._learning_rate_of(None))
-
     def _learning_rate_of(self, state, learning=None):
         """``learning_rate``, with "auto" resolved from the number of features."""
         if self.learning_rate != "auto":
@@ -363,13 +346,12 @@ class RBM(RestrictedBoltzmannBase):
         return {**super()._fitted_attributes(state),
                 "learning_rate_": self._learning_rate_of(state)}
 
-    def _minibatches(self, X, learning, state, model, step):
+    def _minibatches(self, X, state, model, sampler, step):
         # Buffers and views are made once and reused by every epoch and by later
         # partial_fit calls with as many rows; pickles leave them out (a transient field).
-        sampler = state.sampler
         layout = _Minibatches.layout(
-            X, self._effective_batch_size(X), lambda n: learning._n_negative(sampler, n),
-            learning._n_chain_rows(model, sampler), model,
+            X, self._effective_batch_size(X), sampler.n_negative, sampler.n_chain_rows,
+            model,
         )
         data = state.minibatches
         if data is None or data.layout != layout:
@@ -378,40 +360,28 @@ class RBM(RestrictedBoltzmannBase):
         data.set_step(step)  # a momentum schedule changes it between epochs
         return data
 
-    def _train_epoch(self, X, y, state, learning):
+    def _train_minibatches(self, X, y, state, learning, model, rule, update):
         # The built-in samplers run the fused loop below; other strategies (exact,
         # TAP, users' own) the base's plain loop, which computes the same update.
-        if not learning._uses_fast_loop():
-            super()._train_epoch(X, y, state, learning)
+        if model.sampler is None:
+            super()._train_minibatches(X, y, state, learning, model, rule, update)
             return
-        iterate = self._begin_epoch(state, learning)
-        self._train_epoch_on_samples(X, state, learning, iterate, iterate is not state.params)
-        learning._release_buffers(state.sampler)
-        state.end_epoch(self.average_window)
+        self._train_epoch_on_samples(X, state, model, rule, update)
+        model.sampler.release()
 
-    def _train_epoch_on_samples(self, X, state, learning, params, averaging):
-        """The stacked-row loop of sampling strategies; ``params`` is the iterate."""
-        velocity = state.velocity
-        sampler, noise = state.sampler, state.noise
-        model = AugmentedRBM(params)
-        momentum, step = self._momentum_and_step(state.n_iter)
-        data = self._minibatches(X, learning, state, model, step)
-        progress = self._progress(state)
-        decay = step * self.weight_decay
-        weights = params[RBMLayout.weights]
-        velocity[RBMLayout.constant] = 0  # the constant units' coupling is not learnt
-        # Same-shape operands and 0-d arrays: numpy's cheapest calls (a Python float or
-        # a broadcast operand costs about twice as much at minibatch sizes).
-        momentum_0d = np.asarray(momentum, dtype=params.dtype)
-        one = data.one
-        # Without momentum the velocity is the step itself: update the parameters
-        # from the gradient buffer and keep the last step as the velocity.
-        update = velocity if momentum else data.gradient
-        update_weights = update[RBMLayout.weights]
-        pending_decay = state.pending_decay
+    def _train_epoch_on_samples(self, X, state, epoch, rule, update):
+        """The stacked-row loop of sampling strategies: ``epoch`` holds the training
+        form of the iterate and the strategy's fused sampler, ``update`` the update
+        rule bound to the iterate."""
+        params = update.params  # the iterate
+        averaging = params is not state.params
+        model, sampler = epoch
+        data = self._minibatches(X, state, model, sampler, rule.step)
+        one, gradient = data.one, data.gradient
+        apply_update = update.apply
         pending_average = state.average.n_pending if averaging else 0
-        sample_negative, observe = learning._sample_negative, learning._observe
-        starts_at_data = learning._starts_at_data
+        sample_negative, observe = sampler.sample, sampler.observe
+        starts_at_data = sampler.starts_at_data
         cast = params.dtype != SIGMOID_DTYPE
         params_t = params.T
         for (stacked, positive, negative, hidden, inverse, inverse_negative, row_weights,
@@ -424,11 +394,10 @@ class RBM(RestrictedBoltzmannBase):
                 # ... or two, when the chains start at the minibatch (CD): its hidden
                 # inputs come first, and the chains' first hidden draw reuses them.
                 np.dot(positive, params_t, out=hidden_positive)
-                sample_negative(model, positive, sampler, noise, progress, negative,
-                                hidden_positive)
+                sample_negative(positive, negative, hidden_positive)
                 np.dot(negative, params_t, out=hidden_negative)
             else:
-                sample_negative(model, positive, sampler, noise, progress, negative)
+                sample_negative(positive, negative)
                 np.dot(stacked, params_t, out=hidden)
             # ... 1 + exp(-x) = 1 / sigmoid(x) in SIGMOID_DTYPE (float32) for either
             # dtype (`inverse` is `hidden` itself for float32 models) ...
@@ -437,34 +406,20 @@ class RBM(RestrictedBoltzmannBase):
             np.negative(inverse, out=inverse)
             np.exp(inverse, out=inverse)
             inverse += one
-            observe(sampler, inverse_negative, noise)
+            observe(inverse_negative)
             # ... then r * sigmoid(x), with the row weight r = +step / n_positive for
             # data and -step / n_negative for negative rows, so that one more product
             # gives step * (positive - negative) for W, b and c at once (step =
             # (1 - momentum) * learning_rate). Chain rows get no weight: the
             # statistics stop above them (the `weighted` rows).
             np.divide(row_weights, inverse_weighted, out=weighted)
-            if momentum:
-                np.dot(weighted.T, weighted_rows, out=data.gradient)
-                velocity *= momentum_0d
-                velocity += data.gradient
-            else:
-                np.dot(weighted.T, weighted_rows, out=update)
-            # The weight-decay gradient changes slowly: add DECAY_INTERVAL updates' worth
-            # at once (two strided calls per update would cost a tenth of the update).
-            pending_decay += 1
-            if pending_decay == DECAY_INTERVAL:
-                update_weights -= (DECAY_INTERVAL * decay) * weights
-                pending_decay = 0
-            params += update
+            np.dot(weighted.T, weighted_rows, out=gradient)
+            apply_update(gradient)  # momentum, weight decay, then the parameters move
             if averaging:  # the published average follows the iterate
                 pending_average += 1
                 if pending_average == AVERAGE_INTERVAL:
                     state.average.n_pending, pending_average = pending_average, 0
                     state.move_average(self.average_window)
-        if not momentum:
-            velocity[...] = update
-        state.pending_decay = pending_decay
         if averaging:
             state.average.n_pending = pending_average
 
@@ -511,7 +466,8 @@ class _Minibatches:
         """What the buffers depend on: equal layouts can share buffers.
 
         ``n_negative(n_positive)`` is the number of negative rows of a minibatch,
-        ``n_chain`` that of the chain rows below them (outside the statistics).
+        ``n_chain`` that of the chain rows below them (outside the statistics): the
+        fused sampler's ``n_negative`` and ``n_chain_rows``.
         """
         n_full, n_rest = divmod(X.shape[0], batch_size)
         return (

@@ -23,7 +23,6 @@ from ._labels import (
     unlabelled_mask,
 )
 from ._monitoring import RECONSTRUCTION_ROWS, Monitor
-from ._rbm import DECAY_INTERVAL
 from ._rbm_classifier_energy import (
     AugmentedClassRBM,
     ClassRBMLayout,
@@ -56,9 +55,6 @@ class RBMClassifierTrainingState(AveragedTrainingState):
     n_classes: int = shared(default=0)
     #: The learning rate "auto" resolved to at the first call.
     learning_rate: float = shared(default=1.0)
-    #: Updates whose weight decay has not been applied yet (applied DECAY_INTERVAL
-    #: updates' worth at a time, as the RBM's loop does).
-    pending_decay: int = shared(default=0)
     #: The minibatch work arrays (a ``ClassRBMWork``): made on first use, reused by
     #: later calls with minibatches as large, never pickled.
     work: object = shared(default=None, transient=True)
@@ -241,8 +237,8 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         (it smooths the updates without changing the step of a steady gradient); a
         pair means the first value for 5 epochs and the second afterwards.
     weight_decay : float, default=0.0
-        L2 penalty on the weights W and U (not the biases), applied every 16 updates,
-        16 updates' worth at a time.
+        L2 penalty on the weights W and U (not the biases). As in every estimator, its
+        gradient enters the velocity every 16 updates, 16 updates' worth at a time.
     average_window : int or None, default=300
         Iterate averaging, as for :class:`~skboltz.RBM`: publish an exponential moving
         average of the parameters over about this many updates. None publishes the
@@ -716,7 +712,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                             self.intercept_hidden_, self.class_weights_,
                             self.intercept_class_)
 
-    def _training_model(self, X, params, state):
+    def _training_form_of(self, params, state):
         return AugmentedClassRBM(params, state.n_classes)
 
     @staticmethod
@@ -725,13 +721,12 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     # -- the update --------------------------------------------------------------------
-    def _work_arrays(self, state, model, learning, n_rows):
+    def _work_arrays(self, state, model, sampler, n_rows):
         """The minibatch buffers for minibatches of up to ``n_rows`` rows (kept in the
         state and reused while the sizes fit)."""
         n_negative = 0
-        if self._samples() and learning._uses_fast_loop():
-            n_negative = (learning._n_negative(state.sampler, n_rows)
-                          + learning._n_chain_rows(model, state.sampler))
+        if self._samples() and sampler is not None:
+            n_negative = sampler.n_negative(n_rows) + sampler.n_chain_rows
         sizes = (n_rows, n_negative, model.n_features, model.n_classes, model.n_hidden,
                  model.params.dtype)
         if state.work is None or not state.work.fits(*sizes):
@@ -746,11 +741,12 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         return 0.0 if self.unlabelled_marker is None else self.unlabelled_weight
 
     def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+        form, sampler = model  # the training form and the strategy's fused sampler
         n_rows = batch.shape[0]
-        work = self._work_arrays(state, model, learning, n_rows)
+        work = self._work_arrays(state, form, sampler, n_rows)
         scale = rule.step / n_rows
         alpha, beta = self.generative_weight, self._unlabelled_weight()
-        class_weights_step, class_bias_step, _ = model.positive_pass(
+        class_weights_step, class_bias_step, _ = form.positive_pass(
             batch, labels, work, generative_weight=alpha, unlabelled_weight=beta,
             scale=scale,
         )
@@ -759,68 +755,40 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         n_labelled = n_rows if beta == 0 else int(np.count_nonzero(labels >= 0))
         weight = alpha * n_labelled + beta * (n_rows - n_labelled)
         if weight == 0:
-            return model.gradient_step(work, n_rows, class_weights_step, class_bias_step)
-        if not learning._uses_fast_loop():  # a user's strategy: its own statistics
+            return form.gradient_step(work, n_rows, class_weights_step, class_bias_step)
+        if sampler is None:  # a user's strategy: its own statistics
             statistics = learning._negative_statistics(
-                model, work.stacked[:n_rows], state.sampler, state.rng, rule.progress
+                form, work.stacked[:n_rows], state.sampler, state.rng, rule.progress
             )
-            return model.gradient_step(
+            return form.gradient_step(
                 work, n_rows, class_weights_step, class_bias_step,
-                extra=(-scale * weight) * statistics.astype(model.params.dtype),
+                extra=(-scale * weight) * statistics.astype(form.params.dtype),
             )
-        n_negative = self._negative_rows(model, work, n_rows, state, learning, rule,
-                                         -scale * weight)
-        return model.gradient_step(work, n_rows + n_negative, class_weights_step,
-                                   class_bias_step)
+        n_negative = self._negative_rows(form, work, n_rows, sampler, -scale * weight)
+        return form.gradient_step(work, n_rows + n_negative, class_weights_step,
+                                  class_bias_step)
 
     @staticmethod
-    def _negative_rows(model, work, n_rows, state, learning, rule, row_weight):
+    def _negative_rows(model, work, n_rows, sampler, row_weight):
         """Draw the negative phase's rows below the ``n_rows`` positive ones (and the
-        strategy's chain rows below those, outside the statistics), and their
+        sampler's chain rows below those, outside the statistics), and their
         coefficients (``row_weight`` split over them, times P(h = 1 | v)); returns the
         number of rows of the statistics."""
-        sampler = state.sampler
-        n_negative = learning._n_negative(sampler, n_rows)
-        rows = slice(n_rows, n_rows + n_negative + learning._n_chain_rows(model, sampler))
+        n_negative = sampler.n_negative(n_rows)
+        rows = slice(n_rows, n_rows + n_negative + sampler.n_chain_rows)
         negative, positive = work.stacked[rows], work.stacked[:n_rows]
-        if learning._starts_at_data:  # CD draws its first hidden states from these
-            learning._sample_negative(model, positive, sampler, state.noise, rule.progress,
-                                      negative, model.positive_hidden_input(work, n_rows))
+        if sampler.starts_at_data:  # CD draws its first hidden states from these
+            sampler.sample(positive, negative, model.positive_hidden_input(work, n_rows))
         else:
-            learning._sample_negative(model, positive, sampler, state.noise, rule.progress,
-                                      negative)
+            sampler.sample(positive, negative)
         inverse = np.dot(negative, model.params.T, out=work.hidden[rows])
         np.negative(inverse, out=inverse)
         np.exp(inverse, out=inverse)
         inverse += 1  # 1 / P(h = 1 | v)
-        learning._observe(sampler, inverse, state.noise)
+        sampler.observe(inverse)
         np.divide(inverse.dtype.type(row_weight / n_negative), inverse[:n_negative],
                   out=work.coefficients[n_rows : n_rows + n_negative])
         return n_negative
-
-    def _take_step(self, model, params, gradient, state, rule):
-        # One pass over the parameters per update without momentum (the step itself);
-        # the weight decay every DECAY_INTERVAL updates, as in the RBM's loop.
-        step = gradient
-        if rule.momentum:
-            velocity = state.velocity
-            velocity *= velocity.dtype.type(rule.momentum)
-            velocity += gradient
-            step = velocity
-        step[self._layout.constant] = 0  # the constant units' coupling is not learnt
-        if rule.decay:
-            state.pending_decay += 1
-            if state.pending_decay == DECAY_INTERVAL:
-                weights = self._layout.weights
-                step[weights] -= (DECAY_INTERVAL * rule.decay) * params[weights]
-                state.pending_decay = 0
-        params += step
-
-    def _train_epoch(self, X, y, state, learning):
-        super()._train_epoch(X, y, state, learning)
-        learning._release_buffers(state.sampler)
-        if not self._momentum_at(state.n_iter) and state.work is not None:
-            state.velocity[...] = state.work.gradient  # the last step, as momentum sees it
 
     # -- the validation split and the classifier's scores ------------------------------
     def _split_validation(self, X, y, rng):

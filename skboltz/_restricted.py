@@ -9,6 +9,8 @@ estimators are siblings on this base; each keeps its own parameters, layout, tra
 form and checks.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._base import BoltzmannBase
@@ -17,15 +19,30 @@ from ._rbm_energy import AugmentedRBM
 from ._training import IterateAverage
 
 
+class RestrictedEpoch(NamedTuple):
+    """What a restricted estimator's updates work with in one epoch (the ``model`` of
+    its gradient hook)."""
+
+    #: The training form of the parameters the updates move.
+    form: object
+    #: The learning strategy's fused sampler bound to ``form`` (a
+    #: :class:`~skboltz.learning._base.FusedSampler`), or None: the strategy's
+    #: ``_negative_statistics`` (rows of its ``negative_phase``, or a closed form).
+    sampler: object
+
+
 class RestrictedBoltzmannBase(BoltzmannBase):
     """Base of :class:`~skboltz.RBM` and :class:`~skboltz.GaussianRBM`.
 
     On top of :class:`~skboltz._base.BoltzmannBase`'s hooks a subclass declares
     ``_training_form`` (the class holding the packed parameters the learning
-    strategies' fused hooks work on, e.g. ``AugmentedRBM``) and ``_layout`` (the
-    blocks ``weights``, ``hidden_bias``, ``visible_bias`` and ``constant``), and keeps
-    its training state in an :class:`~skboltz._training.AveragedTrainingState` made
-    by :meth:`_fresh_state`.
+    strategies' fused samplers work on, e.g. ``AugmentedRBM``; override
+    :meth:`_training_form_of` when it takes more than the parameters) and ``_layout``
+    (the blocks ``weights``, ``hidden_bias``, ``visible_bias`` and ``constant``), and
+    keeps its training state in an :class:`~skboltz._training.AveragedTrainingState`
+    made by :meth:`_fresh_state`. Each epoch's ``model`` (:class:`RestrictedEpoch`) is
+    the training form of the parameters the updates move and the strategy's fused
+    sampler bound to it.
     """
 
     #: The training form of the packed parameters (see the class docstring).
@@ -82,34 +99,43 @@ class RestrictedBoltzmannBase(BoltzmannBase):
 
     def _begin_epoch(self, state, learning):
         self._match_dtype(state, learning)
+        # The constant units' coupling is not learnt: its gradient is zero up to
+        # rounding (both units are always on), and it starts each epoch afresh.
         state.params[self._layout.constant] = self._training_form.ALWAYS_ON
+        state.velocity[self._layout.constant] = 0
         return state.resume(self.average_window is not None)
 
-    def _training_model(self, X, params, state):
+    def _training_model(self, X, params, state, learning):
+        form = self._training_form_of(params, state)
+        sampler = learning._fused_sampler(form, state.sampler, state.noise,
+                                          self._progress(state))
+        return RestrictedEpoch(form, sampler)
+
+    def _training_form_of(self, params, state):
+        """The training form of ``params`` (the class's ``_training_form``)."""
         return self._training_form(params)
+
+    def _train_minibatches(self, X, y, state, learning, model, rule, update):
+        super()._train_minibatches(X, y, state, learning, model, rule, update)
+        if model.sampler is not None:
+            model.sampler.release()
 
     def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
         # The data's statistics in closed form, minus the strategy's estimate of the
         # model's, in the packed layout (one matrix product gives every block).
-        batch = model.augment(batch)
-        positive = model.statistics(model.hidden_probability(batch), batch)
+        form, sampler = model
+        batch = form.augment(batch)
+        positive = form.statistics(form.hidden_probability(batch), batch)
         positive /= batch.shape[0]
-        if learning._uses_fast_loop():  # the strategy's samplers draw buffered noise
-            negative = learning._negative_statistics(
-                model, batch, state.sampler, state.rng, rule.progress, noise=state.noise
-            )
+        if sampler is not None:  # the strategy's samplers draw buffered noise
+            negative = sampler.negative_statistics(batch)
         else:
             negative = learning._negative_statistics(
-                model, batch, state.sampler, state.rng, rule.progress
+                form, batch, state.sampler, state.rng, rule.progress
             )
         positive -= negative
         positive *= rule.step
         return positive
-
-    def _add_velocity(self, model, params, state):
-        velocity = state.velocity
-        velocity[self._layout.constant] = 0  # the constant units' coupling is not learnt
-        params += velocity
 
     # -- fitted attributes -----------------------------------------------------------
     def _fitted_attributes(self, state):
@@ -134,4 +160,4 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         return self._visible_out(V)
 
 
-__all__ = ["RestrictedBoltzmannBase"]
+__all__ = ["RestrictedBoltzmannBase", "RestrictedEpoch"]

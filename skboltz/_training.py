@@ -10,10 +10,9 @@ needs no knowledge of the types. The learning strategy's own state (persistent c
 magnetisations) is opaque here: whatever its ``init_state`` returned, copied and cast by
 the strategy itself.
 
-The update rule shared by every estimator lives here too: :func:`momentum_and_step`
-(moving-average momentum), :func:`momentum_step`, the epoch's :class:`UpdateRule`,
-the divergence test :func:`diverged`, and iterate averaging (:class:`IterateAverage`,
-which an estimator opts into with :class:`AveragedTrainingState`).
+The divergence test :func:`diverged` and iterate averaging (:class:`IterateAverage`,
+which an estimator opts into with :class:`AveragedTrainingState`) live here too; the
+update rule itself (momentum, weight decay, per-block steps) in ``_update.py``.
 """
 
 import copy
@@ -33,50 +32,6 @@ def diverged(params):
     """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
     # Two reductions, no temporary array; NaN compares False.
     return not (params.max() < DIVERGED_MAGNITUDE and params.min() > -DIVERGED_MAGNITUDE)
-
-
-def momentum_and_step(momentum, learning_rate):
-    """The velocity update's two weights: velocity <- momentum * velocity + step * gradient.
-
-    ``step = (1 - momentum) * learning_rate``: the velocity is a moving average of the
-    gradient steps, so a steady gradient moves the parameters by ``learning_rate *
-    gradient`` per update at any momentum (as an optimiser without momentum does at the
-    same learning rate), and momentum only smooths the updates, over about ``1 / (1 -
-    momentum)`` of them. (Classic momentum, velocity <- momentum * velocity +
-    learning_rate * gradient, multiplies the step by 1 / (1 - momentum).)
-    """
-    return momentum, learning_rate * (1.0 - momentum)
-
-
-def momentum_step(velocity, scaled_gradient, momentum, weight_velocity=None, weights=None,
-                  decay_step=0.0):
-    """One velocity update, in place: velocity <- momentum * velocity + scaled_gradient,
-    then the weight decay's step on the weights' block of the velocity.
-
-    ``scaled_gradient`` is the ascent direction times ``step`` of
-    :func:`momentum_and_step`, ``decay_step`` the weight decay times that step;
-    ``weight_velocity`` and ``weights`` are the matching blocks of the velocity and the
-    parameters. The caller then adds the velocity to the parameters. (The RBM's fused
-    sampling loop computes the same update with the step folded into its products.)
-    """
-    velocity *= momentum
-    velocity += scaled_gradient
-    if decay_step:
-        weight_velocity -= decay_step * weights
-    return velocity
-
-
-@dataclass(frozen=True)
-class UpdateRule:
-    """One epoch's step settings: ``velocity <- momentum * velocity + step * gradient``
-    (see :func:`momentum_and_step`), the weight decay's step ``decay`` (weight decay
-    times ``step``), and ``progress``, the fraction of the requested training done (for
-    schedules)."""
-
-    momentum: float
-    step: float
-    decay: float
-    progress: float
 
 
 @dataclass(eq=False)
@@ -235,6 +190,9 @@ class TrainingState:
     noise: Noise | None = checkpointed(Noise.checkpoint, Noise.restore, default=None)
     #: Epochs trained so far, over all calls.
     n_iter: int = shared(default=0)
+    #: Updates whose weight decay has not been applied yet (it is applied
+    #: ``_update.DECAY_INTERVAL`` updates' worth at a time), over all calls.
+    pending_decay: int = shared(default=0)
     #: Per-epoch records (``history_``); appended to, never rewritten.
     history: dict = checkpointed(_history_lengths, _truncate_history, default_factory=dict)
     #: Seeds of the log Z estimates and of ``sample``, drawn once per fit so that

@@ -142,7 +142,8 @@ def test_divergence_messages_name_the_likely_cause(digits):
     "make, message",
     [(lambda: RBM(weight_decay=1e6, n_iter=1), r"weight_decay=1e\+06 is far too strong "
       r"for the step 0.1: .*Use a weight_decay below 0.625"),
-     (lambda: DBM(hidden_layer_sizes=(16, 8), weight_decay=1e6, n_iter=1),
+     # 6 epochs of 3 updates: the decay acts every 16 updates
+     (lambda: DBM(hidden_layer_sizes=(16, 8), weight_decay=1e6, n_iter=6),
       r"weight_decay=1e\+06 is far too strong for the step 0.204"),
      (lambda: GaussianRBM(weight_decay=1e6, n_iter=1), "weight_decay=1e\\+06 is far"),
      (lambda: RBMClassifier(weight_decay=1e6, n_iter=2), "weight_decay=1e\\+06 is far"),

@@ -398,11 +398,18 @@ class _InterruptedPCD(PCD):
     updates = 0
     fail_at = None
 
-    def _sample_negative(self, model, positive, state, noise, progress, out):
-        type(self).updates += 1
-        if type(self).updates == type(self).fail_at:
-            raise KeyboardInterrupt
-        super()._sample_negative(model, positive, state, noise, progress, out)
+    def _fused_sampler(self, model, state, noise, progress):
+        sampler = super()._fused_sampler(model, state, noise, progress)
+        sample = sampler.sample
+
+        def interrupted(positive, out, positive_input=None):
+            type(self).updates += 1
+            if type(self).updates == type(self).fail_at:
+                raise KeyboardInterrupt
+            sample(positive, out, positive_input)
+
+        sampler.sample = interrupted
+        return sampler
 
 
 @pytest.mark.parametrize("average_window", [100, None])
@@ -566,18 +573,22 @@ class _Recording:
 
     records = []
 
-    def _sample_negative(self, model, positive, state, noise, progress, out,
-                         positive_input=None):
-        if positive_input is not None:
-            source = positive_input[:, :-1].copy()
-            super()._sample_negative(model, positive, state, noise, progress, out,
-                                     positive_input)
-        else:
-            source = state["hidden"][:, :-1].copy()
-            super()._sample_negative(model, positive, state, noise, progress, out)
-        negative = out[: self._n_negative(state, positive.shape[0]), :-1].copy()
-        self.records.append((model.params.copy(), positive[:, :-1].copy(), negative,
-                             source))
+    def _fused_sampler(self, model, state, noise, progress):
+        sampler = super()._fused_sampler(model, state, noise, progress)
+        sample = sampler.sample
+
+        def recording(positive, out, positive_input=None):
+            if positive_input is not None:
+                source = positive_input[:, :-1].copy()
+            else:
+                source = state["hidden"][:, :-1].copy()
+            sample(positive, out, positive_input)
+            negative = out[: sampler.n_negative(positive.shape[0]), :-1].copy()
+            self.records.append((model.params.copy(), positive[:, :-1].copy(), negative,
+                                 source))
+
+        sampler.sample = recording
+        return sampler
 
 
 class _RecordingPCD(_Recording, PCD):
@@ -687,24 +698,27 @@ def test_sampling_updates_are_the_textbook_formula_with_momentum(momentum, weigh
 def test_statistics_updates_are_the_gradient_formula_with_momentum_and_decay():
     # The plain loop (strategies returning statistics) follows the same rule as the
     # stacked-row loop, weight decay included: velocity = m * velocity + (1 - m) * lr *
-    # (gradient - weight_decay * W). One full-batch update per epoch, and exact model
-    # expectations by enumeration, so the whole run can be replayed here.
+    # gradient, and every DECAY_INTERVAL = 16 updates velocity_W -= 16 (1 - m) lr
+    # weight_decay W. One full-batch update per epoch, and exact model expectations by
+    # enumeration, so the whole run can be replayed here.
     X = (np.random.default_rng(4).random((12, 4)) < 0.4).astype(float)
-    lr, m, decay, n_iter = 0.3, 0.5, 0.05, 4
+    lr, m, decay, n_iter = 0.3, 0.5, 0.05, 20  # weight decay at update 16
     settings = dict(n_components=3, learning="exact", batch_size=12, learning_rate=lr,
                     momentum=m, weight_decay=decay, average_window=None, random_state=0)
     start = RBM(**settings, n_iter=0).fit(X)
     W, b, c = start.components_, start.intercept_visible_, start.intercept_hidden_
     V, H = all_states(4), all_states(3)
     velocity = [np.zeros_like(W), np.zeros_like(b), np.zeros_like(c)]
-    for _ in range(n_iter):
+    for t in range(n_iter):
         joint = np.exp(rbm_joint_log_weights(W, b, c))
         joint /= joint.sum()
         hp = 1 / (1 + np.exp(-(X @ W.T + c)))
-        gradient = [hp.T @ X / len(X) - H.T @ joint.T @ V - decay * W,
+        gradient = [hp.T @ X / len(X) - H.T @ joint.T @ V,
                     X.mean(axis=0) - joint.sum(axis=1) @ V,
                     hp.mean(axis=0) - joint.sum(axis=0) @ H]
         velocity = [m * v + (1 - m) * lr * g for v, g in zip(velocity, gradient)]
+        if (t + 1) % 16 == 0:
+            velocity[0] -= 16 * (1 - m) * lr * decay * W
         W, b, c = W + velocity[0], b + velocity[1], c + velocity[2]
     rbm = RBM(**settings, n_iter=n_iter).fit(X)
     assert_allclose(rbm.components_, W, rtol=1e-10, atol=1e-12)

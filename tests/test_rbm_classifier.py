@@ -17,7 +17,7 @@ from sklearn.preprocessing import MinMaxScaler
 from skboltz import RBMClassifier
 from skboltz._rbm_classifier_energy import AugmentedClassRBM, ClassRBMLayout, ClassRBMWork
 from skboltz._monitoring import EarlyStopping
-from skboltz._training import UpdateRule
+from skboltz._update import UpdateRule
 from skboltz.exceptions import (
     DegenerateModelWarning,
     LabelConventionWarning,
@@ -297,7 +297,8 @@ def preconditioned(gradient, n_classes):
 def gradient_of(classifier, X, labels, params, n_classes):
     """The estimator's gradient hook at ``params``, scaled to the sum over the rows."""
     state = classifier._training_state
-    model = AugmentedClassRBM(params.copy(), n_classes)
+    model = classifier._training_model(X, params.copy(), state, classifier.learning_)
+    assert model.form.n_classes == n_classes
     rule = UpdateRule(0.0, float(X.shape[0]), 0.0, 0.0)
     gradient = classifier._minibatch_gradient(model, X, labels, state,
                                               classifier.learning_, rule).copy()
@@ -374,8 +375,9 @@ def test_fused_negative_phase_matches_the_strategys_own_statistics(learning):
     reference_state = copy.deepcopy(clf._training_state)
     params = fused_state.params.copy()
     rule = UpdateRule(0.0, 8.0, 0.0, 0.0)  # scale 1
-    fused = clf._minibatch_gradient(AugmentedClassRBM(params.copy(), 3), X, y,
-                                    fused_state, clf.learning_, rule).copy()
+    fused = clf._minibatch_gradient(
+        clf._training_model(X, params.copy(), fused_state, clf.learning_), X, y,
+        fused_state, clf.learning_, rule).copy()
     model = AugmentedClassRBM(params.copy(), 3)
     work = ClassRBMWork(8, 0, 4, 3, 3, params.dtype)
     class_weights, class_bias, _ = model.positive_pass(
@@ -640,10 +642,17 @@ def test_a_failed_call_leaves_the_classifier_as_it_was():
     X, y = small_data()
 
     class Failing(PCD):
-        def _sample_negative(self, model, positive, state, noise, progress, out):
-            if positive.shape[0] == 7:
-                raise RuntimeError("planned failure")
-            super()._sample_negative(model, positive, state, noise, progress, out)
+        def _fused_sampler(self, model, state, noise, progress):
+            sampler = super()._fused_sampler(model, state, noise, progress)
+            sample = sampler.sample
+
+            def failing(positive, out, positive_input=None):
+                if positive.shape[0] == 7:
+                    raise RuntimeError("planned failure")
+                sample(positive, out, positive_input)
+
+            sampler.sample = failing
+            return sampler
 
     clf = RBMClassifier(n_components=3, n_iter=2, learning=Failing(), batch_size=10,
                         random_state=0).fit(X, y)

@@ -8,7 +8,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._capabilities import BINARY, LAYERED, PAIRWISE, RESTRICTED, Requires
-from .._noise import Noise
 from .._rbm_energy import RBMLayout
 from .._registry import registry_decorator
 
@@ -215,9 +214,9 @@ class RBMLearningStrategy(LearningStrategy):
     statistics mean(P(h = 1 | v) v^T) and the updates.
 
     The built-in sampling strategies (:class:`CD`, :class:`PCD`,
-    :class:`ParallelTempering`) also implement private hooks of a faster, fused
-    training loop; :class:`ExactGradient` and :class:`TAPGradient` compute the
-    statistics in closed form rather than as rows.
+    :class:`ParallelTempering`) also return a private sampler object that a faster,
+    fused training loop drives; :class:`ExactGradient` and :class:`TAPGradient` compute
+    the statistics in closed form rather than as rows.
 
     Examples
     --------
@@ -270,109 +269,37 @@ class RBMLearningStrategy(LearningStrategy):
             Visible states (or probabilities) approximately drawn from the model; the
             negative statistics are their mean of P(h = 1 | v) v^T.
         """
-        if self._uses_fast_loop():
-            # The built-in samplers' rows, through their fused-loop hooks.
-            model = model._training_form()
-            n_negative = self._n_negative(state, batch.shape[0])
-            out = model.empty_visible(n_negative + self._n_chain_rows(model, state))
-            noise = Noise(rng, block_size=0)
-            with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
-                self._sample_negative(model, model.augment(batch), state, noise, progress,
-                                      out)
-            return out[:n_negative][RBMLayout.units]
         raise NotImplementedError(
             f"{type(self).__name__} does not produce negative-phase rows; subclasses of "
             "RBMLearningStrategy implement negative_phase."
         )
 
-    # -- private hooks of the fused training loop (built-in samplers) ---------------
-    # ``model`` below is the training form ``skboltz._rbm_energy.AugmentedRBM`` (or its
-    # Gaussian counterpart, ``skboltz._gaussian_rbm_energy.AugmentedGaussianRBM``): rows
-    # carry a trailing constant unit, so one matrix product gives all statistics at once.
+    def _fused_sampler(self, model, state, noise, progress):
+        """The :class:`FusedSampler` the fused training loops drive, or None.
 
-    def _uses_fast_loop(self):
-        """Whether the strategy implements the fused loop's hooks (rows sampled in place)."""
-        return type(self)._sample_negative is not RBMLearningStrategy._sample_negative
-
-    def _n_negative(self, state, n_positive):
-        """Number of negative rows :meth:`_sample_negative` writes for ``n_positive`` rows."""
-        raise NotImplementedError
-
-    def _n_chain_rows(self, model, state):
-        """Rows :meth:`_sample_negative` writes after the negative rows whose hidden
-        inputs it needs (:meth:`_observe`) but which stay out of the statistics."""
-        return 0
-
-    def _negative_rows_are_means(self, model):
-        """Whether the negative rows are means of p(v | h) rather than visible states."""
-        return False
-
-    #: Whether the chains start at the minibatch: :meth:`_sample_negative` then also
-    #: receives the hidden inputs of the minibatch's rows (``positive_input``), which
-    #: the update computes anyway, to draw the chains' first hidden states from.
-    _starts_at_data = False
-
-    def _sample_negative(self, model, positive, state, noise, progress, out,
-                         positive_input=None):
-        """Write augmented negative rows into ``out`` (shape (n_negative + n_chain_rows,
-        n_visible + 1)): visible states drawn by the training form's ``draw_visible``
-        (binary for an RBM, real-valued for a Gaussian RBM), or their means given the
-        hidden states when :meth:`_negative_rows_are_means`, then the chain rows if
-        any, each with the trailing constant unit.
-
-        ``positive`` holds the minibatch's augmented rows; ``noise`` is the estimator's
-        buffered random stream (:class:`skboltz._noise.Noise`). A strategy may keep a
-        reference to ``out``: it stays valid until the caller's next call
-        (:meth:`_release_buffers` then lets it own what it keeps).
-        ``positive_input`` (strategies that :attr:`_starts_at_data`) holds the hidden
-        inputs of the minibatch's rows under the current parameters.
+        ``model`` is the training form of the parameters the updates move (rows carry
+        a trailing constant unit, so one matrix product gives all statistics at once:
+        ``skboltz._rbm_energy.AugmentedRBM`` or a class that duck-types it), ``state``
+        what :meth:`init_state` returned, ``noise`` the estimator's buffered random
+        stream (:class:`skboltz._noise.Noise`) and ``progress`` the fraction of the
+        training done. None (the default): the loops take the negative statistics
+        from :meth:`_negative_statistics` (rows of :meth:`negative_phase`, or a closed
+        form that overrides it).
         """
-        raise NotImplementedError
-
-    def _release_buffers(self, state):
-        """Stop referring to the loop's buffers (the fit call is over; the next reuses
-        them): a strategy that kept a reference to ``out`` copies it here."""
-
-    def _observe(self, state, inverse_probability, noise):
-        """Receive 1 + exp(-x) = 1 / P(h = 1 | v) of the rows just written to ``out``.
-
-        ``x`` is the hidden input of those rows (negative rows, then chain rows) under
-        the parameters of the coming update; persistent chains draw their next hidden
-        state from it (``inverse_probability < noise.reciprocal_uniform(...)``) without
-        another product.
-        """
+        return None
 
     def _negative_statistics(self, model, positive, state, rng, progress, noise=None):
         """Mean negative statistics of one minibatch, in the augmented layout.
 
-        The reference computation of one update (the fused loop must agree with it),
-        and the plain loop's source of statistics for strategies without the fused
-        hooks: user strategies' rows, or closed forms (exact, TAP) that override it.
-        Returns an array shaped like ``model.params``: mean h v^T, with mean h in the
-        last column and mean v in the last row. ``noise`` (fused-hook strategies only)
-        is a buffered :class:`skboltz._noise.Noise` stream to draw from; None draws
-        from ``rng`` directly.
+        The plain loop's source of statistics for strategies without a fused sampler:
+        the rows of :meth:`negative_phase` (users' strategies), or closed forms (exact,
+        TAP) that override it; for the built-in samplers, the reference computation of
+        one update (:meth:`FusedSampler.negative_statistics`, which the fused loops
+        must agree with). Returns an array shaped like ``model.params``: mean h v^T,
+        with mean h in the last column and mean v in the last row. ``noise`` (the
+        built-in samplers) is a buffered :class:`skboltz._noise.Noise` stream to draw
+        from; None draws from ``rng`` directly.
         """
-        if self._uses_fast_loop():
-            if noise is None:
-                noise = Noise(rng, block_size=0)
-            n_negative = self._n_negative(state, positive.shape[0])
-            out = model.empty_visible(n_negative + self._n_chain_rows(model, state))
-            with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
-                if self._starts_at_data:
-                    self._sample_negative(model, positive, state, noise, progress, out,
-                                          model.hidden_input(positive))
-                else:
-                    self._sample_negative(model, positive, state, noise, progress, out)
-                x = model.hidden_input(out)
-                np.negative(x, out=x)
-                np.exp(x, out=x)
-            x += 1
-            self._observe(state, x, noise)
-            np.divide(1, x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
-            statistics = model.statistics(x[:n_negative], out[:n_negative],
-                                          means=self._negative_rows_are_means(model))
-            return statistics / n_negative
         rows = self.negative_phase(model.view(), positive[RBMLayout.units], state, rng,
                                    progress)
         rows = np.asarray(rows, dtype=model.params.dtype)
@@ -384,6 +311,96 @@ class RBMLearningStrategy(LearningStrategy):
             )
         rows = model.augment(rows)
         return model.statistics(model.hidden_probability(rows), rows) / rows.shape[0]
+
+
+class FusedSampler:
+    """A sampling strategy's negative phase in the form the fused training loops drive.
+
+    Made by :meth:`RBMLearningStrategy._fused_sampler` and bound to a training form
+    (``model``), the strategy's state and the estimator's noise for one epoch (the
+    state's arrays and the parameters' array stay the same objects meanwhile). A loop
+    keeps the minibatch's augmented rows on top of a buffer and, per minibatch, lets
+    :meth:`sample` write the negative rows below them (``n_negative(n_positive)``
+    rows, then ``n_chain_rows`` chain rows), computes the hidden inputs x of the rows
+    written under the parameters of the coming update and hands 1 + exp(-x) to
+    :meth:`observe`; at the end of the epoch it calls :meth:`release`.
+    :meth:`negative_statistics` is the reference computation of one update.
+    """
+
+    #: Rows :meth:`sample` writes after the negative rows whose hidden inputs it needs
+    #: (:meth:`observe`) but which stay out of the statistics.
+    n_chain_rows = 0
+    #: Whether the negative rows are means of p(v | h) rather than visible states.
+    rows_are_means = False
+    #: Whether the chains start at the minibatch: :meth:`sample` then also receives
+    #: the hidden inputs of the minibatch's rows (``positive_input``), which the update
+    #: computes anyway, to draw the chains' first hidden states from.
+    starts_at_data = False
+
+    def __init__(self, model, state, noise):
+        self.model, self.state, self.noise = model, state, noise
+
+    def n_negative(self, n_positive):
+        """Number of negative rows :meth:`sample` writes for ``n_positive`` rows."""
+        raise NotImplementedError
+
+    def sample(self, positive, out, positive_input=None):
+        """Write augmented negative rows into ``out`` (shape (n_negative +
+        n_chain_rows, n_visible + 1)): visible states drawn by the training form's
+        ``draw_visible`` (binary for an RBM, real-valued for a Gaussian RBM), or their
+        means given the hidden states when :attr:`rows_are_means`, then the chain rows
+        if any, each with the trailing constant unit.
+
+        ``positive`` holds the minibatch's augmented rows. The sampler may keep a
+        reference to ``out``: it stays valid until the loop's next call
+        (:meth:`release` then lets the state own what it keeps). ``positive_input``
+        (samplers that :attr:`starts_at_data`) holds the hidden inputs of the
+        minibatch's rows under the current parameters.
+        """
+        raise NotImplementedError
+
+    def observe(self, inverse_probability):
+        """Receive 1 + exp(-x) = 1 / P(h = 1 | v) of the rows just written to ``out``.
+
+        ``x`` is the hidden input of those rows (negative rows, then chain rows) under
+        the parameters of the coming update; persistent chains draw their next hidden
+        state from it (``inverse_probability < noise.reciprocal_uniform(...)``) without
+        another product.
+        """
+
+    def release(self):
+        """Stop referring to the loop's buffers (the epoch is over; the next call
+        reuses them): a sampler whose state kept a reference to ``out`` copies it."""
+
+    def negative_rows(self, batch):
+        """The augmented negative rows for the minibatch ``batch`` (visible rows,
+        without the constant unit), in a new array."""
+        n_negative = self.n_negative(batch.shape[0])
+        out = self.model.empty_visible(n_negative + self.n_chain_rows)
+        with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
+            self.sample(self.model.augment(batch), out)
+        return out[:n_negative]
+
+    def negative_statistics(self, positive):
+        """Mean negative statistics of the minibatch of augmented rows ``positive``
+        (see :meth:`RBMLearningStrategy._negative_statistics`)."""
+        model = self.model
+        n_negative = self.n_negative(positive.shape[0])
+        out = model.empty_visible(n_negative + self.n_chain_rows)
+        with np.errstate(over="ignore"):  # as in training (exp(-x) may reach inf)
+            if self.starts_at_data:
+                self.sample(positive, out, model.hidden_input(positive))
+            else:
+                self.sample(positive, out)
+            x = model.hidden_input(out)
+            np.negative(x, out=x)
+            np.exp(x, out=x)
+        x += 1
+        self.observe(x)
+        np.divide(1, x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
+        statistics = model.statistics(x[:n_negative], out[:n_negative],
+                                      means=self.rows_are_means)
+        return statistics / n_negative
 
 
 class BMLearningStrategy(LearningStrategy):

@@ -5,8 +5,9 @@ from numbers import Integral, Real
 import numpy as np
 
 from .._noise import Noise
+from .._rbm_energy import RBMLayout
 from .._sklearn import Interval, StrOptions
-from ._base import RBMLearningStrategy, register, steps_at, validate_steps
+from ._base import FusedSampler, RBMLearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1
         Gibbs steps k per update. A pair ``(start, stop)`` makes k grow linearly from
@@ -34,13 +35,142 @@ _NEGATIVE_VISIBLE_CONSTRAINT = {
 
 
 class _GibbsNegativePhase(RBMLearningStrategy):
-    """What the block-Gibbs strategies share: the ``negative_visible`` setting."""
+    """What the block-Gibbs strategies share: the ``negative_visible`` setting, and
+    their negative phase and statistics computed by their fused sampler."""
 
-    def _negative_rows_are_means(self, model):
+    #: The strategy's sampler class (a :class:`_GibbsChains`).
+    _sampler = None
+
+    def negative_phase(self, model, batch, state, rng, progress):
+        sampler = self._fused_sampler(model._training_form(), state,
+                                      Noise(rng, block_size=0), progress)
+        return sampler.negative_rows(batch)[RBMLayout.units]
+
+    def _negative_statistics(self, model, positive, state, rng, progress, noise=None):
+        if noise is None:
+            noise = Noise(rng, block_size=0)
+        return self._fused_sampler(model, state, noise, progress).negative_statistics(
+            positive)
+
+    def _fused_sampler(self, model, state, noise, progress):
         choice = self.negative_visible
         if choice == "auto":  # the training form says what suits its visible units
             choice = model.auto_negative_visible
-        return choice == "mean"
+        return self._sampler(model, state, noise, steps_at(self.n_steps, progress),
+                             rows_are_means=choice == "mean")
+
+
+class _GibbsChains(FusedSampler):
+    """A block-Gibbs strategy's sampler: ``n_steps`` Gibbs steps per update, and
+    whether the negative rows are the visible means."""
+
+    def __init__(self, model, state, noise, n_steps, rows_are_means):
+        # (every partial_fit call makes one: no super().__init__ chain)
+        self.model, self.state, self.noise = model, state, noise
+        self.n_steps, self.rows_are_means = n_steps, rows_are_means
+
+
+class _ContrastiveDivergence(_GibbsChains):
+    """CD-k's sampler: chains started at the minibatch, k steps each update."""
+
+    starts_at_data = True
+
+    def n_negative(self, n_positive):
+        return n_positive
+
+    def sample(self, positive, out, positive_input=None):
+        model, noise, n_steps = self.model, self.noise, self.n_steps
+        H = model.empty_hidden(positive.shape[0])
+        V = positive
+        for step in range(1, n_steps + 1):
+            if step == 1 and positive_input is not None:
+                model.draw_hidden_from_input(positive_input, noise, H)
+            else:
+                model.draw_hidden(V, noise, H)
+            if step == n_steps and self.rows_are_means:
+                model.visible_mean(H, out)
+            else:
+                V = model.draw_visible(H, noise, out)
+
+
+class _PersistentChains(_GibbsChains):
+    """PCD's sampler: the chains' hidden states persist; each update starts at h."""
+
+    def __init__(self, model, state, noise, n_steps, rows_are_means):
+        _GibbsChains.__init__(self, model, state, noise, n_steps, rows_are_means)
+        self.hidden = state["hidden"]
+        # With means, the chains' visible states follow the means in ``out``: their
+        # hidden inputs give the chains' next hidden states, not statistics.
+        self.n_chain_rows = self.hidden.shape[0] if rows_are_means else 0
+
+    def n_negative(self, n_positive):
+        return self.hidden.shape[0]
+
+    def sample(self, positive, out, positive_input=None):
+        model, noise, H = self.model, self.noise, self.hidden
+        n_chains = H.shape[0]
+        for _ in range(self.n_steps - 1):
+            model.draw_hidden(model.draw_visible(H, noise, out[:n_chains]), noise, H)
+        if self.rows_are_means:
+            self.state["chains"] = model.draw_visible_and_mean(H, noise, out[n_chains:],
+                                                               out[:n_chains])
+        else:
+            self.state["chains"] = model.draw_visible(H, noise, out)
+
+    def observe(self, inverse_probability):
+        # the chains' rows are the last ones (after the means, if any)
+        hidden = self.hidden
+        np.less(inverse_probability[-hidden.shape[0] :],
+                self.noise.reciprocal_uniform(hidden.shape), out=hidden)
+
+    def release(self):
+        chains = self.state["chains"]
+        if chains.base is not None:  # the last negative rows, in the loop's buffer
+            self.state["chains"] = chains.copy()
+
+
+class _TemperedChains(_GibbsChains):
+    """Parallel tempering's sampler: the beta = 1 chains give the negative rows."""
+
+    def n_negative(self, n_positive):
+        return self.state["n_chains"]
+
+    def sample(self, positive, out, positive_input=None):
+        model, noise, state = self.model, self.noise, self.state
+        V, row_betas, n_chains = state["chains"], state["row_betas"], state["n_chains"]
+        H = model.empty_hidden(V.shape[0])
+        for _ in range(self.n_steps):
+            model.draw_hidden(V, noise, H, row_betas)
+            model.draw_visible(H, noise, V, row_betas)
+        model.draw_hidden(V, noise, H, row_betas)
+        self._swap(V, H)
+        if self.rows_are_means:
+            model.visible_mean(H[:n_chains], out)
+        else:
+            out[...] = V[:n_chains]
+
+    def _swap(self, V, H):
+        """Metropolis swaps between neighbouring temperatures, alternating even/odd pairs."""
+        model, state, rng = self.model, self.state, self.noise.rng
+        betas, n_chains = state["betas"], state["n_chains"]
+        n_temps = len(betas)
+        energy = model.energy(V, H).reshape(n_temps, n_chains).astype(np.float64)
+        pairs = np.arange(state["n_rounds"] % 2, n_temps - 1, 2)
+        state["n_rounds"] += 1
+        # accept with probability min(1, exp((beta_t - beta_{t+1}) (E_t - E_{t+1})))
+        log_ratio = (betas[pairs] - betas[pairs + 1])[:, None] * (
+            energy[pairs] - energy[pairs + 1]
+        )
+        accept = np.log(rng.random(log_ratio.shape)) < log_ratio
+        V3 = V.reshape(n_temps, n_chains, -1)
+        H3 = H.reshape(n_temps, n_chains, -1)
+        for t, accepted in zip(pairs, accept):
+            for states in (V3, H3):
+                colder = states[t, accepted].copy()
+                states[t, accepted] = states[t + 1, accepted]
+                states[t + 1, accepted] = colder
+        state["n_swaps_accepted"] += int(accept.sum())
+        state["n_swaps_proposed"] += accept.size
 
 
 def _initial_chains(model, data, n_chains, rng):
@@ -77,6 +207,8 @@ class CD(_GibbsNegativePhase):
     3
     """
 
+    _sampler = _ContrastiveDivergence
+
     _parameter_constraints = {
         "n_steps": [Interval(Integral, 1, None, closed="left"), tuple],
         **_NEGATIVE_VISIBLE_CONSTRAINT,
@@ -90,26 +222,6 @@ class CD(_GibbsNegativePhase):
         validate_steps(self.n_steps)
         return None
 
-    def _n_negative(self, state, n_positive):
-        return n_positive
-
-    _starts_at_data = True
-
-    def _sample_negative(self, model, positive, state, noise, progress, out,
-                         positive_input=None):
-        H = model.empty_hidden(positive.shape[0])
-        V = positive
-        n_steps = steps_at(self.n_steps, progress)
-        means = self._negative_rows_are_means(model)
-        for step in range(1, n_steps + 1):
-            if step == 1 and positive_input is not None:
-                model.draw_hidden_from_input(positive_input, noise, H)
-            else:
-                model.draw_hidden(V, noise, H)
-            if step == n_steps and means:
-                model.visible_mean(H, out)
-            else:
-                V = model.draw_visible(H, noise, out)
 
 
 @register("pcd")
@@ -138,6 +250,8 @@ class PCD(_GibbsNegativePhase):
     PCD(n_chains=50)
     """
 
+    _sampler = _PersistentChains
+
     _parameter_constraints = {
         "n_steps": [Interval(Integral, 1, None, closed="left"), tuple],
         "n_chains": [Interval(Integral, 1, None, closed="left"), None],
@@ -163,35 +277,6 @@ class PCD(_GibbsNegativePhase):
     def n_persistent_chains(self, batch_size):
         return self.n_chains or batch_size
 
-    def _n_negative(self, state, n_positive):
-        return state["hidden"].shape[0]
-
-    def _n_chain_rows(self, model, state):
-        # With means, the chains' visible states follow the means in ``out``: their
-        # hidden inputs give the chains' next hidden states, not statistics.
-        return state["hidden"].shape[0] if self._negative_rows_are_means(model) else 0
-
-    def _sample_negative(self, model, positive, state, noise, progress, out):
-        H = state["hidden"]
-        n_chains = H.shape[0]
-        for _ in range(steps_at(self.n_steps, progress) - 1):
-            model.draw_hidden(model.draw_visible(H, noise, out[:n_chains]), noise, H)
-        if self._negative_rows_are_means(model):
-            state["chains"] = model.draw_visible_and_mean(H, noise, out[n_chains:],
-                                                          out[:n_chains])
-        else:
-            state["chains"] = model.draw_visible(H, noise, out)
-
-    def _observe(self, state, inverse_probability, noise):
-        # the chains' rows are the last ones (after the means, if any)
-        hidden = state["hidden"]
-        np.less(inverse_probability[-hidden.shape[0] :],
-                noise.reciprocal_uniform(hidden.shape), out=hidden)
-
-    def _release_buffers(self, state):
-        chains = state["chains"]
-        if chains.base is not None:  # the last negative rows, in the loop's buffer
-            state["chains"] = chains.copy()
 
     def persistent_chains(self, state):
         return state["chains"]
@@ -228,6 +313,8 @@ class ParallelTempering(_GibbsNegativePhase):
     5
     """
 
+    _sampler = _TemperedChains
+
     _parameter_constraints = {
         "n_temperatures": [Interval(Integral, 2, None, closed="left")],
         "n_steps": [Interval(Integral, 1, None, closed="left"), tuple],
@@ -258,9 +345,6 @@ class ParallelTempering(_GibbsNegativePhase):
     def n_persistent_chains(self, batch_size):
         return (self.n_chains or batch_size) * self.n_temperatures
 
-    def _n_negative(self, state, n_positive):
-        return state["n_chains"]
-
     def persistent_chains(self, state):
         return state["chains"]
 
@@ -269,40 +353,3 @@ class ParallelTempering(_GibbsNegativePhase):
         accepted, proposed = state["n_swaps_accepted"], state["n_swaps_proposed"]
         state["n_swaps_accepted"] = state["n_swaps_proposed"] = 0
         return {"swap_acceptance": accepted / proposed if proposed else float("nan")}
-
-    def _sample_negative(self, model, positive, state, noise, progress, out):
-        V, row_betas, n_chains = state["chains"], state["row_betas"], state["n_chains"]
-        H = model.empty_hidden(V.shape[0])
-        for _ in range(steps_at(self.n_steps, progress)):
-            model.draw_hidden(V, noise, H, row_betas)
-            model.draw_visible(H, noise, V, row_betas)
-        model.draw_hidden(V, noise, H, row_betas)
-        self._swap(model, V, H, state, noise.rng)
-        if self._negative_rows_are_means(model):
-            model.visible_mean(H[:n_chains], out)
-        else:
-            out[...] = V[:n_chains]
-
-    @staticmethod
-    def _swap(model, V, H, state, rng):
-        """Metropolis swaps between neighbouring temperatures, alternating even/odd pairs."""
-        betas, n_chains = state["betas"], state["n_chains"]
-        n_temps = len(betas)
-        energy = model.energy(V, H).reshape(n_temps, n_chains).astype(np.float64)
-        pairs = np.arange(state["n_rounds"] % 2, n_temps - 1, 2)
-        state["n_rounds"] += 1
-        # accept with probability min(1, exp((beta_t - beta_{t+1}) (E_t - E_{t+1})))
-        log_ratio = (betas[pairs] - betas[pairs + 1])[:, None] * (
-            energy[pairs] - energy[pairs + 1]
-        )
-        accept = np.log(rng.random(log_ratio.shape)) < log_ratio
-        V3 = V.reshape(n_temps, n_chains, -1)
-        H3 = H.reshape(n_temps, n_chains, -1)
-        for t, accepted in zip(pairs, accept):
-            for states in (V3, H3):
-                colder = states[t, accepted].copy()
-                states[t, accepted] = states[t + 1, accepted]
-                states[t + 1, accepted] = colder
-        state["n_swaps_accepted"] += int(accept.sum())
-        state["n_swaps_proposed"] += accept.size
-        return V, H
