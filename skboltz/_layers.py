@@ -1070,14 +1070,13 @@ class SoftmaxUnits(Layer):
             raise ValueError(f"group sizes {self.sizes} do not make {len(bias)} units.")
         # A padded (groups x largest K) gather of the units makes every group one
         # slice of one array: a draw or a mean is a few calls whatever the groups.
-        n_groups, widest = len(self.sizes), max(self.sizes, default=0)
+        widest = max(self.sizes, default=0)
         starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.intp)
         position = np.arange(widest)
         self._columns = np.minimum(starts[:, None] + position, len(bias) - 1)
         self._padding = position >= np.asarray(self.sizes)[:, None]
         self._starts, self._last = starts, np.asarray(self.sizes) - 1
         self._padded = bool(self._padding.any())
-        self._shape = (n_groups, widest)
 
     def parameters(self):
         return {"bias": self.bias, "sizes": self.sizes}
@@ -1092,25 +1091,17 @@ class SoftmaxUnits(Layer):
         layer.bias = parameters.get("bias", self.bias)
         return layer
 
-    def astype(self, dtype):
-        return self.replace(bias=np.asarray(self.bias).astype(dtype))
-
     def __repr__(self):
         return f"SoftmaxUnits(sizes={self.sizes})"
 
     # -- groups as slices of a padded array ------------------------------------------
-    def _grouped(self, fields):
-        """(rows, groups, largest K) copy of the fields, -inf in the padding."""
+    def _grouped(self, fields, padding=-np.inf):
+        """(rows, groups, largest K) copy of the fields, ``padding`` where a group
+        has fewer units."""
         grouped = fields[:, self._columns]
         if self._padded:
-            grouped[:, self._padding] = -np.inf
+            grouped[:, self._padding] = padding
         return grouped
-
-    def _ungroup(self, grouped, out):
-        out[...] = grouped.reshape(grouped.shape[0], -1)[:, self._kept()]
-
-    def _kept(self):
-        return np.flatnonzero(~self._padding.ravel())
 
     @staticmethod
     def _normalised_exp(grouped):
@@ -1151,9 +1142,6 @@ class SoftmaxUnits(Layer):
         log_z = (np.log(grouped.sum(axis=-1)) + top[..., 0]).sum(axis=-1)
         return log_z if add_to is None else add_to + log_z
 
-    def independent_log_partition(self):
-        return float(self.log_partition(np.zeros((1, self.n_units)))[0])
-
     @property
     def log_n_states(self):
         return float(np.log(np.asarray(self.sizes, dtype=np.float64)).sum())
@@ -1185,23 +1173,18 @@ class SoftmaxUnits(Layer):
     def mean_of_unit_fields(self, fields):
         weights = self._normalised_exp(self._grouped(fields))
         weights /= weights.sum(axis=-1, keepdims=True)
-        self._ungroup(weights, fields)
+        fields[...] = weights.reshape(len(fields), -1)[:, ~self._padding.ravel()]
 
     def draw_independent(self, start, rng):
         out = np.empty(start.shape, dtype=self.dtype)
-        weights = self._grouped(np.asarray(start, dtype=np.float64))
-        if self._padded:
-            weights[:, self._padding] = 0
+        weights = self._grouped(np.asarray(start, dtype=np.float64), padding=0.0)
         return self._choose(weights, rng.random(weights.shape[:2]), out)
 
     def write_states(self, rows, rng, out):
         # each group one of K with the row's values as weights (uniform where all 0)
-        weights = self._grouped(np.clip(np.asarray(rows, dtype=np.float64), 0, None))
-        if self._padded:
-            weights[:, self._padding] = 0
-        weights[weights.sum(axis=-1) == 0] = 1.0
-        if self._padded:
-            weights[:, self._padding] = 0
+        weights = self._grouped(np.clip(np.asarray(rows, dtype=np.float64), 0, None), 0.0)
+        empty = (weights.sum(axis=-1) == 0)[..., None]
+        weights = np.where(empty & ~self._padding, 1.0, weights)
         self._choose(weights, rng.random(weights.shape[:2]), out)
 
 
