@@ -401,8 +401,7 @@ class BoltzmannBase(
                 degeneracy_check = self._degeneracy_check_class(self)
                 degenerate = degeneracy_check.when_due(state, monitor.rows,
                                                        n_epochs * X.shape[0], first_call)
-            view = self._model_view_of(state)
-            z_estimator = self._resolve_z_estimator(self.z_estimator, view)
+            z_estimator = self._fitted_z_estimator(state, first_call)
             attributes = self._fitted_attributes(state)
         except BaseException:
             if undo is not None:
@@ -423,6 +422,18 @@ class BoltzmannBase(
             estimator=self, X=X, y=y, reconstruction_attributes={}
         )
         return self
+
+    def _fitted_z_estimator(self, state, first_call):
+        """The ``z_estimator_`` a call publishes. A ``partial_fit`` with the same named
+        setting keeps the last one: its choice ("auto") follows from the structure,
+        which partial_fit keeps (and a view and a resolution cost a tenth of a call
+        on one small minibatch)."""
+        setting = self.z_estimator
+        if (not first_call and type(setting) is str
+                and setting == state.z_estimator_setting):
+            return self.z_estimator_
+        state.z_estimator_setting = setting if type(setting) is str else None
+        return self._resolve_z_estimator(setting, self._model_view_of(state))
 
     # -- what partial_fit continues ------------------------------------------------
     def _structure(self):

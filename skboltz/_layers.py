@@ -659,6 +659,9 @@ class BinaryUnits(Layer):
     unit_type = BINARY
     row_noise = "logistic"
     value_range = (0.0, 1.0)
+
+    def replace(self, **parameters):
+        return BinaryUnits(parameters.get("bias", self.bias))
     #: The means P(v = 1 | h): far better features of grey-level data (the RBM user
     #: guide).
     auto_negative_visible = "mean"

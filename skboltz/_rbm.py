@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import TRAINING_CONSTRAINTS
+from ._layers import BinaryUnits
 from ._energy import column_means, logit_of_rates, sigmoid_of_negated
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
@@ -443,9 +444,15 @@ class RBM(RestrictedBoltzmannBase):
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
     def _model_view_of(self, state):
-        if state is not None:
-            return AugmentedRBM(state.params).view()
-        return RBMView(self.components_, self.intercept_visible_, self.intercept_hidden_)
+        if state is None:
+            return RBMView(self.components_, self.intercept_visible_, self.intercept_hidden_)
+        # No training form (a call makes two of these views), but its corner: the
+        # published average keeps the constant units' coupling a form gives it, which
+        # the next call's comparison with the public attributes reads.
+        p = state.params
+        p[RBMLayout.constant] = AugmentedRBM.ALWAYS_ON
+        return RBMView.of_layers(p[RBMLayout.weights], BinaryUnits(p[RBMLayout.visible_bias]),
+                                 BinaryUnits(p[RBMLayout.hidden_bias]))
 
 
 class _Minibatches:

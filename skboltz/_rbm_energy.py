@@ -103,6 +103,12 @@ class AugmentedRBM(RestrictedTrainingForm):
     def __init__(self, params):
         super().__init__(params, _BINARY, _BINARY, RBMView, RBMLayout)
 
+    def view(self):
+        """The :class:`RBMView` of the current parameters (no copies)."""
+        p = self.params
+        return RBMView.of_layers(p[RBMLayout.weights], BinaryUnits(p[RBMLayout.visible_bias]),
+                                 BinaryUnits(p[RBMLayout.hidden_bias]))
+
     @classmethod
     def from_view(cls, view):
         """The training form of an :class:`RBMView`'s parameters (a new array)."""

@@ -526,16 +526,20 @@ class RestrictedView(ModelView):
     def _enumerates_visible(self):
         """Whether exact enumeration lists the visible states (else the hidden ones):
         the countable layer with fewer states, the visible one on a tie."""
-        if not self.hidden.discrete:
+        visible, hidden = self.visible, self.hidden
+        if not hidden.discrete:
             return True
-        if not self.visible.discrete:
+        if not visible.discrete:
             return False
-        return self.visible.log_n_states <= self.hidden.log_n_states
+        return visible.n_bits <= hidden.n_bits
 
     @property
     def n_enumerated_units(self):
         """Binary digits of the states exact enumeration lists (the smaller layer's)."""
-        return (self.visible if self._enumerates_visible() else self.hidden).n_bits
+        visible, hidden = self.visible, self.hidden
+        if visible.discrete and (not hidden.discrete or visible.n_bits <= hidden.n_bits):
+            return visible.n_bits
+        return hidden.n_bits
 
     def enumerate_log_weights(self, chunk_size):
         view = self.astype(np.float64)
@@ -687,7 +691,9 @@ class RestrictedTrainingForm:
         #: Whether ``statistics`` computes the extra rows (else they are left 0).
         self.learn_extra = True
         self._visible_kind, self._hidden_kind = visible, hidden
-        self.refresh()
+        #: The rows a hidden state (with its constant unit) multiplies into visible
+        #: fields.
+        self.visible_rows = params[layout.rbm] if layout.extra else params
 
     @classmethod
     def from_view(cls, view):
@@ -698,23 +704,38 @@ class RestrictedTrainingForm:
                              **extra)
         return cls(params, view.visible, view.hidden, type(view), layout)
 
-    def refresh(self):
-        """Bind the layers to the current parameters and recompute what derives from
-        them (call it after changing ``params`` in place through its extra rows)."""
+    # The layers are bound to the packed array's blocks on first use: a form is made
+    # for every partial_fit call and every view of the training state (a partial_fit
+    # on one minibatch made four), most of which never draw.
+    @functools.cached_property
+    def visible(self):
+        """The visible layer, bound to the packed array's blocks."""
         p, layout = self.params, self.layout
-        self.visible = self._visible_kind.replace(
+        return self._visible_kind.replace(
             bias=p[layout.visible_bias],
             **{name: p[getattr(layout, name)] for name in layout.extra})
-        self.hidden = self._hidden_kind.replace(bias=p[layout.hidden_bias])
-        #: The rows a hidden state (with its constant unit) multiplies into visible
-        #: fields, and those a visible state multiplies into hidden ones.
-        self.visible_rows = p[layout.rbm] if layout.extra else p
-        self.hidden_coupling = self.visible.seen_rows(self.visible_rows, self)
+
+    @functools.cached_property
+    def hidden(self):
+        """The hidden layer, bound to the packed array's blocks."""
+        return self._hidden_kind.replace(bias=self.params[self.layout.hidden_bias])
+
+    @functools.cached_property
+    def hidden_coupling(self):
+        """The rows a visible state (with its constant unit) multiplies into hidden
+        fields: ``visible_rows`` as the hidden units see the visible states."""
+        return self.visible.seen_rows(self.visible_rows, self)
+
+    def refresh(self):
+        """Recompute what derives from the parameters (call it after changing
+        ``params`` in place through its extra rows, e.g. a Gaussian layer's variances)."""
+        for name in ("visible", "hidden", "hidden_coupling"):
+            self.__dict__.pop(name, None)
 
     @property
     def auto_negative_visible(self):
         """What ``negative_visible="auto"`` of the sampling strategies means here."""
-        return self.visible.auto_negative_visible
+        return self._visible_kind.auto_negative_visible  # no binding needed
 
     def view(self):
         """The view of the current parameters (no copies)."""

@@ -202,6 +202,9 @@ class TrainingState:
     #: The fixed map of the input rows learnt at the first call (GaussianRBM's
     #: whitening), or None: the model sees ``input_transform.transform(X)``.
     input_transform: object = shared(default=None)
+    #: The named ``z_estimator`` setting the published ``z_estimator_`` was made from
+    #: (None: an object), which a partial_fit with the same setting keeps.
+    z_estimator_setting: str | None = shared(default=None)
     #: The structural parameters (``n_components``, ...) as the first call found them;
     #: a later ``partial_fit`` refuses to continue if they changed.
     structure: dict = shared(default_factory=dict)
