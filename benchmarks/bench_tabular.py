@@ -726,52 +726,75 @@ def run_classification(tables, n_splits):
 
 
 # -- the sweep of CategoricalRBM's parameters -----------------------------------------
+#: Each swept parameter's settings, one at a time around the defaults: (label,
+#: keyword arguments of CategoricalRBM).
 SWEEPS = {
-    "learning_rate": [{"learning_rate": r} for r in (0.01, 0.03, 0.1, 0.3)],
-    "n_components": [{"n_components": n} for n in (8, 16, 32, 64, 128)],
-    "n_iter": [{"n_iter": n} for n in (20, 50, 100, 200)],
-    "negative_visible": [{"learning": PCD(negative_visible=v)} for v in ("sample", "mean")],
-    "learning": [{"learning": "pcd"}, {"learning": "pt"}, {"learning": "cd"}],
-    "weight_decay": [{"weight_decay": d} for d in (0.0, 1e-4, 1e-3, 1e-2)],
-    "batch_size": [{"batch_size": b} for b in (10, 50)],
+    "learning_rate": [(f"learning_rate={r:g}", {"learning_rate": r})
+                      for r in (0.01, 0.03, 0.3)],
+    "n_components": [(f"n_components={n}", {"n_components": n}) for n in (8, 16, 32, 128)],
+    "n_iter": [(f"n_iter={n}", {"n_iter": n}) for n in (20, 100, 200)],
+    "negative_visible": [(f"negative_visible={v}", {"learning": PCD(negative_visible=v)})
+                         for v in ("sample", "mean")],
+    "learning": [("learning=pt", {"learning": "pt"}), ("learning=cd", {"learning": "cd"})],
+    "weight_decay": [(f"weight_decay={d:g}", {"weight_decay": d})
+                     for d in (0.0, 1e-4, 1e-2)],
+    "batch_size": [("batch_size=50", {"batch_size": 50})],
+    "n_chains": [("PCD(n_chains=100)", {"learning": PCD(n_chains=100)})],
+    "average_window": [(f"average_window={w}", {"average_window": w}) for w in (None, 1000)],
+    "early_stopping": [("n_iter=200, early stop", {
+        "n_iter": 200, "validation_fraction": 0.1, "n_iter_no_change": 10,
+        "monitor_likelihood": True})],
 }
 
 
-def describe(setting):
-    return ", ".join(f"{k}={v!r}" if not isinstance(v, (PCD, ParallelTempering))
-                     else f"{k}={v}" for k, v in setting.items()) or "defaults"
-
-
 def run_sweep(tables, n_splits, names, with_features):
-    settings, seen = [{}], {"defaults"}
-    for name in names:
-        for setting in SWEEPS[name]:
-            if describe(setting) not in seen and not is_default(setting):
-                seen.add(describe(setting))
-                settings.append(setting)
+    """Every setting of the swept parameters on every table; per table as it goes,
+    then the paired differences to the defaults side by side."""
+    settings = [("defaults", {})] + [s for name in names for s in SWEEPS[name]]
+    density, accuracy = {}, {}
     for table in tables:
+        features = with_features and table.target is not None
         print(f"sweep on {table.name}: held-out log-likelihood per row"
-              + (", and accuracy with the features (one-hot + RBM)"
-                 if with_features and table.target else ""))
-        for setting in settings:
+              + (", accuracy of one-hot + RBM features" if features else ""))
+        for label, setting in settings:
             fitted = [fit_and_score_rbm(table, train, test, seed, **setting)
                       for seed, train, test in splits_of(table, n_splits)]
-            line = (f"  {describe(setting):<34} {pm([f.log_likelihood for f in fitted]):>17}"
+            density.setdefault(label, {})[table.name] = [f.log_likelihood for f in fitted]
+            line = (f"  {label:<26} {pm(density[label][table.name]):>17}"
                     f"  log Z se {max(f.log_z_std_error for f in fitted):.3f}"
                     f"  {np.mean([f.seconds for f in fitted]):5.1f} s")
-            if with_features and table.target:
-                accuracies = [classification_accuracies(table, train, test, seed, **setting)
-                              for seed, train, test in splits_of(table, n_splits)]
-                line += "  acc " + pm([a["one-hot + RBM features"] for a in accuracies])
+            if features:
+                accuracy.setdefault(label, {})[table.name] = [
+                    classification_accuracies(table, train, test, seed, **setting)[
+                        "one-hot + RBM features"]
+                    for seed, train, test in splits_of(table, n_splits)]
+                line += "  acc " + pm(accuracy[label][table.name])
             notes = sorted({w for f in fitted for w in f.warnings})
             print(line + (f"  warnings: {', '.join(notes)}" if notes else ""), flush=True)
         print()
+    print_versus_defaults("held-out log-likelihood per row, minus the defaults' (paired "
+                          "over splits)", density, digits=3)
+    if accuracy:
+        print_versus_defaults("accuracy of one-hot + RBM features, minus the defaults'",
+                              accuracy, digits=4)
 
 
-def is_default(setting):
-    defaults = CategoricalRBM().get_params()
-    return all(not isinstance(v, (PCD, ParallelTempering)) and defaults.get(k) == v
-               for k, v in setting.items())
+def print_versus_defaults(title, results, digits):
+    """A settings x tables matrix of mean paired differences to the defaults."""
+    names = list(results["defaults"])
+    print(f"Sweep summary: {title}")
+    print(f"  {'setting':<26}" + "".join(f"{n:>13}" for n in names) + f"{'mean':>9}"
+          + f"{'worst':>9}")
+    for label, per_table in results.items():
+        differences = [float(np.mean(np.subtract(per_table[n], results["defaults"][n])))
+                       for n in names]
+        values = ("".join(f"{d:>+13.{digits}f}" for d in differences) if label != "defaults"
+                  else "".join(f"{np.mean(per_table[n]):>13.{digits}f}" for n in names))
+        summary = ("" if label == "defaults" else
+                   f"{np.mean(differences):>+9.{digits}f}{min(differences):>+9.{digits}f}")
+        print(f"  {label:<26}{values}{summary}")
+    print(flush=True)
+
 
 
 # -- main ----------------------------------------------------------------------------
