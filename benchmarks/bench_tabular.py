@@ -407,13 +407,17 @@ def fit_latent_class(codes, n_categories, seed):
 
 
 # -- CategoricalRBM settings ---------------------------------------------------------
-#: Settings of (d), beside the defaults (c): keyword arguments of CategoricalRBM.
+#: Settings of (d), beside the defaults (c): keyword arguments of CategoricalRBM, or
+#: a rule giving them from the number of training rows. "recommended" (the settings
+#: the sweep recommends as defaults) is also imputed with.
 VARIANTS = {
-    "n_components=16": {"n_components": 16},
-    "learning_rate=0.03": {"learning_rate": 0.03},
-    "n_iter=200": {"n_iter": 200},
-    "learning=pt": {"learning": "pt"},
+    "PCD(n_chains=100)": {"learning": PCD(n_chains=100)},
+    "recommended": lambda n_rows: recommended(n_rows),
+    "recommended + early stop": lambda n_rows: recommended(n_rows, **EARLY_STOPPING),
 }
+#: The models whose conditional modes are imputation methods.
+IMPUTING_RBMS = {"CategoricalRBM defaults": "CategoricalRBM conditional",
+                 "  recommended": "  recommended conditional"}
 
 
 def categorical_rbm(table, seed, **settings):
@@ -580,27 +584,27 @@ def run_density_and_imputation(tables, n_splits, do_density, do_imputation):
                 latent, float(np.mean(latent.score_samples(test))),
                 time.perf_counter() - start))
             settings = {"CategoricalRBM defaults": {}}
-            if do_density:
-                settings.update({f"  {name}": v for name, v in VARIANTS.items()})
+            settings.update({f"  {name}": v for name, v in VARIANTS.items()
+                             if do_density or f"  {name}" in IMPUTING_RBMS})
             for name, setting in settings.items():
-                results.setdefault(name, []).append(
-                    fit_and_score_rbm(table, train, test, seed, **setting))
+                results.setdefault(name, []).append(fit_and_score_rbm(
+                    table, train, test, seed, **resolved(setting, len(train))))
             if table.true_log_likelihood is not None:
                 results.setdefault("truth (generating model)", []).append(Fitted(
                     None, float(np.mean(table.true_log_likelihood(test))), 0.0))
             if do_imputation:
                 masked, hidden = hide_entries(test, seed)
-                rbm = results["CategoricalRBM defaults"][-1].model
-                start = time.perf_counter()
-                rbm_codes, n_icm = rbm_conditional_modes(rbm, masked, table.n_categories)
-                rbm_seconds = time.perf_counter() - start
                 imputed = {
                     "most frequent": most_frequent_imputation(train, masked),
                     "KNN (one-hot, k=5)": knn_imputation(train, masked, table.n_categories),
                     "latent class posterior": latent_class_imputation(
                         latent, masked, table.n_categories),
-                    "CategoricalRBM conditional": rbm_codes,
                 }
+                start = time.perf_counter()
+                for model_name, method in IMPUTING_RBMS.items():
+                    imputed[method], n_icm = rbm_conditional_modes(
+                        results[model_name][-1].model, masked, table.n_categories)
+                rbm_seconds = (time.perf_counter() - start) / len(IMPUTING_RBMS)
                 for name, codes in imputed.items():
                     accuracy.setdefault(name, []).append(
                         float(np.mean(codes[hidden] == test[hidden])))
@@ -641,34 +645,35 @@ def print_imputation(table, accuracy):
     for name, values in accuracy.items():
         if not name.startswith("_"):
             print(f"  {name:<28} {pm(values):>17}")
-    print(f"  (RBM conditional modes: {np.mean(accuracy['_seconds']):.1f} s per split; "
+    print(f"  (RBM conditional modes: {np.mean(accuracy['_seconds']):.1f} s per model and "
+          "split; "
           f"{np.mean(accuracy['_icm']):.1f} rows per split by iterated conditional modes)",
           flush=True)
     print()
 
 
-def density_goal(density_rows):
+def density_goal(density_rows, model="CategoricalRBM defaults"):
     met = []
     for name, results in density_rows.items():
         anchors = np.maximum([f.log_likelihood for f in results["independent"]],
                              [f.log_likelihood for f in results["latent class"]])
-        rbm = np.array([f.log_likelihood for f in results["CategoricalRBM defaults"]])
+        rbm = np.array([f.log_likelihood for f in results[model]])
         met.append((name, float(np.mean(rbm - anchors))))
     n_met = sum(difference > 0 for _, difference in met)
-    print(f"Goal (density): CategoricalRBM at defaults above both anchors on every "
-          f"table: {'MET' if n_met == len(met) else 'MISSED'} ({n_met} of {len(met)}; "
+    print(f"Goal (density): {model.strip()} above both anchors on every table: "
+          f"{'MET' if n_met == len(met) else 'MISSED'} ({n_met} of {len(met)}; "
           + ", ".join(f"{name} {difference:+.3f}" for name, difference in met) + ")")
 
 
-def imputation_goal(imputation_rows):
+def imputation_goal(imputation_rows, method="CategoricalRBM conditional"):
     met = []
     for name, accuracy in imputation_rows.items():
         others = max(np.mean(accuracy[m]) for m in
                      ("most frequent", "KNN (one-hot, k=5)", "latent class posterior"))
-        met.append((name, np.mean(accuracy["CategoricalRBM conditional"]) - others))
+        met.append((name, np.mean(accuracy[method]) - others))
     n_met = sum(difference > 0 for _, difference in met)
-    print(f"Goal (imputation, RBM conditional mode standing in for RBMImputer): above all "
-          f"three on every table: {'MET' if n_met == len(met) else 'MISSED'} "
+    print(f"Goal (imputation; {method.strip()} mode standing in for RBMImputer): above "
+          f"all three on every table: {'MET' if n_met == len(met) else 'MISSED'} "
           f"({n_met} of {len(met)}; "
           + ", ".join(f"{name} {difference:+.3f}" for name, difference in met) + ")")
 
@@ -808,7 +813,7 @@ def run_sweep(tables, n_splits, names, with_features):
                                         **resolved(setting, len(train)))
                       for seed, train, test in splits_of(table, n_splits)]
             density.setdefault(label, {})[table.name] = [f.log_likelihood for f in fitted]
-            line = (f"  {label:<26} {pm(density[label][table.name]):>17}"
+            line = (f"  {label:<30} {pm(density[label][table.name]):>17}"
                     f"  log Z se {max(f.log_z_std_error for f in fitted):.3f}"
                     f"  {np.mean([f.seconds for f in fitted]):5.1f} s")
             if features:
@@ -838,7 +843,7 @@ def print_versus_defaults(title, results, digits):
     """A settings x tables matrix of mean paired differences to the defaults."""
     names = list(results["defaults"])
     print(f"Sweep summary: {title}")
-    print(f"  {'setting':<26}" + "".join(f"{n:>13}" for n in names) + f"{'mean':>9}"
+    print(f"  {'setting':<30}" + "".join(f"{n:>13}" for n in names) + f"{'mean':>9}"
           + f"{'worst':>9}")
     for label, per_table in results.items():
         differences = [float(np.mean(np.subtract(per_table[n], results["defaults"][n])))
@@ -847,7 +852,7 @@ def print_versus_defaults(title, results, digits):
                   else "".join(f"{np.mean(per_table[n]):>13.{digits}f}" for n in names))
         summary = ("" if label == "defaults" else
                    f"{np.mean(differences):>+9.{digits}f}{min(differences):>+9.{digits}f}")
-        print(f"  {label:<26}{values}{summary}")
+        print(f"  {label:<30}{values}{summary}")
     print(flush=True)
 
 
@@ -884,9 +889,11 @@ def main():
             density_rows, imputation_rows = run_density_and_imputation(
                 tables, args.splits, do_density, do_imputation)
             if do_density:
-                density_goal(density_rows)
+                for model in ("CategoricalRBM defaults", "  recommended"):
+                    density_goal(density_rows, model)
             if do_imputation:
-                imputation_goal(imputation_rows)
+                for method in IMPUTING_RBMS.values():
+                    imputation_goal(imputation_rows, method)
     # TODO(tables): TabularRBM on mixed tables (penguins with its numeric columns and
     # missing entries, chile and anes96 with age and income as numbers): log density of
     # the mixed rows against a Gaussian x categorical mixture; and fitting on incomplete
