@@ -1,4 +1,4 @@
-"""Categorical tables: held-out log-likelihood, imputation and features of CategoricalRBM.
+r"""Categorical tables: held-out log-likelihood, imputation and features of CategoricalRBM.
 
 The benchmark of the issue "Tables" (``benchmarks/bench_tabular.py`` in its Targets),
 for what exists today: :class:`~skboltz.CategoricalRBM` on tables of categorical
@@ -47,10 +47,13 @@ density
     smoothed counts (the pseudo-count chosen on a validation fifth of the training
     rows), (b) a latent class model (mixture of independent categoricals by EM, the
     number of classes and the pseudo-count chosen on the validation fifth, several
-    restarts), (c) CategoricalRBM at its defaults, (d) CategoricalRBM at a few other
-    settings. "vs anchors" is the paired difference to the better anchor on each
-    split; "log Z se" the largest AIS standard error over the splits (0: exact).
-    Goal: CategoricalRBM at defaults above both anchors on every table.
+    restarts), (c) CategoricalRBM at its defaults, (d) CategoricalRBM at the settings
+    the sweep recommends as defaults ("recommended": ``PCD(n_chains=100)`` and an
+    averaging window of a fifth of the fit's updates) and two
+    neighbours (``VARIANTS``). "vs anchors" is the paired difference to the better anchor on each
+    split; "log Z se" the largest AIS standard error over the splits (0: exact log
+    Z); "seconds" the fit and the log Z. Goal: CategoricalRBM at defaults above both
+    anchors on every table.
 classification
     LogisticRegression on the one-hot columns, against one-hot plus the hidden
     features (``transform``) of a CategoricalRBM at defaults fitted on the training
@@ -61,19 +64,27 @@ imputation
     the latent class model's posterior mode, and CategoricalRBM's conditional mode of
     each hidden entry (every completion of the row's hidden entries scored with
     ``score_samples``, the entry's probabilities summed over the others; a row with
-    more than 2**15 completions takes iterated conditional modes instead). The
-    models are fitted on the complete training rows. Goal: RBMImputer above all
-    three (the RBM column stands in for it until it exists).
-sweep (``--sweep``, slow)
-    CategoricalRBM's parameters one at a time around the defaults on every table:
-    held-out log-likelihood (and, on tables with a target, the accuracy with its
-    features).
+    more than 2**15 completions takes iterated conditional modes instead), at the
+    defaults and at the recommended settings. The models are fitted on the complete
+    training rows (the same fits as the density part). Goal: RBMImputer above all
+    three (the RBM rows stand in for it until it exists).
+sweep (``--sweep NAME ...``, slow; instead of the parts)
+    CategoricalRBM's settings against its defaults on the same splits: held-out
+    log-likelihood (with ``--sweep-features``, on tables with a target, also the
+    accuracy of one-hot + RBM features), per table as it goes, then a settings x
+    tables matrix of paired differences to the defaults. ``SWEEPS`` names the
+    groups: one parameter at a time (learning_rate, n_components, n_iter,
+    negative_visible, learning, weight_decay, batch_size, n_chains, average_window,
+    early_stopping), then "combinations" (what gained alone, together) and "reach"
+    (whether any setting reaches the anchors where the recommended one misses).
 
 Run::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_tabular.py            # ~10 min
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_tabular.py --only density --splits 5
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_tabular.py --sweep all  # hours
+    # the sweep: groups of SWEEPS by name, or all of them (about 1.5 h on 2 cores)
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_tabular.py --tables all \
+        --sweep combinations --sweep-features
 """
 
 import argparse
@@ -411,9 +422,9 @@ def fit_latent_class(codes, n_categories, seed):
 #: a rule giving them from the number of training rows. "recommended" (the settings
 #: the sweep recommends as defaults) is also imputed with.
 VARIANTS = {
+    "learning=pt": {"learning": "pt"},
     "PCD(n_chains=100)": {"learning": PCD(n_chains=100)},
     "recommended": lambda n_rows: recommended(n_rows),
-    "recommended + early stop": lambda n_rows: recommended(n_rows, **EARLY_STOPPING),
 }
 #: The models whose conditional modes are imputation methods.
 IMPUTING_RBMS = {"CategoricalRBM defaults": "CategoricalRBM conditional",
