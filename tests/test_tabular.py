@@ -5,6 +5,7 @@ samplers' margins, pandas input, the contract and bad input."""
 
 import copy
 import itertools
+import pickle
 import re
 
 import numpy as np
@@ -33,7 +34,7 @@ from skboltz.views import (
 from _oracles import all_states, sampling_total_variation
 
 
-# -- an independent oracle: every hidden state, Gaussian integrals in closed form ------------
+# -- an independent oracle: every hidden state, Gaussian integrals in closed form ------
 def one_hot_rows(codes, sizes):
     return np.hstack([np.eye(k)[np.asarray(codes)[:, i].astype(int)]
                       for i, k in enumerate(sizes)]) if sizes else np.zeros((len(codes), 0))
@@ -109,7 +110,7 @@ def fitted_parameters(model):
             model.variance_, tuple(int(k) for k in model.n_categories_))
 
 
-# -- the generic support: layer groups with extra parameters -----------------------------------
+# -- the generic support: layer groups with extra parameters ---------------------------
 def test_groups_hand_a_gaussian_groups_parameters_to_it():
     gaussian = GaussianUnits(np.zeros(2), log_variance=np.zeros(2))
     groups = LayerGroups([gaussian, SoftmaxUnits(np.zeros(5), (2, 3))])
@@ -201,7 +202,7 @@ def test_the_training_forms_statistics_are_the_exact_gradient():
         assert_allclose(gradient[block], own_scale[block], atol=1e-7)
 
 
-# -- the view against brute force ----------------------------------------------------------------
+# -- the view against brute force ------------------------------------------------------
 @pytest.mark.parametrize("n_numeric, sizes", [(2, (3, 2)), (1, ()), (0, (3, 2))])
 def test_free_energy_and_log_z_match_brute_force(n_numeric, sizes):
     weights, bias, hidden_bias, variance = random_tabular(n_numeric, sizes, 4, 0.8, 3)
@@ -263,7 +264,7 @@ def test_the_sampler_matches_the_exact_margins():
     assert 0.5 * np.abs(observed - joint).sum() < mean + 6 * std
 
 
-# -- the estimator ------------------------------------------------------------------------------------
+# -- the estimator ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def fitted():
     table = mixed_table()
@@ -413,9 +414,11 @@ def test_pandas_columns_names_and_output():
     assert list(model.is_categorical_) == [False, True, False, True, True, False]
     assert list(model.categories_[2]) == [False, True]
     # by names, indices and a mask alike: the integer column as codes
-    by_name = clone(model).set_params(categorical_features=["colour", "shape", "flag", "code"])
+    by_name = clone(model).set_params(
+        categorical_features=["colour", "shape", "flag", "code"])
     by_index = clone(model).set_params(categorical_features=[1, 3, 4, 5])
-    by_mask = clone(model).set_params(categorical_features=[0, 1, 0, 1, 1, 1] == np.ones(6))
+    by_mask = clone(model).set_params(
+        categorical_features=np.array([0, 1, 0, 1, 1, 1], dtype=bool))
     for other in (by_name, by_index, by_mask):
         other.fit(table)
         assert list(other.is_categorical_) == [False, True, False, True, True, True]
@@ -438,8 +441,9 @@ def test_grid_search_selects_by_its_own_score():
 
 
 def test_float32_is_kept():
-    X = np.column_stack([np.random.default_rng(6).normal(size=(60, 2)),
-                         np.random.default_rng(7).integers(0, 3, size=60)]).astype(np.float32)
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.normal(size=(60, 2)),
+                         rng.integers(0, 3, size=60)]).astype(np.float32)
     model = TabularRBM(n_components=3, categorical_features=[2], n_iter=2,
                        random_state=0).fit(X)
     assert model.components_.dtype == np.float32 and model.variance_.dtype == np.float32
@@ -448,7 +452,7 @@ def test_float32_is_kept():
     assert model.reconstruct(X).dtype == np.float32
 
 
-# -- bad input ------------------------------------------------------------------------------------
+# -- bad input -------------------------------------------------------------------------
 def test_unknown_categories_are_refused_and_the_model_kept(fitted):
     table, model = fitted
     before = model.components_.copy()
@@ -511,3 +515,26 @@ def test_a_collapsing_variance_stops_training_with_a_clear_error(fitted):
     with pytest.raises(TrainingDivergedError, match="variance of the numeric column.*'size' "
                                                     "collapsed.*declare a column"):
         model._check_numeric_units(state, table)
+
+
+def test_pickle_round_trip_then_partial_fit_continues_identically(fitted):
+    table, model = fitted
+    model = clone(model).set_params(n_iter=2).fit(table)
+    restored = pickle.loads(pickle.dumps(model))
+    assert_allclose(restored.score_samples(table), model.score_samples(table), rtol=0)
+    model.partial_fit(table[:50])
+    restored.partial_fit(table[:50])
+    for name in ("components_", "intercept_visible_", "intercept_hidden_", "variance_"):
+        assert_allclose(getattr(restored, name), getattr(model, name), rtol=0, atol=0)
+
+
+def test_a_failed_refit_keeps_the_columns_of_the_kept_model(fitted):
+    table, model = fitted
+    model = clone(model).set_params(n_iter=1).fit(table)
+    other = pd.DataFrame({"kind": pd.Categorical(["x", "y"] * 10), "level": 1.0})
+    with pytest.raises(ValueError, match="constant numeric column"):
+        model.fit(other)
+    assert list(model.is_categorical_) == [False, True, False, True]
+    assert [len(c) for c in model.categories_] == [3, 2]
+    assert list(model.feature_names_in_) == list(table.columns)
+    assert model.transform(table).shape == (len(table), 6)
