@@ -625,7 +625,8 @@ class Layer:
         Parameters
         ----------
         name : str
-            One of ``extra_parameters``.
+            The parameter's name, among ``extra_parameters`` (a Gaussian group's
+            "log_variance").
 
         Returns
         -------
