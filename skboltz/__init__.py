@@ -15,6 +15,7 @@ from ._gaussian_rbm import GaussianRBM
 from ._outliers import LikelihoodOutlierDetector
 from ._rbm import RBM
 from ._rbm_classifier import RBMClassifier
+from ._tabular_rbm import TabularRBM
 
 __version__ = "0.1.0.dev0"
 
@@ -29,6 +30,7 @@ __all__ = [
     "CategoricalRBM",
     "GaussianRBM",
     "LikelihoodOutlierDetector",
+    "TabularRBM",
     "datasets",
     "exceptions",
     "learning",

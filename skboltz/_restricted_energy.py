@@ -594,6 +594,10 @@ class RestrictedLayout:
     extra : tuple of str, default=()
         Names of the visible layer's extra parameters (each an attribute naming its
         row, e.g. ``layout.log_variance``).
+    columns : dict or None, default=None
+        For an extra parameter of some of the visible units only (a Gaussian group
+        among the groups of a mixed table): its name -> the slice of visible columns
+        it spans (the rest of its row is unused, 0). By default every visible unit.
     """
 
     #: Of rows of states: the units, and the trailing constant unit.
@@ -611,12 +615,15 @@ class RestrictedLayout:
     rbm = np.s_[0:]
     visible_columns = np.s_[:, :-1]
 
-    def __init__(self, extra=()):
+    def __init__(self, extra=(), columns=None):
         n = len(extra)
         self.extra = tuple(extra)
+        columns = columns or {}
         for row, name in enumerate(self.extra):
-            setattr(self, name, np.s_[row, :-1])
-        #: The extra rows' last entries (0).
+            span = columns.get(name)
+            setattr(self, name, np.s_[row, :-1] if span is None else np.s_[row, span])
+        #: The extra rows' last entries (0; so are the entries outside an extra
+        #: parameter's ``columns``, which no update moves).
         self.unused = np.s_[:n, -1]
         #: The rows below the extra ones: an array in the layout without extras.
         self.rbm = np.s_[n:]
@@ -625,6 +632,13 @@ class RestrictedLayout:
         #: What a row of hidden states (with its constant unit) multiplies into
         #: visible inputs: W over b.
         self.visible_columns = np.s_[n:, :-1]
+
+    @classmethod
+    def of_layer(cls, visible):
+        """The layout of a restricted model over the visible layer ``visible``: a row
+        per extra parameter, spanning the columns the layer says it belongs to."""
+        extra = visible.extra_parameters
+        return cls(extra, {name: visible.extra_columns(name) for name in extra})
 
     def pack(self, weights, visible_bias, hidden_bias, dtype, **extra):
         """A new packed array holding the blocks (the constant coupling 0)."""
@@ -680,7 +694,7 @@ class RestrictedTrainingForm:
     ALWAYS_ON = 1e5
 
     def __init__(self, params, visible, hidden, view_class=RestrictedView, layout=None):
-        self.layout = layout = layout or RestrictedLayout(visible.extra_parameters)
+        self.layout = layout = layout or RestrictedLayout.of_layer(visible)
         params[layout.constant] = self.ALWAYS_ON
         if layout.extra:
             params[layout.unused] = 0
@@ -698,7 +712,7 @@ class RestrictedTrainingForm:
     @classmethod
     def from_view(cls, view):
         """The training form of a :class:`RestrictedView`'s parameters (a new array)."""
-        layout = RestrictedLayout(view.visible.extra_parameters)
+        layout = RestrictedLayout.of_layer(view.visible)
         extra = {name: view.visible.training_parameter(name) for name in layout.extra}
         params = layout.pack(view.weights, view.visible_bias, view.hidden_bias, view.dtype,
                              **extra)
