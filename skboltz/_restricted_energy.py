@@ -413,6 +413,32 @@ class RestrictedView(ModelView):
             return np.zeros(state.n_units)
         return np.asarray(state.base_bias_from_rates(data_rates), dtype=np.float64)
 
+    def draw_base_states(self, base_bias, n_rows, rng):
+        """Draw states of the independent base model (the state units' layer with
+        biases ``base_bias``).
+
+        An optional member of the view protocol: samplers of log Z that start from the
+        base model use it when present (otherwise independent binary units).
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_state_units,)
+            Biases of the base model.
+        n_rows : int
+            Number of states.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        S : ndarray of shape (n_rows, n_state_units)
+            The states.
+        """
+        state = self.visible if self._state_is_visible else self.hidden
+        base = state.replace(bias=np.asarray(base_bias, dtype=np.float64))
+        means = base.mean(np.zeros((1, base.n_units)))
+        return base.draw_independent(np.broadcast_to(means, (n_rows, base.n_units)), rng)
+
     def base_log_partition(self, base_bias):
         base_visible, base_hidden = self._split_base(base_bias)
         visible = self.visible
