@@ -414,10 +414,9 @@ class RestrictedView(ModelView):
         return np.asarray(state.base_bias_from_rates(data_rates), dtype=np.float64)
 
     def draw_base_states(self, base_bias, n_rows, rng):
-        """Draw states of the independent base model (the state units' layer with
-        biases ``base_bias``).
+        """Draw states of the independent base model of the state units.
 
-        An optional member of the view protocol: samplers of log Z that start from the
+        The state units' layer with biases ``base_bias``. An optional member of the view protocol: samplers of log Z that start from the
         base model use it when present (otherwise independent binary units).
 
         Parameters
