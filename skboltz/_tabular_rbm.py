@@ -236,9 +236,10 @@ class TabularRBM(LayeredRBM):
         Momentum of the updates, in moving-average form (see :class:`RBM`).
     weight_decay : float, default=1e-4
         L2 penalty on the weights (not the biases or variances).
-    average_window : int or None, default=100
-        Iterate averaging over about this many updates (see :class:`RBM`); None
-        publishes the last update's parameters.
+    average_window : int, "auto" or None, default=100
+        Iterate averaging over about this many updates (see :class:`RBM`); "auto":
+        a fifth of the updates of a fit, at least 100 (see :class:`CategoricalRBM`);
+        None publishes the last update's parameters.
     {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
@@ -272,6 +273,8 @@ class TabularRBM(LayeredRBM):
         The number of categories of each categorical column.
     learning_rate_ : float
         The learning rate used.
+    average_window_ : int or None
+        The averaging window used (``average_window="auto"`` resolved).
     learning_ : LearningStrategy
         The negative-phase strategy used.
     z_estimator_ : ZEstimator
@@ -335,7 +338,8 @@ class TabularRBM(LayeredRBM):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
         **strategy_constraints(TabularRBMView),
-        "average_window": [Interval(Integral, 1, None, closed="left"), None],
+        "average_window": [Interval(Integral, 1, None, closed="left"),
+                           StrOptions({"auto"}), None],
         **TRAINING_CONSTRAINTS,
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         **MONITORING_CONSTRAINTS,
