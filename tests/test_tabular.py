@@ -442,6 +442,12 @@ def test_grid_search_selects_by_its_own_score():
     assert np.isfinite(search.best_score_)
 
 
+@pytest.mark.parametrize("n_rows, n_iter, window", [(600, 20, 20 * 60 // 5), (60, 20, 100)])
+def test_the_default_window_is_a_fifth_of_the_fits_updates(n_rows, n_iter, window):
+    model = TabularRBM(n_components=2, n_iter=n_iter, random_state=0)
+    assert model.fit(mixed_table(n_rows)).average_window_ == window
+
+
 def test_float32_is_kept():
     rng = np.random.default_rng(6)
     X = np.column_stack([rng.normal(size=(60, 2)),

@@ -1,7 +1,7 @@
 """
-===============================================================
+================================================================
 Categorical columns: softmax groups against one-hot binary units
-===============================================================
+================================================================
 
 A table of categorical columns (survey answers, say) can go through
 :class:`~sklearn.preprocessing.OneHotEncoder` into an :class:`~skboltz.RBM`: each
