@@ -50,9 +50,10 @@ density
     restarts), (c) CategoricalRBM at its defaults (100 persistent chains, an averaging
     window of a fifth of the fit's updates: what the sweep below recommended), (d)
     CategoricalRBM with parallel tempering and at its previous defaults
-    (``batch_size`` chains, a window of 100 updates; ``VARIANTS``). "vs anchors" is the paired difference to the better anchor on each
-    split; "log Z se" the largest AIS standard error over the splits (0: exact log
-    Z); "seconds" the fit and the log Z. Goal: CategoricalRBM at defaults above both
+    (``batch_size`` chains, a window of 100 updates; ``VARIANTS``). "vs anchors" is
+    the paired difference to the better anchor on each split; "log Z se" the largest
+    AIS standard error over the splits (0: exact log Z); "seconds" the fit and the
+    log Z. Goal: CategoricalRBM at defaults above both
     anchors on every table.
 classification
     LogisticRegression on the one-hot columns, against one-hot plus the hidden
