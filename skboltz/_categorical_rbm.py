@@ -48,7 +48,12 @@ class CategoricalRBMView(RestrictedView):
 def one_hot(codes, n_categories):
     """One-hot rows of the integer-valued ``codes`` (a group of ``n_categories[i]``
     columns per column i), in the dtype of ``codes``; a code beyond its column's
-    categories is refused."""
+    categories is refused. A missing code (NaN) leaves its whole group NaN."""
+    missing = np.isnan(codes)
+    if missing.any():
+        rows = one_hot(np.where(missing, 0, codes), n_categories)
+        rows[np.repeat(missing, n_categories, axis=1)] = np.nan
+        return rows
     unknown = codes >= n_categories
     if unknown.any():
         row, column = np.argwhere(unknown)[0]
@@ -255,9 +260,12 @@ class CategoricalRBM(LayeredRBM):
     def _check_rows(self, X, *, reset):
         # The rows of codes, checked, as one-hot rows (the model's visible units); the
         # first call records the number of categories of each column.
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
-        check_non_negative(X, type(self).__name__)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset,
+                          ensure_all_finite="allow-nan")
+        if (X < 0).any():  # NaN (a missing code) compares False
+            check_non_negative(np.where(X < 0, X, 0), type(self).__name__)
         fractional = X != np.floor(X)
+        fractional &= ~np.isnan(X)
         if fractional.any():
             row, column = np.argwhere(fractional)[0]
             raise ValueError(
@@ -271,7 +279,7 @@ class CategoricalRBM(LayeredRBM):
 
     def _categories_of(self, X):
         """The number of categories of each column of the first call's codes."""
-        n_categories = X.max(axis=0, initial=0).astype(np.intp) + 1
+        n_categories = np.fmax.reduce(X, axis=0, initial=0).astype(np.intp) + 1
         if self.min_categories is None:
             return n_categories
         least = np.asarray(self.min_categories)

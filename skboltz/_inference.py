@@ -45,6 +45,14 @@ class InferenceMixin(TransformerMixin):
         """F(v) of each row (dense or sparse) under ``view``, in float64."""
         return view.astype(np.float64).free_energy(rows.astype(np.float64))
 
+    def _hidden_marginals_of(self, view, X):
+        """P(h = 1 | v) of the validated rows ``X`` under ``view`` (``transform``)."""
+        return view.hidden_marginals(X)
+
+    def _check_complete(self, X, method):
+        """Refuse rows with missing entries in a method that needs complete ones (a
+        no-op where validation already refuses NaN)."""
+
     @reads_one_publication
     def transform(self, X):
         """Hidden-unit marginals P(h_j = 1 | v) of each row.
@@ -67,7 +75,7 @@ class InferenceMixin(TransformerMixin):
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
         view = self._inference_view(X.dtype)
-        return view.hidden_marginals(X).astype(X.dtype, copy=False)
+        return self._hidden_marginals_of(view, X).astype(X.dtype, copy=False)
 
     @reads_one_publication
     def reconstruct(self, X):
@@ -89,6 +97,7 @@ class InferenceMixin(TransformerMixin):
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
+        self._check_complete(X, "reconstruct")
         view = self._inference_view(X.dtype)
         return self._visible_out(view.reconstruct(X).astype(X.dtype, copy=False))
 
@@ -111,6 +120,7 @@ class InferenceMixin(TransformerMixin):
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
+        self._check_complete(X, "free_energy")
         return self._free_energy_of(self._model_view(), X)
 
     @reads_one_publication
@@ -131,6 +141,7 @@ class InferenceMixin(TransformerMixin):
         """
         check_is_fitted(self, "_training_state")
         v = as_dense(self._validate_X(v, reset=False))
+        self._check_complete(v, "gibbs")
         rng = self._gibbs_generator(random_state)
         view = self._model_view().astype(v.dtype)
         return self._visible_out(view.visible_gibbs_step(v, rng))

@@ -254,6 +254,7 @@ class RBM(RestrictedBoltzmannBase):
     _layout = RBMLayout
     _training_form = AugmentedRBM
     _structural_parameters = ("n_components",)
+    _accepts_missing = True
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -320,6 +321,7 @@ class RBM(RestrictedBoltzmannBase):
                            + 4 * rows * n_hidden)
 
     def _new_training_state(self, X, y, learning, rng):
+        X = self._with_missing_filled(X)  # missing values at their columns' means
         dtype = X.dtype
         # float64 sums for either dtype, so float32 and float64 fits start alike
         data_rates = column_means(X)
@@ -363,8 +365,9 @@ class RBM(RestrictedBoltzmannBase):
 
     def _train_minibatches(self, X, y, state, learning, model, rule, update):
         # The built-in samplers run the fused loop below; other strategies (exact,
-        # TAP, users' own) the base's plain loop, which computes the same update.
-        if model.sampler is None:
+        # TAP, users' own) and rows with missing entries the base's plain loop, which
+        # computes the same update.
+        if model.sampler is None or state.imputation is not None:
             super()._train_minibatches(X, y, state, learning, model, rule, update)
             return
         self._train_epoch_on_samples(X, state, model, rule, update)
