@@ -359,20 +359,22 @@ class IncompleteRows:
                 result["draw"][out] = draws
 
     # -- mean field, Gibbs chains and importance sampling --------------------------------
-    def mean_field(self, rows):
+    def mean_field(self, rows, tol=MEAN_FIELD_TOL):
         """The mean-field fixed point of the given rows with their observed units clamped.
 
         Alternating updates of the hidden magnetisations given the visible means and
         of the missing units' means given the hidden magnetisations: each layer's
         units are independent given the other's, so every half-sweep is the exact
         update of one block of the variational free energy, which never increases;
-        each row stops at its own fixed point (a change below MEAN_FIELD_TOL), from
-        the ``start`` means.
+        each row stops at its own fixed point (a change below ``tol``), from the
+        ``start`` means.
 
         Parameters
         ----------
         rows : ndarray of int
             The rows.
+        tol : float, default=MEAN_FIELD_TOL
+            The largest change of a mean at a row's fixed point.
 
         Returns
         -------
@@ -381,7 +383,7 @@ class IncompleteRows:
         visible : ndarray of shape (len(rows), n_visible)
             The observed values and the missing units' means.
         """
-        key = ("mean_field", rows.tobytes())
+        key = ("mean_field", rows.tobytes(), tol)
         if key in self._cache:
             return self._cache[key]
         view = self.view
@@ -401,7 +403,7 @@ class IncompleteRows:
             change = np.maximum(change, np.abs(fresh - magnetisations[active]).max(
                 axis=1, initial=0.0))
             magnetisations[active] = fresh
-            active = active[change > MEAN_FIELD_TOL]
+            active = active[change > tol]
         self._cache[key] = magnetisations, means
         return magnetisations, means
 

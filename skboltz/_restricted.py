@@ -32,6 +32,10 @@ from ._training import IterateAverage
 #: mean-field fixed point of its rows.
 IMPUTATION_STEPS = 1
 
+#: The completions start at the mean-field fixed point to this tolerance (a start:
+#: the Gibbs steps take them on).
+START_TOL = 1e-2
+
 
 class RestrictedEpoch(NamedTuple):
     """What a restricted estimator's updates work with in one epoch (the ``model`` of
@@ -60,22 +64,26 @@ class PersistentCompletions:
 class RestrictedMonitor(Monitor):
     """The monitor of a restricted model whose rows may have missing entries.
 
-    Rows with missing entries are reconstructed on their observed entries (the
-    reconstruction of the mean-field fixed point with them clamped); their free
+    Rows with missing entries are reconstructed on their observed entries (with the
+    missing ones at their columns' means); their free
     energies and log-likelihoods are those of the observed entries (the estimator's
     ``_free_energy_of``). The end-of-call checks see the rows with each missing value
     at its column's mean.
     """
 
+    def record(self, state, *, epoch_seconds=0.0):
+        self._fill = self.estimator._sampling_start_of(state)
+        return super().record(state, epoch_seconds=epoch_seconds)
+
     def reconstruction_error(self, view, rows):
         missing = self.estimator._missing_of(rows)
         if missing is None:
             return super().reconstruction_error(view, rows)
-        view = view.astype(np.float64)
-        incomplete = view.incomplete_rows(rows)
-        magnetisations = incomplete.mean_field(np.arange(rows.shape[0]))[0]
-        squared = np.square(view.visible_mean(magnetisations) - np.where(missing, 0, rows))
-        return float(np.sum(squared, where=~missing) / max(int((~missing).sum()), 1))
+        # the observed entries' reconstruction, the missing ones at their columns' means
+        filled = self.estimator._with_missing_filled(rows, self._fill)
+        squared = np.square(view.reconstruct(filled) - filled)
+        return float(np.sum(squared, where=~missing, dtype=np.float64)
+                     / max(int((~missing).sum()), 1))
 
     def rows_for_checks(self, state):
         fill = self.estimator._sampling_start_of(state)
@@ -275,7 +283,7 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         filled = np.array(X)
         view = self._model_view_of(state)
         filled[rows] = view.incomplete_rows(X[rows], self._sampling_start_of(state)).mean_field(
-            np.arange(rows.size))[1]
+            np.arange(rows.size), tol=START_TOL)[1]
         state.imputation = PersistentCompletions(filled, missing, incomplete)
         try:
             super()._train(X, y, state, learning, n_epochs, monitor, **kwargs)
