@@ -54,10 +54,24 @@ MEAN_FIELD_MAX_SWEEPS = 500
 
 #: Importance sampling of log p*(v_o) (a row): clamped Gibbs chains whose hidden
 #: posteriors, with the mean-field one, make the proposal (a mixture of independent
-#: hidden units), their burn-in, and the hidden states drawn from it.
-IS_CHAINS = 16
+#: hidden units), their burn-in, and the hidden states drawn from it. Measured on
+#: small models against exact values: with 32 chains 0.75 % of the estimates lay
+#: beyond 3 standard errors (2.3 % with 16).
+IS_CHAINS = 32
 IS_BURN_IN = 20
 IS_SAMPLES = 512
+
+#: The missing entries' means E[v_m | v_o] where no exact route serves a row: the
+#: average of E[v_m | h] over clamped Gibbs chains (Rao-Blackwellised), after a
+#: burn-in, over this many steps. Measured against exact means (digits, 12 hidden
+#: units): a mean absolute error of 0.003-0.006 where the mean-field fixed point's was
+#: 0.02-0.05.
+AVERAGE_CHAINS = 32
+AVERAGE_BURN_IN = 20
+AVERAGE_STEPS = 20
+
+#: Rows whose chains run together (bounds the temporary arrays of importance sampling).
+ROW_BLOCK = 16
 
 #: Block Gibbs steps of the clamped chains whose last states are the draws of rows no
 #: exact route serves (from the mean-field fixed point).
@@ -78,6 +92,45 @@ def row_seed(v, missing):
     return zlib.crc32(observed.tobytes() + np.packbits(missing).tobytes())
 
 
+class RowStreams:
+    """The random numbers of stacked chains, each row's from its own generator.
+
+    Stands for a numpy Generator (``random``, ``standard_normal``) in the layers'
+    ``sample``: a call for (n_rows * n_chains, ...) numbers draws each row's block of
+    ``n_chains`` from that row's generator, seeded by the row itself, so that a row's
+    chains never depend on the other rows.
+
+    Parameters
+    ----------
+    seeds : sequence
+        One seed per row (anything ``numpy.random.default_rng`` takes).
+    n_chains : int
+        Chains per row, stacked row after row.
+    """
+
+    def __init__(self, seeds, n_chains):
+        self.generators = [np.random.default_rng(seed) for seed in seeds]
+        self.n_chains = n_chains
+
+    def _draw(self, method, size, dtype):
+        size = tuple(np.atleast_1d(size))
+        block = (self.n_chains,) + size[1:]
+        return np.concatenate([getattr(generator, method)(block, dtype=dtype)
+                               for generator in self.generators])
+
+    def per_row(self, n_chains):
+        """The same generators, drawing blocks of ``n_chains`` rows."""
+        streams = object.__new__(RowStreams)
+        streams.generators, streams.n_chains = self.generators, n_chains
+        return streams
+
+    def random(self, size, dtype=np.float64):
+        return self._draw("random", size, dtype)
+
+    def standard_normal(self, size, dtype=np.float64):
+        return self._draw("standard_normal", size, dtype)
+
+
 def _log_mean_exp(values, axis=-1):
     top = np.max(values, axis=axis, keepdims=True)
     return (np.log(np.mean(np.exp(values - top), axis=axis)) + np.squeeze(top, axis))
@@ -96,8 +149,8 @@ class IncompleteRows:
     start : ndarray of shape (n_visible,) or None, default=None
         Means of the missing units where mean field and the chains start (the data's
         rates or means); None: the visible layer's means given no input.
-    max_cost : float, default=EXACT_ROW_COST
-        Per-row budget of the exact routes.
+    max_cost : float or None, default=None
+        Per-row budget of the exact routes (None: EXACT_ROW_COST).
 
     Attributes
     ----------
@@ -108,7 +161,7 @@ class IncompleteRows:
         hidden states, 2: exact by listing the completions of the missing entries.
     """
 
-    def __init__(self, view, V, start=None, max_cost=EXACT_ROW_COST):
+    def __init__(self, view, V, start=None, max_cost=None):
         view = view if view.dtype == np.float64 else view.astype(np.float64)
         visible = view.visible
         if not visible.handles_missing:
@@ -128,7 +181,7 @@ class IncompleteRows:
         if start is None:
             start = visible.mean(np.zeros((1, view.n_visible)))[0]
         self.start = np.asarray(start, dtype=np.float64)
-        self.routes = self._routes(max_cost)
+        self.routes = self._routes(EXACT_ROW_COST if max_cost is None else max_cost)
         self._cache = {}
 
     @property
@@ -194,17 +247,33 @@ class IncompleteRows:
             out[rows] = self.mean_field(rows)[0]
         return out
 
-    def visible_means(self):
+    def visible_means(self, seed=0):
         """E[v | v_o] of each row: the observed units' own values, and the missing
-        units' conditional means (category probabilities for softmax groups), exact
-        where a route serves the row, else those of the mean-field fixed point."""
+        units' conditional means (category probabilities for softmax groups).
+
+        Exact where a route serves the row; otherwise the average of E[v_m | h] over
+        clamped Gibbs chains from the mean-field fixed point (AVERAGE_CHAINS chains,
+        AVERAGE_BURN_IN steps, then AVERAGE_STEPS averaged), seeded per row from
+        ``seed`` and the row itself.
+
+        Parameters
+        ----------
+        seed : int, default=0
+            Seeds the chains (with each row's own values).
+
+        Returns
+        -------
+        V : ndarray of shape (n_rows, n_visible)
+            The rows with their missing units' conditional means.
+        """
         out = self.V.copy()
         exact = self._exact()
         out[self.exact] = np.where(self.missing[self.exact], exact["visible"],
                                    self.V[self.exact])
         rows = np.flatnonzero(~self.exact)
-        if rows.size:
-            out[rows] = self.mean_field(rows)[1]
+        for first in range(0, rows.size, ROW_BLOCK):
+            block = rows[first : first + ROW_BLOCK]
+            out[block] = self._chain_average(block, seed)
         return out
 
     def draw(self, rng, n_steps=DRAW_STEPS):
@@ -407,7 +476,7 @@ class IncompleteRows:
         self._cache[key] = magnetisations, means
         return magnetisations, means
 
-    def clamped_gibbs(self, rows, start, rng, n_steps):
+    def clamped_gibbs(self, rows, start, rng, n_steps, visit=None):
         """Block Gibbs chains of the given rows with their observed units clamped.
 
         Parameters
@@ -416,10 +485,13 @@ class IncompleteRows:
             The rows (one chain each; repeat a row for more chains).
         start : ndarray of shape (len(rows), n_visible)
             The chains' visible start (means are fine: the first step draws h).
-        rng : numpy.random.Generator
+        rng : numpy.random.Generator or RowStreams
             Source of randomness.
         n_steps : int
             Steps v -> h -> v.
+        visit : callable or None, default=None
+            Called with each step's hidden states (and the visible layer's input
+            they make).
 
         Returns
         -------
@@ -432,39 +504,75 @@ class IncompleteRows:
         states = np.where(missing, start, V)
         for _ in range(n_steps):
             H = hidden.sample(visible.seen_states(states) @ weights.T, rng)
-            states = np.where(missing, visible.sample(H @ weights, rng), V)
+            inputs = H @ weights
+            if visit is not None:
+                visit(H, inputs)
+            states = np.where(missing, visible.sample(inputs, rng), V)
         return states
+
+    def _row_chains(self, rows, seed, n_chains, n_steps, visit=None):
+        """``n_chains`` clamped chains per row, each row's seeded by ``seed`` and the
+        row itself, from its mean-field fixed point: their last states."""
+        stacked = np.repeat(rows, n_chains)
+        streams = RowStreams([(seed, row_seed(self.V[row], self.missing[row]))
+                              for row in rows], n_chains)
+        start = np.repeat(self.mean_field(rows)[1], n_chains, axis=0)
+        return self.clamped_gibbs(stacked, start, streams, n_steps, visit), streams
+
+    def _chain_average(self, rows, seed):
+        """The rows with their missing units at the average of E[v_m | h] over clamped
+        chains after their burn-in."""
+        visible = self.view.visible
+        total = np.zeros((rows.size * AVERAGE_CHAINS, self.view.n_visible))
+        counted = [0]
+
+        def visit(H, inputs):
+            counted[0] += 1
+            if counted[0] > AVERAGE_BURN_IN:
+                total[...] += visible.mean(inputs)
+
+        self._row_chains(rows, seed, AVERAGE_CHAINS, AVERAGE_BURN_IN + AVERAGE_STEPS, visit)
+        means = total.reshape(rows.size, AVERAGE_CHAINS, -1).mean(axis=1) / AVERAGE_STEPS
+        return np.where(self.missing[rows], means, self.V[rows])
 
     def _importance_sampling(self, rows, seed):
         """log p*(v_o) of the given rows by importance sampling, and standard errors."""
+        values, errors = np.empty(rows.size), np.empty(rows.size)
+        for first in range(0, rows.size, ROW_BLOCK):
+            block = slice(first, first + ROW_BLOCK)
+            values[block], errors[block] = self._importance_sampling_block(rows[block], seed)
+        return values, errors
+
+    def _importance_sampling_block(self, rows, seed):
         view = self.view
         visible, hidden, weights = view.visible, view.hidden, view.weights
-        fills = self.mean_field(rows)[1]
-        values, errors = np.empty(rows.size), np.empty(rows.size)
-        for i, row in enumerate(rows):
-            missing = self.missing[row]
-            rng = np.random.default_rng([seed, row_seed(self.V[row], missing)])
-            # the proposal: a mixture of independent hidden units, P(h | v) of each
-            # chain's final state and of the mean-field fixed point
-            chains = self.clamped_gibbs(np.full(IS_CHAINS, row),
-                                        np.tile(fills[i], (IS_CHAINS, 1)), rng, IS_BURN_IN)
-            fields = visible.seen_states(np.vstack([chains, fills[i]])) @ weights.T
-            fields += hidden.bias
-            log_on, log_off = -np.logaddexp(0, -fields), -np.logaddexp(0, fields)
-            n_components = fields.shape[0]
-            component = np.arange(IS_SAMPLES) % n_components
-            H = (rng.random((IS_SAMPLES, view.n_hidden))
-                 < np.exp(log_on[component])).astype(np.float64)
-            log_q = H @ log_on.T + (1 - H) @ log_off.T
-            log_proposal = _log_mean_exp(log_q, axis=1)
-            log_joint = (-hidden.energy(H) + H @ self.hidden_input[row] + self.own[row]
-                         + visible.entry_log_partitions(H @ weights)
-                         @ self.missing_entries[row].astype(np.float64))
-            log_w = log_joint - log_proposal
-            values[i] = _log_mean_exp(log_w)
-            relative = np.exp(log_w - log_w.max())
-            errors[i] = (relative.std(ddof=1) / (relative.mean() * np.sqrt(IS_SAMPLES)))
-        return values, errors
+        n_rows, n_hidden = rows.size, view.n_hidden
+        # The proposal of each row: a mixture of independent hidden units, P(h | v) of
+        # each chain's final state and of the mean-field fixed point.
+        chains, streams = self._row_chains(rows, seed, IS_CHAINS, IS_BURN_IN)
+        states = np.concatenate([chains.reshape(n_rows, IS_CHAINS, -1),
+                                 self.mean_field(rows)[1][:, None, :]], axis=1)
+        fields = visible.seen_states(states.reshape(-1, view.n_visible)) @ weights.T
+        fields = (fields + hidden.bias).reshape(n_rows, IS_CHAINS + 1, n_hidden)
+        log_on, log_off = -np.logaddexp(0, -fields), -np.logaddexp(0, fields)
+        # IS_SAMPLES hidden states per row, evenly from each component
+        component = np.arange(IS_SAMPLES) % (IS_CHAINS + 1)
+        uniform = streams.per_row(IS_SAMPLES).random((n_rows * IS_SAMPLES, n_hidden))
+        H = (uniform.reshape(n_rows, IS_SAMPLES, -1)
+             < np.exp(log_on[:, component])).astype(np.float64)
+        log_q = H @ log_on.transpose(0, 2, 1) + (1 - H) @ log_off.transpose(0, 2, 1)
+        log_proposal = _log_mean_exp(log_q, axis=2)
+        flat = H.reshape(-1, n_hidden)
+        absent = np.repeat(self.missing_entries[rows].astype(np.float64), IS_SAMPLES, axis=0)
+        log_joint = (-hidden.energy(flat)
+                     + np.einsum("rsj,rj->rs", H, self.hidden_input[rows]).ravel()
+                     + np.einsum("ne,ne->n", visible.entry_log_partitions(flat @ weights),
+                                 absent))
+        log_w = log_joint.reshape(n_rows, IS_SAMPLES) - log_proposal
+        log_w += self.own[rows][:, None]
+        relative = np.exp(log_w - log_w.max(axis=1, keepdims=True))
+        errors = relative.std(axis=1, ddof=1) / (relative.mean(axis=1) * np.sqrt(IS_SAMPLES))
+        return _log_mean_exp(log_w, axis=1), errors
 
 
 __all__ = ["EXACT_ROW_COST", "IncompleteRows", "missing_units", "row_seed"]

@@ -384,8 +384,9 @@ class RestrictedBoltzmannBase(BoltzmannBase):
     def _complete_rows(self, X, random_state=None):
         """Input rows with every missing entry filled from the model given the row's
         observed entries: each entry's conditional mean (a categorical column's most
-        probable category), or with ``random_state`` a draw of all the row's missing
-        entries together. What :class:`~skboltz.RBMImputer` fills in."""
+        probable category), or with ``random_state`` (a Generator) a draw of all the
+        row's missing entries together. What :class:`~skboltz.RBMImputer` fills in."""
+        check_is_fitted(self, "_training_state")
         V = self._validate_X(X, reset=False)
         missing = self._missing_of(V)
         if missing is None:
@@ -395,7 +396,7 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         incomplete = self._incomplete_rows(view, V[rows])
         filled = np.array(V)
         if random_state is None:
-            filled[rows] = incomplete.visible_means()
+            filled[rows] = incomplete.visible_means(self._training_state.log_z_seed)
         else:
             filled[rows] = incomplete.draw(random_state)
         return self._visible_out(filled)
