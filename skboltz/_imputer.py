@@ -4,7 +4,12 @@
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import FLOAT_DTYPES, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    FLOAT_DTYPES,
+    check_is_fitted,
+    check_non_negative,
+    validate_data,
+)
 
 from ._categorical_rbm import CategoricalRBM
 from ._gaussian_rbm import GaussianRBM
@@ -181,7 +186,10 @@ class RBMImputer(_BaseImputer):
             self, X, dtype=FLOAT_DTYPES, reset=reset, copy=True, force_writeable=True,
             ensure_all_finite="allow-nan" if is_scalar_nan(self.missing_values) else True,
         )
-        return X, _get_mask(X, self.missing_values)
+        mask = _get_mask(X, self.missing_values)
+        if self.__sklearn_tags__().input_tags.positive_only:  # a model of codes
+            check_non_negative(np.where(mask, 0, X), type(self).__name__)
+        return X, mask
 
     @_fit_context(prefer_skip_nested_validation=False)  # the estimator's parameters
     def fit(self, X, y=None):
@@ -279,6 +287,14 @@ class RBMImputer(_BaseImputer):
         else:
             X = X[:, self._valid_mask]
         return self._concatenate_indicator(X, X_indicator)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.estimator is not None:  # what the model takes, the imputer takes
+            inner = self.estimator.__sklearn_tags__().input_tags
+            tags.input_tags.positive_only = inner.positive_only
+            tags.input_tags.categorical = inner.categorical
+        return tags
 
     def get_feature_names_out(self, input_features=None):
         """Get the output feature names.

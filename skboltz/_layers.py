@@ -703,12 +703,13 @@ class Layer:
         Parameters
         ----------
         input : ndarray of shape (n_rows, n_units)
-            What the other layer sends through the weights (the bias excluded).
+            The other layer's input to each unit, through the weights (no bias).
 
         Returns
         -------
         log_partitions : ndarray of shape (n_rows, n_entries)
-            log sum_s exp(-energy(s) + s' . input) over each entry's states s.
+            The log-sums log sum_s exp(-energy(s) + s' . input), over each entry's
+            states s.
         """
         raise NotImplementedError
 

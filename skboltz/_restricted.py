@@ -71,11 +71,19 @@ class RestrictedMonitor(Monitor):
     at its column's mean.
     """
 
+    def select_rows(self, X, y, validation):
+        rows = super().select_rows(X, y, validation)
+        #: The missing units of each split's rows (None: complete), found once a call.
+        self.missing = {name: self.estimator._missing_of(part) for name, part in rows.splits()}
+        return rows
+
     def record(self, state, *, epoch_seconds=0.0):
         self._fill = self.estimator._sampling_start_of(state)
         return super().record(state, epoch_seconds=epoch_seconds)
 
     def reconstruction_error(self, view, rows):
+        if all(mask is None for mask in self.missing.values()):
+            return super().reconstruction_error(view, rows)
         missing = self.estimator._missing_of(rows)
         if missing is None:
             return super().reconstruction_error(view, rows)
@@ -86,8 +94,10 @@ class RestrictedMonitor(Monitor):
                      / max(int((~missing).sum()), 1))
 
     def rows_for_checks(self, state):
-        fill = self.estimator._sampling_start_of(state)
         rows = self.rows
+        if all(mask is None for mask in self.missing.values()):
+            return rows
+        fill = self.estimator._sampling_start_of(state)
         filled = {name: self.estimator._with_missing_filled(getattr(rows, name), fill)
                   for name in ("train", "valid") if getattr(rows, name) is not None}
         if all(filled[name] is getattr(rows, name) for name in filled):
@@ -272,7 +282,13 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         return self._with_missing_filled(X, self._sampling_start_of(self._training_state))
 
     def _train(self, X, y, state, learning, n_epochs, monitor, **kwargs):
-        missing = self._missing_of(X)
+        found = getattr(monitor, "missing", None)
+        if not self._takes_missing():
+            missing = None
+        elif found is not None and monitor.rows.train is X:  # the monitor's (few rows)
+            missing = found["train"]
+        else:
+            missing = self._missing_of(X)
         if missing is None:
             super()._train(X, y, state, learning, n_epochs, monitor, **kwargs)
             return
@@ -362,7 +378,12 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         missing = self._missing_of(X)
         if missing is None:
             return super()._log_weights_of(view, X)
-        return self._observed_log_weights(view, X, missing)
+        log_weight, errors = self._observed_log_weights(view, X, missing)
+        # nothing observed: probability 1, whatever the estimate of log Z
+        empty = missing.all(axis=1)
+        if empty.any():
+            log_weight[empty], errors[empty] = self._log_normalizer(), 0.0
+        return log_weight, errors
 
     def _hidden_marginals_of(self, view, X):
         missing = self._missing_of(X)

@@ -392,8 +392,9 @@ class RestrictedView(ModelView):
         Returns
         -------
         rows : skboltz._missing.IncompleteRows
-            log p*(v_o) (exact, or estimated with a standard error), P(h | v_o),
-            E[v | v_o] and draws of the missing entries (see :mod:`skboltz._missing`).
+            What the model says of them: log p*(v_o) (exact, or estimated with a
+            standard error), P(h | v_o), E[v | v_o] and draws of the missing entries
+            (see :mod:`skboltz._missing`).
         """
         return IncompleteRows(self, V, start)
 

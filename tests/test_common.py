@@ -18,6 +18,7 @@ from skboltz import (
     GaussianRBM,
     LikelihoodOutlierDetector,
     RBMClassifier,
+    RBMImputer,
 )
 from skboltz.learning import (
     CD,
@@ -97,6 +98,15 @@ ESTIMATORS = [
                    random_state=0),
     CategoricalRBM(n_components=3, z_estimator="ais", min_categories=4, n_iter=2,
                    random_state=0),
+    # The imputer: its default model (chosen by the columns), draws, the indicator,
+    # empty features kept, each model given, another placeholder.
+    RBMImputer(),
+    RBMImputer(sample_posterior=True, add_indicator=True, random_state=0),
+    RBMImputer(keep_empty_features=True, random_state=0),
+    RBMImputer(RBM(n_components=3, n_iter=3), random_state=0),
+    RBMImputer(GaussianRBM(n_components=3, n_iter=3), sample_posterior=True, random_state=0),
+    RBMImputer(CategoricalRBM(n_components=3, n_iter=3), random_state=0),
+    RBMImputer(missing_values=-1, random_state=0),
     # Deep Boltzmann machines: the defaults, one and three hidden layers, pretraining,
     # the bound and the per-row estimate, every layer's features, strategy objects.
     DBM(),
