@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_non_negative, validate_data
 from ._layered_rbm import LayeredRBM, layered_constraints
 from ._layers import BinaryUnits, SoftmaxUnits
 from ._monitoring import MONITORING_PARAMETERS_DOC
+from ._restricted import MISSING_ENTRIES_DOC
 from ._restricted_energy import RestrictedView
 from ._sklearn import Interval
 from ._strategies import document_strategy_options
@@ -186,6 +187,8 @@ class CategoricalRBM(LayeredRBM):
     "Restricted Boltzmann machines for collaborative filtering" (ICML 2007), one group
     per column.
 
+    {missing}
+
     Examples
     --------
     >>> import numpy as np
@@ -201,6 +204,8 @@ class CategoricalRBM(LayeredRBM):
     >>> log_p = rbm.score_samples([[0, 0, 1, 2], [0, 2, 1, 2]])  # exact, nats
     >>> bool(log_p[0] > log_p[1])  # the columns that agree are likelier
     True
+    >>> rbm.score_samples([[0, np.nan, 1, 2]])  # a missing code: summed out
+    array([...])
     """
 
     _view_class = CategoricalRBMView
@@ -249,8 +254,8 @@ class CategoricalRBM(LayeredRBM):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), CategoricalRBMView,
-        "pcd",
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), CategoricalRBMView, "pcd",
     )
 
     #: What validation records on the estimator (put back if a fit fails).

@@ -17,7 +17,7 @@ from ._gaussian_rbm_energy import (
     GaussianRBMView,
 )
 from ._monitoring import MONITOR_ROWS, MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
-from ._restricted import RestrictedBoltzmannBase
+from ._restricted import MISSING_ENTRIES_DOC, RestrictedBoltzmannBase
 from ._runtime import check_memory, warn_user
 from ._sklearn import Interval
 from ._strategies import document_strategy_options, strategy_constraints
@@ -394,6 +394,11 @@ class GaussianRBM(RestrictedBoltzmannBase):
     sklearn.decomposition.FactorAnalysis : A linear-Gaussian latent model.
     sklearn.mixture.GaussianMixture : A mixture with free component means.
 
+    Notes
+    -----
+    {missing} With ``whiten=True`` every method takes complete rows only (whitening
+    mixes every feature into every other).
+
     References
     ----------
     K. Cho, A. Ilin and T. Raiko, "Improved learning of Gaussian-Bernoulli restricted
@@ -490,7 +495,8 @@ class GaussianRBM(RestrictedBoltzmannBase):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), GaussianRBMView, "pt"
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), GaussianRBMView, "pt"
     )
 
     # -- validation and whitening ----------------------------------------------------

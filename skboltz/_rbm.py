@@ -11,7 +11,7 @@ from ._layers import BinaryUnits
 from ._energy import column_means, logit_of_rates, sigmoid_of_negated
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
-from ._restricted import RestrictedBoltzmannBase
+from ._restricted import MISSING_ENTRIES_DOC, RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
@@ -225,6 +225,8 @@ class RBM(RestrictedBoltzmannBase):
     velocity and the average stay in the data's dtype, and ``transform``, ``score_samples``,
     ``free_energy`` and the monitoring compute in it (or in float64) as before.
 
+    {missing}
+
     References
     ----------
     G. Hinton, "A Practical Guide to Training Restricted Boltzmann Machines", 2010.
@@ -247,6 +249,16 @@ class RBM(RestrictedBoltzmannBase):
     >>> rbm.transform(X).shape
     (1797, 16)
     >>> bool(rbm.score(X) < 0)  # mean exact log-likelihood in nats
+    True
+
+    Missing entries (NaN) are left out of the model, not filled in:
+
+    >>> import numpy as np
+    >>> X_missing = X.copy()
+    >>> X_missing[::5, 10:20] = np.nan
+    >>> rbm = RBM(n_components=16, n_iter=5, random_state=0).fit(X_missing)
+    >>> log_p = rbm.score_samples(X_missing[:1])  # log p(observed entries): exact here
+    >>> bool(log_p[0] > rbm.score_samples(X[:1])[0])  # fewer entries, more probable
     True
     """
 
@@ -304,7 +316,8 @@ class RBM(RestrictedBoltzmannBase):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), RBMView, "pcd"
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), RBMView, "pcd"
     )
 
     # -- training hooks ------------------------------------------------------------

@@ -204,6 +204,12 @@ class ScoringMixin:
         transform (``GaussianRBM(whiten=True)``) it is the density of the input rows,
         the log-Jacobian included.
 
+        A row with missing entries (NaN; RBM, GaussianRBM and CategoricalRBM) scores
+        log p(x_observed), the missing entries summed out: exactly where the hidden
+        states or the row's completions are few enough to list, otherwise by
+        importance sampling, whose standard error ``score_samples_std_error`` gives
+        (see the estimators' Notes).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
