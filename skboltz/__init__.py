@@ -16,6 +16,7 @@ from ._imputer import RBMImputer
 from ._outliers import LikelihoodOutlierDetector
 from ._rbm import RBM
 from ._rbm_classifier import RBMClassifier
+from ._tabular_rbm import TabularRBM
 
 __version__ = "0.1.0.dev0"
 
@@ -31,6 +32,7 @@ __all__ = [
     "CategoricalRBM",
     "GaussianRBM",
     "LikelihoodOutlierDetector",
+    "TabularRBM",
     "datasets",
     "exceptions",
     "learning",

@@ -128,6 +128,13 @@ class Whitening:
         return float(np.log(np.diag(self.factor).astype(np.float64)).sum())
 
 
+def hidden_rates(view, X):
+    """Mean P(h = 1 | v) over up to MONITOR_ROWS evenly spaced rows of X, float64: the
+    base model of log Z samplers that keep the hidden units."""
+    rows = np.linspace(0, X.shape[0] - 1, min(X.shape[0], MONITOR_ROWS)).astype(np.intp)
+    return view.astype(np.float64).hidden_probability(X[rows]).mean(axis=0)
+
+
 def feature_spread(X):
     """Each feature's standard deviation, and whether it is constant (to rounding),
     over its observed values (NaN marks a missing entry)."""
@@ -603,11 +610,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
         std, constant = feature_spread(X)
         return float(std[~constant].max(initial=0)) or 1.0
 
-    @staticmethod
-    def _hidden_rates(view, X):
-        """Mean P(h = 1 | v) over up to MONITOR_ROWS evenly spaced rows of X, float64."""
-        rows = np.linspace(0, X.shape[0] - 1, min(X.shape[0], MONITOR_ROWS)).astype(np.intp)
-        return view.astype(np.float64).hidden_probability(X[rows]).mean(axis=0)
+    _hidden_rates = staticmethod(hidden_rates)
 
     def _training_params(self, dtype):
         params = AugmentedGaussianRBM.from_view(self._model_view().astype(dtype)).params

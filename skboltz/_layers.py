@@ -619,6 +619,24 @@ class Layer:
         """
         raise KeyError(name)
 
+    def extra_columns(self, name):
+        """Return the units an extra parameter belongs to.
+
+        Parameters
+        ----------
+        name : str
+            The parameter's name, among ``extra_parameters`` (a Gaussian group's
+            "log_variance").
+
+        Returns
+        -------
+        columns : slice or None
+            None: every unit (a layer of one type); a layer of groups gives the block
+            of the groups that have the parameter (its training form's row spans
+            only those columns).
+        """
+        return None
+
     def extra_statistics(self, out, V, weights, products, means):
         """Compute the extra parameters' gradient statistics, summed over rows.
 
@@ -1051,6 +1069,10 @@ class GaussianUnits(Layer):
     def independent_log_partition(self):
         return gaussian_log_normalizer(self.variance)
 
+    def base_bias_from_rates(self, rates):
+        # independent normal units whose means are the data's
+        return np.asarray(rates, dtype=np.float64).ravel().copy()
+
     def enumeration_log_weights(self, enumerated, to_self, chunk_size):
         # Summing Gaussian units out leaves a Boltzmann machine over the binary layer
         # (pairwise couplings J = W diag(1 / sigma^2) W^T), whose states the
@@ -1396,7 +1418,11 @@ class LayerGroups(Layer):
     (energies, log-partitions) or the groups' own (means, draws) over their columns. A
     mixed table is such a list (Gaussian columns, categorical columns); so is the joint
     visible layer (features, class) of a classification RBM. Groups whose draws compare
-    fields with logistic noise share one draw over the whole row.
+    fields with logistic noise share one draw over the whole row. A group's parameters
+    besides its bias (a Gaussian group's variances) are the whole layer's
+    ``extra_parameters``, each over the block of units of the groups that have it
+    (``extra_columns``: such groups must be side by side), so that a training form
+    learns them in one slice of its row.
 
     Parameters
     ----------
@@ -1415,6 +1441,10 @@ class LayerGroups(Layer):
     (5, True)
     """
 
+    #: Whether its states are countable is its groups' answer (an instance's); the
+    #: class alone promises no countable states.
+    discrete = False
+
     def __init__(self, groups, bias=None):
         self.groups = list(groups)
         sizes = [group.n_units for group in self.groups]
@@ -1431,13 +1461,17 @@ class LayerGroups(Layer):
         self.tempers_bias = all(group.tempers_bias for group in self.groups)
         self.auto_negative_visible = self.groups[0].auto_negative_visible
         self._shared_logistic = any(group.row_noise == "logistic" for group in self.groups)
+        self.extra_parameters, self._extra_blocks = self._extra_parameter_blocks()
 
     def parameters(self):
         return {"groups": self.groups, "bias": self.bias}
 
     def replace(self, **parameters):
-        return LayerGroups(parameters.get("groups", self.groups),
-                           parameters.get("bias", self.bias))
+        groups = parameters.get("groups", self.groups)
+        extra = {name: parameters[name] for name in self.extra_parameters if name in parameters}
+        if extra:
+            groups = self._with_extra_parameters(groups, extra)
+        return LayerGroups(groups, parameters.get("bias", self.bias))
 
     def astype(self, dtype):
         return LayerGroups([group.astype(dtype) for group in self.groups])
@@ -1544,6 +1578,106 @@ class LayerGroups(Layer):
         return LayerGroups([group.sublayer(units[cut])
                             for group, cut in zip(self.groups, self._slices)
                             if units[cut].any()])
+
+    # -- the whole as one group: annealing chains, sampling starts, enumeration ------
+    def draw_units(self, fields, noise, out, logistic=None):
+        if logistic is None and self._shared_logistic:
+            logistic = noise.logistic(fields.shape)
+        for group, cut in zip(self.groups, self._slices):
+            group.draw_units(fields[:, cut], noise, out[:, cut],
+                             None if logistic is None else logistic[:, cut])
+
+    def mean_of_unit_fields(self, fields):
+        for group, cut in zip(self.groups, self._slices):
+            group.mean_of_unit_fields(fields[:, cut])
+
+    def draw_independent(self, start, rng):
+        return np.hstack([group.draw_independent(part, rng)
+                          for group, part in self.parts(np.asarray(start))])
+
+    @property
+    def n_states(self):
+        return int(np.prod([group.n_states for group in self.groups], dtype=object))
+
+    def states(self, start, stop):
+        # mixed-radix codes, the first group's state the fastest-changing digit
+        codes = np.arange(start, stop, dtype=np.int64)
+        parts = []
+        for group in self.groups:
+            index, codes = np.divmod(codes, group.n_states)[::-1]
+            low = int(index.min(initial=0))
+            high = int(index.max(initial=-1)) + 1
+            parts.append(group.states(low, max(low, high))[index - low])
+        return np.hstack(parts)
+
+    # -- groups with extra parameters (a Gaussian group's log variances) --------------
+    def _extra_parameter_blocks(self):
+        """The extra parameters of the groups (each name once, in group order) and, for
+        each, the block of units of the groups that have it (they must be side by
+        side, so that a training form's row of it is one slice)."""
+        names = tuple(dict.fromkeys(name for group in self.groups
+                                    for name in group.extra_parameters))
+        blocks = {}
+        for name in names:
+            cuts = [cut for group, cut in zip(self.groups, self._slices)
+                    if name in group.extra_parameters]
+            if any(left.stop != right.start for left, right in zip(cuts, cuts[1:])):
+                raise ValueError(
+                    f"The groups with the parameter {name!r} must be side by side: "
+                    "put them next to each other in the list of groups.")
+            blocks[name] = slice(int(cuts[0].start), int(cuts[-1].stop))
+        return names, blocks
+
+    def extra_columns(self, name):
+        return self._extra_blocks[name]
+
+    def _with_extra_parameters(self, groups, extra):
+        """``groups`` with each extra parameter's array (over its block of units)
+        handed out to the groups that have it, in their order."""
+        bound = []
+        for group, cut in zip(groups, self._slices):
+            own = {name: values[cut.start - self._extra_blocks[name].start:
+                                cut.stop - self._extra_blocks[name].start]
+                   for name, values in extra.items() if name in group.extra_parameters}
+            bound.append(group.replace(**own) if own else group)
+        return bound
+
+    def training_parameter(self, name):
+        return np.concatenate([group.training_parameter(name) for group in self.groups
+                               if name in group.extra_parameters])
+
+    def for_view(self):
+        if not self.extra_parameters:
+            return self
+        return LayerGroups([group.for_view() for group in self.groups], self.bias)
+
+    def seen_rows(self, rows, form):
+        # [W | c] over [b | ALWAYS_ON] with each group's columns of W as the hidden
+        # units see its states (a Gaussian group's W / sigma^2), in a buffer kept by the
+        # form; the visible biases' row left 0, as a Gaussian layer's (the constant
+        # hidden unit needs no part of unbounded values)
+        if not self.extra_parameters:
+            return rows
+        coupling = getattr(form, "_coupling_buffer", None)
+        if coupling is None or coupling.dtype != rows.dtype:
+            coupling = form._coupling_buffer = np.zeros_like(rows)
+            coupling[-1, -1] = rows[-1, -1]
+        coupling[:-1, -1] = rows[:-1, -1]
+        for group, cut in zip(self.groups, self._slices):
+            coupling[:-1, cut] = group.seen_weights(rows[:-1, cut])
+        return coupling
+
+    def extra_statistics(self, out, V, weights, products, means):
+        # each group's rows of its own parameters over its columns; 0 elsewhere
+        out[...] = 0
+        for group, cut in zip(self.groups, self._slices):
+            if not group.extra_parameters:
+                continue
+            rows = [self.extra_parameters.index(name) for name in group.extra_parameters]
+            statistics = np.zeros((len(rows), cut.stop - cut.start), dtype=out.dtype)
+            group.extra_statistics(statistics, V[:, cut], weights[:, cut],
+                                   products[:, cut], means)
+            out[rows, cut] = statistics
 
 
 __all__ = [

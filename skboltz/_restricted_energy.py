@@ -434,6 +434,31 @@ class RestrictedView(ModelView):
             return np.zeros(state.n_units)
         return np.asarray(state.base_bias_from_rates(data_rates), dtype=np.float64)
 
+    def draw_base_states(self, base_bias, n_rows, rng):
+        """Draw states of the independent base model of the state units.
+
+        The state units' layer with biases ``base_bias``. An optional member of the view protocol: samplers of log Z that start from the
+        base model use it when present (otherwise independent binary units).
+
+        Parameters
+        ----------
+        base_bias : ndarray of shape (n_state_units,)
+            Biases of the base model.
+        n_rows : int
+            Number of states.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        S : ndarray of shape (n_rows, n_state_units)
+            The states.
+        """
+        state = self.visible if self._state_is_visible else self.hidden
+        base = state.replace(bias=np.asarray(base_bias, dtype=np.float64))
+        means = base.mean(np.zeros((1, base.n_units)))
+        return base.draw_independent(np.broadcast_to(means, (n_rows, base.n_units)), rng)
+
     def base_log_partition(self, base_bias):
         base_visible, base_hidden = self._split_base(base_bias)
         visible = self.visible
@@ -615,6 +640,10 @@ class RestrictedLayout:
     extra : tuple of str, default=()
         Names of the visible layer's extra parameters (each an attribute naming its
         row, e.g. ``layout.log_variance``).
+    columns : dict or None, default=None
+        For an extra parameter of some of the visible units only (a Gaussian group
+        among the groups of a mixed table): its name -> the slice of visible columns
+        it spans (the rest of its row is unused, 0). By default every visible unit.
     """
 
     #: Of rows of states: the units, and the trailing constant unit.
@@ -632,12 +661,15 @@ class RestrictedLayout:
     rbm = np.s_[0:]
     visible_columns = np.s_[:, :-1]
 
-    def __init__(self, extra=()):
+    def __init__(self, extra=(), columns=None):
         n = len(extra)
         self.extra = tuple(extra)
+        columns = columns or {}
         for row, name in enumerate(self.extra):
-            setattr(self, name, np.s_[row, :-1])
-        #: The extra rows' last entries (0).
+            span = columns.get(name)
+            setattr(self, name, np.s_[row, :-1] if span is None else np.s_[row, span])
+        #: The extra rows' last entries (0; so are the entries outside an extra
+        #: parameter's ``columns``, which no update moves).
         self.unused = np.s_[:n, -1]
         #: The rows below the extra ones: an array in the layout without extras.
         self.rbm = np.s_[n:]
@@ -646,6 +678,13 @@ class RestrictedLayout:
         #: What a row of hidden states (with its constant unit) multiplies into
         #: visible inputs: W over b.
         self.visible_columns = np.s_[n:, :-1]
+
+    @classmethod
+    def of_layer(cls, visible):
+        """The layout of a restricted model over the visible layer ``visible``: a row
+        per extra parameter, spanning the columns the layer says it belongs to."""
+        extra = visible.extra_parameters
+        return cls(extra, {name: visible.extra_columns(name) for name in extra})
 
     def pack(self, weights, visible_bias, hidden_bias, dtype, **extra):
         """A new packed array holding the blocks (the constant coupling 0)."""
@@ -701,7 +740,7 @@ class RestrictedTrainingForm:
     ALWAYS_ON = 1e5
 
     def __init__(self, params, visible, hidden, view_class=RestrictedView, layout=None):
-        self.layout = layout = layout or RestrictedLayout(visible.extra_parameters)
+        self.layout = layout = layout or RestrictedLayout.of_layer(visible)
         params[layout.constant] = self.ALWAYS_ON
         if layout.extra:
             params[layout.unused] = 0
@@ -719,7 +758,7 @@ class RestrictedTrainingForm:
     @classmethod
     def from_view(cls, view):
         """The training form of a :class:`RestrictedView`'s parameters (a new array)."""
-        layout = RestrictedLayout(view.visible.extra_parameters)
+        layout = RestrictedLayout.of_layer(view.visible)
         extra = {name: view.visible.training_parameter(name) for name in layout.extra}
         params = layout.pack(view.weights, view.visible_bias, view.hidden_bias, view.dtype,
                              **extra)

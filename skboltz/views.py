@@ -8,9 +8,10 @@ be tested on hand-built parameters without fitting anything.
 
 Every view satisfies the :class:`ModelView` protocol, where the contract is written
 down; :class:`RBMView`, :class:`GaussianRBMView`, :class:`CategoricalRBMView`,
-:class:`BMView` and :class:`ClassRBMView` are the views of :class:`~skboltz.RBM`,
-:class:`~skboltz.GaussianRBM`, :class:`~skboltz.CategoricalRBM`,
-:class:`~skboltz.BoltzmannMachine` and :class:`~skboltz.RBMClassifier` (build one from
+:class:`TabularRBMView`, :class:`BMView` and :class:`ClassRBMView` are the views of
+:class:`~skboltz.RBM`, :class:`~skboltz.GaussianRBM`, :class:`~skboltz.CategoricalRBM`,
+:class:`~skboltz.TabularRBM`, :class:`~skboltz.BoltzmannMachine` and
+:class:`~skboltz.RBMClassifier` (build one from
 a fitted model's attributes, as in their examples), and :class:`DBMView` that of a
 deep Boltzmann machine. Views do not change their arrays.
 
@@ -55,11 +56,12 @@ from ._layers import BinaryUnits, GaussianUnits, Layer, LayerGroups, SoftmaxUnit
 from ._rbm_classifier_energy import ClassRBMView
 from ._rbm_energy import RBMView
 from ._restricted_energy import RestrictedView
+from ._tabular_rbm import TabularRBMView
 
 # Documented, pickled and shown under their public home.
 for _public in (ModelView, RestrictedView, RBMView, GaussianRBMView, CategoricalRBMView,
-                BMView, ClassRBMView, DBMView, Layer, BinaryUnits, GaussianUnits,
-                SoftmaxUnits, LayerGroups, Capabilities, Requires, supports):
+                TabularRBMView, BMView, ClassRBMView, DBMView, Layer, BinaryUnits,
+                GaussianUnits, SoftmaxUnits, LayerGroups, Capabilities, Requires, supports):
     _public.__module__ = __name__
 del _public
 
@@ -88,5 +90,6 @@ __all__ = [
     "RestrictedView",
     "SOFTMAX",
     "SoftmaxUnits",
+    "TabularRBMView",
     "supports",
 ]

@@ -19,6 +19,7 @@ from skboltz import (
     LikelihoodOutlierDetector,
     RBMClassifier,
     RBMImputer,
+    TabularRBM,
 )
 from skboltz.learning import (
     CD,
@@ -107,6 +108,17 @@ ESTIMATORS = [
     RBMImputer(GaussianRBM(n_components=3, n_iter=3), sample_posterior=True, random_state=0),
     RBMImputer(CategoricalRBM(n_components=3, n_iter=3), random_state=0),
     RBMImputer(missing_values=-1, random_state=0),
+    # Tabular RBMs: the defaults (every column of an array numeric), each learning
+    # string it accepts, a categorical column of codes, the AIS over hidden states.
+    TabularRBM(),
+    TabularRBM(n_components=3, n_iter=3, random_state=0),
+    TabularRBM(n_components=3, learning="pcd", learning_rate=0.01, n_iter=3,
+               random_state=0),
+    TabularRBM(n_components=3, learning="cd", learning_rate=0.01, n_iter=3,
+               random_state=0),
+    TabularRBM(n_components=3, categorical_features=[0], n_iter=3, random_state=0),
+    TabularRBM(n_components=3, categorical_features=[0], z_estimator=AIS(n_chains=10,
+               n_betas=50), n_iter=2, random_state=0),
     # Deep Boltzmann machines: the defaults, one and three hidden layers, pretraining,
     # the bound and the per-row estimate, every layer's features, strategy objects.
     DBM(),

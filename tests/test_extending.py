@@ -11,7 +11,7 @@ from sklearn import config_context
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
-from skboltz import RBM, BoltzmannMachine, GaussianRBM
+from skboltz import RBM, BoltzmannMachine, GaussianRBM, TabularRBM
 from skboltz._layered_rbm import LayeredRBM
 from skboltz._monitoring import Monitor
 from skboltz.learning import (
@@ -237,6 +237,7 @@ EXPECTED_OPTIONS = {
     RBM: ({"cd", "exact", "pcd", "pt", "tap"},
           {"auto", "ais", "exact", "mean_field", "tap", "visited_states"}),
     GaussianRBM: ({"cd", "pcd", "pt"}, {"auto", "ais", "exact", "visited_states"}),
+    TabularRBM: ({"cd", "pcd", "pt"}, {"auto", "ais", "exact", "visited_states"}),
     BoltzmannMachine: ({"exact", "gibbs", "mean_field"},
                        {"auto", "ais", "exact", "mean_field", "tap", "visited_states"}),
 }

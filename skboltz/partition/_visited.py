@@ -67,9 +67,15 @@ class VisitedStates(ZEstimator):
         rng = as_generator(rng)
         model = model.astype(np.float64)
         base_bias = model.base_bias_from_rates(data_rates)
-        states = bernoulli_sample(
-            np.broadcast_to(sigmoid(base_bias), (self.n_chains, base_bias.size)), rng
-        )
+        # States of the base model: binary units, unless the view draws its own (a
+        # softmax group's states have one category on, which a unit-wise draw breaks)
+        draw_base_states = getattr(model, "draw_base_states", None)
+        if draw_base_states is not None:
+            states = draw_base_states(base_bias, self.n_chains, rng)
+        else:
+            states = bernoulli_sample(
+                np.broadcast_to(sigmoid(base_bias), (self.n_chains, base_bias.size)), rng
+            )
         visited = [states]
         n_buffered = states.shape[0]
         every = max(1, self.n_steps // 100)
