@@ -304,8 +304,8 @@ class BoltzmannBase(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: values in [0, 1] for binary visible units (RBM),
-            standardised features for GaussianRBM. RBM, GaussianRBM and
-            CategoricalRBM take NaN as a missing entry (see their Notes).
+            standardised features for GaussianRBM. RBM, GaussianRBM,
+            CategoricalRBM and TabularRBM take NaN as a missing entry (see their Notes).
         y : None
             Ignored; present for API consistency.
 
@@ -336,8 +336,8 @@ class BoltzmannBase(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: values in [0, 1] for binary visible units (RBM),
-            standardised features for GaussianRBM. RBM, GaussianRBM and
-            CategoricalRBM take NaN as a missing entry (see their Notes).
+            standardised features for GaussianRBM. RBM, GaussianRBM,
+            CategoricalRBM and TabularRBM take NaN as a missing entry (see their Notes).
         y : None
             Ignored; present for API consistency.
 

@@ -59,8 +59,8 @@ class InferenceMixin(TransformerMixin):
 
         Exact, except where the model's class says otherwise (a
         :class:`~skboltz.BoltzmannMachine` with many coupled hidden units gives their
-        mean-field magnetisations). A row with missing entries (NaN; RBM, GaussianRBM
-        and CategoricalRBM) gives P(h_j = 1 | x_observed): exact where the hidden
+        mean-field magnetisations). A row with missing entries (NaN; RBM, GaussianRBM,
+        CategoricalRBM, TabularRBM) gives P(h_j = 1 | x_observed): exact where the hidden
         states or the row's completions are few enough to list, else the mean-field
         fixed point with the observed entries clamped.
 

@@ -272,7 +272,11 @@ class RestrictedBoltzmannBase(BoltzmannBase):
                 "densify the rows with missing values (X.toarray()).")
 
     def _entry_starts(self):
-        """The first visible unit of each input column (None: one unit each)."""
+        """The first visible unit of each entry (None: one unit each)."""
+        return None
+
+    def _entry_columns(self):
+        """The input column of each entry of the visible layer (None: in order)."""
         return None
 
     def _check_first_rows(self, X, *, partial):
@@ -284,6 +288,8 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         never = missing.all(axis=0) if starts is None else missing[:, starts].all(axis=0)
         if never.any():
             columns = np.flatnonzero(never)
+            order = self._entry_columns()
+            columns = columns if order is None else np.sort(order[columns])
             names = getattr(self, "feature_names_in_", None)
             shown = [str(names[i]) if names is not None else int(i) for i in columns[:10]]
             raise ValueError(
@@ -410,6 +416,9 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         if missing is None:
             return super()._log_weights_of(view, X)
         log_weight, errors = self._observed_log_weights(view, X, missing)
+        transform = self._input_transform()
+        if transform is not None:  # the observed entries' density: their Jacobian only
+            log_weight += transform.missing_log_abs_det(missing)
         # nothing observed: probability 1, whatever the estimate of log Z
         empty = missing.all(axis=1)
         if empty.any():

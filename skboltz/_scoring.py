@@ -204,7 +204,7 @@ class ScoringMixin:
         transform (``GaussianRBM(whiten=True)``) it is the density of the input rows,
         the log-Jacobian included.
 
-        A row with missing entries (NaN; RBM, GaussianRBM and CategoricalRBM) scores
+        A row with missing entries (NaN; RBM, GaussianRBM, CategoricalRBM, TabularRBM) scores
         log p(x_observed), the missing entries summed out: exactly where the hidden
         states or the row's completions are few enough to list, otherwise by
         importance sampling, whose standard error ``score_samples_std_error`` gives

@@ -180,7 +180,21 @@ ESTIMATORS = [
 
 @pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataRangeWarning")
 @pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataScaleWarning")
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: {})
+def _expected_failed_checks(estimator):
+    # scikit-learn's check_positive_only_tag_during_fit gives an estimator tagged
+    # categorical and allow_nan integer codes as floats, then subtracts their float
+    # mean: fractional codes. CategoricalRBM passes (positive_only: its codes' negative
+    # values are refused as such); a TabularRBM whose columns by position mix codes and
+    # numbers (any sign) can be tagged neither positive_only nor not categorical, and
+    # takes NaN (OrdinalEncoder's missing code), so it refuses the fractional codes.
+    if isinstance(estimator, TabularRBM) and not isinstance(
+            estimator.categorical_features, (str, type(None))):
+        return {"check_positive_only_tag_during_fit":
+                "fractional category codes from a float mean subtracted from codes"}
+    return {}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
