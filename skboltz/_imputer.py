@@ -16,6 +16,7 @@ from ._gaussian_rbm import GaussianRBM
 from ._layers import GaussianUnits
 from ._rbm import RBM
 from ._restricted import RestrictedBoltzmannBase
+from ._tabular_rbm import TabularRBM, _column_kind, _is_frame
 from ._sklearn import (
     HasMethods,
     _BaseImputer,
@@ -30,18 +31,31 @@ from ._sklearn import (
 MAX_DEFAULT_CATEGORIES = 32
 
 
+def code_columns(X):
+    """Which columns of ``X`` hold category codes by their observed values (NaN marks
+    a missing one): non-negative integers below MAX_DEFAULT_CATEGORIES."""
+    observed = ~np.isnan(X)
+    codes = np.where(observed, X, 0)
+    return (((codes >= 0) & (codes == np.floor(codes))).all(axis=0)
+            & (codes.max(axis=0, initial=0) < MAX_DEFAULT_CATEGORIES))
+
+
 def default_estimator(X, random_state):
     """The estimator ``RBMImputer(estimator=None)`` fits to the columns of ``X``.
 
     Decided on the observed values (NaN marks a missing one): all within [0, 1], an
-    :class:`~skboltz.RBM` (binary or [0, 1] columns); else all non-negative integers
-    below MAX_DEFAULT_CATEGORIES, a :class:`~skboltz.CategoricalRBM` (integer codes,
-    as :class:`~sklearn.preprocessing.OrdinalEncoder` makes them); otherwise a
-    :class:`~skboltz.GaussianRBM` (the imputer standardises its columns).
+    :class:`~skboltz.RBM` (binary or [0, 1] columns); else, when every column holds
+    non-negative integers below MAX_DEFAULT_CATEGORIES, a
+    :class:`~skboltz.CategoricalRBM` (integer codes, as
+    :class:`~sklearn.preprocessing.OrdinalEncoder` makes them); when no column does, a
+    :class:`~skboltz.GaussianRBM` (the imputer standardises its columns); when some
+    do, a :class:`~skboltz.TabularRBM` with those columns categorical. A DataFrame
+    with categorical columns (category, object, string or bool dtype) has a
+    TabularRBM with ``categorical_features="from_dtype"``.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray of shape (n_samples, n_features) or DataFrame
         The columns to model, NaN where missing.
     random_state : int
         The estimator's seed.
@@ -51,14 +65,29 @@ def default_estimator(X, random_state):
     estimator : RestrictedBoltzmannBase
         An unfitted estimator with its default settings.
     """
+    if _is_frame(X):
+        return TabularRBM(categorical_features="from_dtype", random_state=random_state)
     values = X[~np.isnan(X)]
     if ((values >= 0) & (values <= 1)).all():
         return RBM(random_state=random_state)
-    if ((values >= 0) & (values == np.floor(values))).all() and (
-        values.max(initial=0) < MAX_DEFAULT_CATEGORIES
-    ):
+    codes = code_columns(X)
+    if codes.all():
         return CategoricalRBM(random_state=random_state)
-    return GaussianRBM(random_state=random_state)
+    if not codes.any():
+        return GaussianRBM(random_state=random_state)
+    return TabularRBM(categorical_features=np.flatnonzero(codes),
+                      random_state=random_state)
+
+
+def _pandas():
+    import pandas
+
+    return pandas
+
+
+def _frame_has_categories(X):
+    """Whether ``X`` is a DataFrame with a column that is not numeric by its dtype."""
+    return _is_frame(X) and any(_column_kind(dtype) != "numeric" for dtype in X.dtypes)
 
 
 class RBMImputer(_BaseImputer):
@@ -80,20 +109,29 @@ class RBMImputer(_BaseImputer):
     Follows scikit-learn's imputer contract (as
     :class:`~sklearn.impute.IterativeImputer` and :class:`~sklearn.impute.KNNImputer`):
     ``missing_values``, ``add_indicator``, ``keep_empty_features``, features missing
-    in every row at fit dropped from the output (or kept and filled with 0), and a
-    ``transform`` that works in a :class:`~sklearn.pipeline.Pipeline`.
+    in every row at fit dropped from the output (or kept and filled with 0),
+    ``get_feature_names_out``, ``set_output`` and a ``transform`` that works in a
+    :class:`~sklearn.pipeline.Pipeline`. A pandas DataFrame with categorical columns
+    (category, object, string or bool dtype) is imputed in its own categories by a
+    :class:`~skboltz.TabularRBM`, the output then an object array (or, with
+    ``set_output(transform="pandas")``, a DataFrame of the same columns).
 
     Parameters
     ----------
-    estimator : RBM, GaussianRBM, CategoricalRBM or None, default=None
+    estimator : RBM, GaussianRBM, CategoricalRBM, TabularRBM or None, default=None
         The model of the columns (cloned; a skboltz restricted estimator that takes
-        missing entries). None chooses by the observed values: all within [0, 1], an
-        :class:`~skboltz.RBM`; else non-negative integer codes below 32, a
-        :class:`~skboltz.CategoricalRBM`; otherwise a :class:`~skboltz.GaussianRBM`,
-        each at its defaults. A model of real-valued units (GaussianRBM) sees the
-        columns standardised (each column's observed mean and standard deviation),
-        and the imputations are put back on the columns' scale. When the
-        estimator's own ``random_state`` is None, it is drawn from ``random_state``.
+        missing entries). None chooses by the columns: a DataFrame with categorical
+        columns, a :class:`~skboltz.TabularRBM` (``categorical_features="from_dtype"``);
+        else by the observed values: all within [0, 1], an :class:`~skboltz.RBM`;
+        every column of non-negative integer codes below 32, a
+        :class:`~skboltz.CategoricalRBM`; no such column, a
+        :class:`~skboltz.GaussianRBM`; some, a TabularRBM with those columns
+        categorical; each at its defaults. A GaussianRBM sees the columns
+        standardised (each column's observed mean and standard deviation), and the
+        imputations are put back on the columns' scale (a TabularRBM standardises
+        its numeric columns itself). A TabularRBM's ``categorical_features`` name
+        the input's columns. When the estimator's own ``random_state`` is None, it is
+        drawn from ``random_state``.
     missing_values : int, float, str, np.nan, None or pandas.NA, default=np.nan
         The placeholder of the missing values; every occurrence is imputed.
     sample_posterior : bool, default=False
@@ -114,7 +152,7 @@ class RBMImputer(_BaseImputer):
 
     Attributes
     ----------
-    estimator_ : RBM, GaussianRBM, CategoricalRBM or None
+    estimator_ : RBM, GaussianRBM, CategoricalRBM, TabularRBM or None
         The fitted model of the features that vary (None when no feature varies:
         features with a single observed value are filled with it).
     indicator_ : sklearn.impute.MissingIndicator or None
@@ -181,7 +219,25 @@ class RBMImputer(_BaseImputer):
         self.random_state = random_state
 
     def _validate_input(self, X, *, reset):
-        """The rows as floats (a copy) and the mask of their missing values."""
+        """The rows and the mask of their missing values: a float copy of ``X``, or
+        a DataFrame with categorical columns as it is (``frame``: whether it is one)."""
+        if reset:
+            self._frame = _frame_has_categories(X)
+        if self._frame:
+            if not _frame_has_categories(X) and not _is_frame(X):
+                raise ValueError(
+                    "RBMImputer was fitted on a DataFrame with categorical columns: "
+                    "give the same columns as a DataFrame.")
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if X.shape[0] < 1:
+                raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a "
+                                 "minimum of 1 is required by RBMImputer.")
+            if is_scalar_nan(self.missing_values) or self.missing_values is None or (
+                    self.missing_values is getattr(_pandas(), "NA", None)):
+                mask = X.isna().to_numpy()
+            else:
+                mask = (X == self.missing_values).to_numpy(dtype=bool)
+            return X, mask
         X = validate_data(
             self, X, dtype=FLOAT_DTYPES, reset=reset, copy=True, force_writeable=True,
             ensure_all_finite="allow-nan" if is_scalar_nan(self.missing_values) else True,
@@ -191,13 +247,25 @@ class RBMImputer(_BaseImputer):
             check_non_negative(np.where(mask, 0, X), type(self).__name__)
         return X, mask
 
+    def _model_input(self, X, mask, rows, columns):
+        """The model's rows: ``X``'s ``rows`` and ``columns``, NaN where missing (a
+        DataFrame's categorical entries missing as such), standardised for a model of
+        real-valued units."""
+        if self._frame:
+            part = X.iloc[rows, columns]
+            return part.mask(mask[np.ix_(rows, columns)])
+        part = np.where(mask[np.ix_(rows, columns)], np.nan, X[np.ix_(rows, columns)])
+        if self._scale is not None:
+            part = (part - self._location) / self._scale
+        return part
+
     @_fit_context(prefer_skip_nested_validation=False)  # the estimator's parameters
     def fit(self, X, y=None):
         """Fit the model of the columns on the incomplete rows of ``X``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             Rows with missing values (``missing_values``).
         y : None
             Ignored.
@@ -210,19 +278,24 @@ class RBMImputer(_BaseImputer):
         X, mask = self._validate_input(X, reset=True)
         self._fit_indicator(mask)
         self.random_state_ = check_random_state(self.random_state)
-        observed = np.where(mask, np.nan, X)
         self._valid_mask = ~mask.all(axis=0)
         # Columns with one observed value take it; the others are modelled.
-        low, high = (reduce(observed, axis=0, initial=value)
-                     for reduce, value in ((np.fmin.reduce, np.inf), (np.fmax.reduce, -np.inf)))
-        constant = self._valid_mask & (low == high)
-        self._constant_values = np.where(constant, low, np.nan)
+        constant = np.zeros(X.shape[1], dtype=bool)
+        self._constant_values = np.full(X.shape[1], None, dtype=object)
+        for j in np.flatnonzero(self._valid_mask):
+            column = X.iloc[:, j] if self._frame else X[:, j]
+            observed = column[~mask[:, j]]
+            values = observed.unique() if self._frame else np.unique(observed)
+            if len(values) == 1:
+                constant[j] = True
+                self._constant_values[j] = values[0]
         self._modelled = self._valid_mask & ~constant
         self.estimator_ = None
         self._location, self._scale = None, None
         if not self._modelled.any():
             return self
-        columns = observed[:, self._modelled]
+        everything, modelled = np.arange(X.shape[0]), np.flatnonzero(self._modelled)
+        columns = self._model_input(X, mask, everything, modelled)
         estimator = self._estimator_for(columns)
         if estimator._input_units() is GaussianUnits:  # real-valued units: standardised
             self._location = np.nanmean(columns, axis=0)
@@ -239,18 +312,41 @@ class RBMImputer(_BaseImputer):
         estimator = clone(self.estimator)
         if not (isinstance(estimator, RestrictedBoltzmannBase) and estimator._takes_missing()):
             raise ValueError(
-                f"RBMImputer needs a skboltz model that takes missing entries (RBM, "
-                f"GaussianRBM with whiten=False, CategoricalRBM); got {estimator!r}.")
+                "RBMImputer needs a skboltz model that takes missing entries (RBM, "
+                "GaussianRBM with whiten=False, CategoricalRBM, TabularRBM); got "
+                f"{estimator!r}.")
+        if self._frame and not isinstance(estimator, TabularRBM):
+            kinds = [str(name) for name, dtype in zip(columns.columns, columns.dtypes)
+                     if _column_kind(dtype) != "numeric"]
+            raise ValueError(
+                f"RBMImputer: the columns {kinds} are categorical by their dtype, which "
+                f"{type(estimator).__name__} does not model: use estimator=None or a "
+                "TabularRBM, or encode them first (e.g. OrdinalEncoder()).")
+        if isinstance(estimator, TabularRBM):
+            estimator.set_params(categorical_features=self._modelled_categorical_features(
+                estimator.categorical_features))
         if estimator.get_params().get("random_state", 0) is None:
             estimator.set_params(random_state=seed)
         return estimator
+
+    def _modelled_categorical_features(self, spec):
+        """A TabularRBM's ``categorical_features`` over the input's columns, as the
+        modelled columns' (columns with one observed value are left out of it)."""
+        if spec is None or isinstance(spec, str) or self._modelled.all():
+            return spec
+        spec = np.asarray(spec)
+        if spec.dtype.kind in "iu":
+            spec = np.isin(np.arange(self.n_features_in_), spec)
+        if spec.dtype.kind == "b" and spec.shape == (self.n_features_in_,):
+            return spec[self._modelled]
+        return spec  # column names (or a bad value the model refuses)
 
     def transform(self, X):
         """Impute every missing value of ``X``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or DataFrame of shape (n_samples, n_features)
             Rows with missing values (``missing_values``).
 
         Returns
@@ -258,35 +354,46 @@ class RBMImputer(_BaseImputer):
         X_imputed : ndarray of shape (n_samples, n_output_features)
             The rows with their missing values filled (the features missing in every
             row at fit dropped, unless ``keep_empty_features``), then the missing
-            indicator with ``add_indicator``.
+            indicator with ``add_indicator``; of object dtype for a DataFrame with
+            categorical columns (their categories as in ``X``), else floats.
         """
         check_is_fitted(self)
         X, mask = self._validate_input(X, reset=False)
         X_indicator = self._transform_indicator(mask)
-        constant = ~np.isnan(self._constant_values)
-        X[:, constant] = np.where(mask[:, constant], self._constant_values[constant],
-                                  X[:, constant])
-        modelled = self._modelled
+        out = X.to_numpy(dtype=object) if self._frame else X
+        constant = np.flatnonzero(self._valid_mask & ~self._modelled)
+        for j in constant:
+            out[mask[:, j], j] = self._constant_values[j]
+        modelled = np.flatnonzero(self._modelled)
         rows = np.flatnonzero(mask[:, modelled].any(axis=1))
         if rows.size:
-            absent = mask[np.ix_(rows, np.flatnonzero(modelled))]
-            columns = np.where(absent, np.nan, X[np.ix_(rows, np.flatnonzero(modelled))])
-            if self._scale is not None:
-                columns = (columns - self._location) / self._scale
+            columns = self._model_input(X, mask, rows, modelled)
             draws = None
             if self.sample_posterior:
                 draws = np.random.default_rng(self.random_state_.randint(np.iinfo(np.int32).max))
             filled = self.estimator_._complete_rows(columns, random_state=draws)
             if self._scale is not None:
                 filled = filled * self._scale + self._location
-            block = X[np.ix_(rows, np.flatnonzero(modelled))]
+            if self._frame:
+                filled = self._categories_of(filled)
+            absent = mask[np.ix_(rows, modelled)]
+            block = out[np.ix_(rows, modelled)]
             block[absent] = filled[absent]
-            X[np.ix_(rows, np.flatnonzero(modelled))] = block
+            out[np.ix_(rows, modelled)] = block
         if self.keep_empty_features:
-            X[:, ~self._valid_mask] = 0
+            out[:, ~self._valid_mask] = 0
         else:
-            X = X[:, self._valid_mask]
-        return self._concatenate_indicator(X, X_indicator)
+            out = out[:, self._valid_mask]
+        return self._concatenate_indicator(out, X_indicator)
+
+    def _categories_of(self, filled):
+        """The TabularRBM's rows of numbers and codes with each categorical column's
+        codes as its categories (an object array)."""
+        model = self.estimator_
+        out = filled.astype(object)
+        for position, j in enumerate(np.flatnonzero(model.is_categorical_)):
+            out[:, j] = model.categories_[position][filled[:, j].astype(np.intp)]
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

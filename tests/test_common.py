@@ -107,6 +107,7 @@ ESTIMATORS = [
     RBMImputer(RBM(n_components=3, n_iter=3), random_state=0),
     RBMImputer(GaussianRBM(n_components=3, n_iter=3), sample_posterior=True, random_state=0),
     RBMImputer(CategoricalRBM(n_components=3, n_iter=3), random_state=0),
+    RBMImputer(TabularRBM(n_components=3, n_iter=3), random_state=0),
     RBMImputer(missing_values=-1, random_state=0),
     # Tabular RBMs: the defaults (every column of an array numeric), each learning
     # string it accepts, a categorical column of codes, the AIS over hidden states.

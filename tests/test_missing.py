@@ -15,8 +15,6 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.integrate import quad
 from scipy.special import logsumexp
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OrdinalEncoder
 
 import skboltz._missing as missing_module
 from skboltz import (
@@ -405,86 +403,8 @@ def test_the_allow_nan_tag():
     assert GaussianRBM().__sklearn_tags__().input_tags.allow_nan
     assert not GaussianRBM(whiten=True).__sklearn_tags__().input_tags.allow_nan
     assert not RBMClassifier().__sklearn_tags__().input_tags.allow_nan
+    assert TabularRBM().__sklearn_tags__().input_tags.allow_nan
     assert RBMImputer().__sklearn_tags__().input_tags.allow_nan
-
-
-# -- the imputer ---------------------------------------------------------------------
-def test_the_imputer_chooses_its_model_by_the_columns():
-    rng = np.random.default_rng(0)
-    binary = rng.integers(0, 2, size=(40, 3)).astype(float)
-    codes = rng.integers(0, 4, size=(40, 3)).astype(float)
-    real = rng.normal(size=(40, 3))
-    for X, name in ((binary, "RBM"), (codes, "CategoricalRBM"), (real, "GaussianRBM"),
-                    (codes * 20, "GaussianRBM")):
-        X = X.copy()
-        X[::4, 0] = np.nan
-        small = {"n_iter": 2}
-        imputer = RBMImputer(random_state=0).fit(X)
-        assert type(imputer.estimator_).__name__ == name
-        assert imputer.estimator_.random_state is not None
-        assert not np.isnan(RBMImputer(type(imputer.estimator_)(**small), random_state=0)
-                            .fit_transform(X)).any()
-
-
-def test_the_imputer_standardises_real_columns_and_puts_the_scale_back():
-    rbm = gaussian_model()
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(50, 3))
-    X[::2, 1] = np.nan
-    scale, location = np.array([3.0, 0.5, 10.0]), np.array([1.0, -2.0, 100.0])
-    imputer = RBMImputer(GaussianRBM(n_iter=1), random_state=0).fit(X * scale + location)
-    imputer.estimator_ = rbm
-    standard = (X * scale + location - imputer._location) / imputer._scale
-    expected = rbm._complete_rows(standard) * imputer._scale + imputer._location
-    assert_allclose(imputer.transform(X * scale + location), expected, rtol=1e-10)
-
-
-def test_the_imputer_in_a_pipeline_with_an_ordinal_encoder():
-    rng = np.random.default_rng(2)
-    colours = np.array(["red", "green", "blue"], dtype=object)[rng.integers(0, 3, size=200)]
-    table = np.column_stack([colours, colours, rng.choice(["a", "b"], size=200)]).astype(object)
-    table[::5, 1] = np.nan
-    pipeline = make_pipeline(OrdinalEncoder(), RBMImputer(random_state=0))
-    filled = pipeline.fit_transform(table)
-    codes = pipeline[0].transform(table)
-    assert np.mean(filled[::5, 1] == codes[::5, 0]) > 0.9  # the agreeing column
-    assert_array_equal(filled[1::5], codes[1::5])
-
-
-def test_imputer_contract_options():
-    rng = np.random.default_rng(3)
-    X = rng.integers(0, 2, size=(60, 4)).astype(float)
-    X[rng.random(X.shape) < 0.2] = np.nan
-    X[:, 2] = np.nan  # empty at fit
-    X[:, 3] = np.where(np.isnan(X[:, 3]), np.nan, 1.0)  # one observed value
-    imputer = RBMImputer(RBM(n_components=3, n_iter=2), add_indicator=True,
-                         random_state=0).fit(X)
-    out = imputer.transform(X)
-    assert out.shape == (60, 3 + imputer.indicator_.features_.size)
-    assert_array_equal(out[:, 2], 1.0)  # the constant column
-    assert list(imputer.get_feature_names_out()[:3]) == ["x0", "x1", "x3"]
-    kept = RBMImputer(RBM(n_components=3, n_iter=2), keep_empty_features=True,
-                      random_state=0).fit(X)
-    assert_array_equal(kept.transform(X)[:, 2], 0.0)
-    minus_one = RBMImputer(RBM(n_components=3, n_iter=2), missing_values=-1,
-                           random_state=0).fit(np.where(np.isnan(X), -1, X)[:, [0, 1, 3]])
-    assert not (minus_one.transform(np.where(np.isnan(X), -1, X)[:, [0, 1, 3]]) == -1).any()
-    with pytest.raises(ValueError, match="takes missing entries"):
-        RBMImputer(RBMClassifier()).fit(X)
-
-
-def test_multiple_imputation_draws_differ_and_follow_the_model():
-    rbm = binary_model(seed=12)
-    row = np.array([1.0, np.nan, 0.0, np.nan, 1.0, np.nan])
-    imputer = RBMImputer(rbm, sample_posterior=True, random_state=0)
-    imputer.fit(np.r_[np.ones((1, 6)), np.zeros((1, 6)), row[None]])
-    imputer.estimator_ = rbm
-    draws = np.vstack([imputer.transform(np.repeat(row[None], 200, axis=0))
-                       for _ in range(10)])
-    assert set(np.unique(draws[:, 1])) == {0.0, 1.0}
-    full = np.array(list(completions(row, [(0.0, 1.0)] * 6)))
-    p = np.exp(rbm.score_samples(full) - logsumexp(rbm.score_samples(full)))
-    assert abs(draws[:, 1].mean() - p @ full[:, 1]) < 0.05
 
 
 # -- mixed tables (TabularRBM): numbers integrated out, categories summed out -----------
