@@ -394,7 +394,7 @@ class RestrictedView(ModelView):
         rows : skboltz._missing.IncompleteRows
             What the model says of them: log p*(v_o) (exact, or estimated with a
             standard error), P(h | v_o), E[v | v_o] and draws of the missing entries
-            (see :mod:`skboltz._missing`).
+            (see the module ``skboltz._missing``).
         """
         return IncompleteRows(self, V, start)
 
