@@ -224,10 +224,10 @@ class RBMImputer(_BaseImputer):
         if reset:
             self._frame = _frame_has_categories(X)
         if self._frame:
-            if not _frame_has_categories(X) and not _is_frame(X):
+            if not _is_frame(X):
                 raise ValueError(
-                    "RBMImputer was fitted on a DataFrame with categorical columns: "
-                    "give the same columns as a DataFrame.")
+                    "RBMImputer was fitted on a DataFrame with categorical columns, "
+                    f"and got {type(X).__name__}: give the same columns as a DataFrame.")
             validate_data(self, X, reset=reset, skip_check_array=True)
             if X.shape[0] < 1:
                 raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a "

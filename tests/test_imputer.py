@@ -180,6 +180,9 @@ def test_a_data_frame_with_categories_is_imputed_in_its_own_categories():
     marked = holed.astype({"colour": object}).fillna({"colour": "?"})
     by_mark = RBMImputer(missing_values="?", random_state=0).fit(marked[["colour", "kind"]])
     assert "?" not in by_mark.transform(marked[["colour", "kind"]])[:, 0]
+    with pytest.raises(ValueError, match="fitted on a DataFrame with categorical columns, "
+                                         "and got ndarray"):
+        imputer.transform(holed.to_numpy())
     with pytest.raises(ValueError, match=r"columns \['kind', 'colour'.*categorical by "
                                          "their dtype.*OrdinalEncoder"):
         RBMImputer(GaussianRBM(n_iter=1)).fit(holed)
