@@ -582,7 +582,16 @@ class TabularRBM(LayeredRBM):
 
     def _check_codes(self, values, columns):
         """Refuse codes that are not non-negative integers."""
-        bad = ((values < 0) | (values != np.floor(values))) & ~np.isnan(values)
+        negative = values < 0  # NaN compares False: a missing entry passes
+        if negative.any():
+            row, position = np.argwhere(negative)[0]
+            raise ValueError(
+                "Negative values in data passed to TabularRBM: the categorical column "
+                f"{self._column_name(columns[position])} holds "
+                f"{values[row, position]:g}, but category codes are 0, 1, ..., K - 1. "
+                "Encode it first (e.g. sklearn.preprocessing.OrdinalEncoder()), or "
+                "declare it numeric in categorical_features.")
+        bad = (values != np.floor(values)) & ~np.isnan(values)
         if bad.any():
             row, position = np.argwhere(bad)[0]
             name = self._column_name(columns[position])

@@ -539,3 +539,22 @@ def test_a_failed_refit_keeps_the_columns_of_the_kept_model(fitted):
     assert [len(c) for c in model.categories_] == [3, 2]
     assert list(model.feature_names_in_) == list(table.columns)
     assert model.transform(table).shape == (len(table), 6)
+
+
+def test_categorical_columns_by_position_pickle_refit_and_negative_codes():
+    # The estimator API checks scikit-learn cannot run on codes given by position (see
+    # test_common.py): a pickled model scores alike, a refit is the same fit, and a
+    # negative code is refused as such.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 3, size=80), rng.normal(size=80),
+                         rng.integers(0, 2, size=80)]).astype(float)
+    model = TabularRBM(n_components=3, categorical_features=[0, 2], n_iter=3,
+                       z_estimator=AIS(n_chains=10, n_betas=50), random_state=0)
+    fitted = clone(model).fit(X)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.score_samples(X), fitted.score_samples(X))
+    np.testing.assert_array_equal(clone(model).fit(X).components_, fitted.components_)
+    bad = X.copy()
+    bad[3, 2] = -1
+    with pytest.raises(ValueError, match="Negative values in data passed to TabularRBM"):
+        clone(model).fit(bad)
