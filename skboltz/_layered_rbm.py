@@ -72,6 +72,7 @@ class LayeredRBM(RestrictedBoltzmannBase):
 
     _layout = RBMLayout
     _structural_parameters = ("n_components",)
+    _accepts_missing = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -123,11 +124,16 @@ class LayeredRBM(RestrictedBoltzmannBase):
         return self._view_class.visible_units(np.zeros(self.n_features_in_))
 
     def _check_rows(self, X, *, reset):
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset,
+                          ensure_all_finite="allow-nan" if self._takes_missing() else True)
         return self._view_class.visible_units.check_rows(X)
+
+    def _entry_starts(self):
+        return self._visible_layer().entry_starts
 
     # -- training hooks ------------------------------------------------------------
     def _new_training_state(self, X, y, learning, rng):
+        X = self._with_missing_filled(X)  # missing values at their columns' means
         data_rates = column_means(X)
         params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))

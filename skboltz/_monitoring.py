@@ -213,10 +213,20 @@ class Monitor:
             return 1.0, f"log_likelihood_{split}"
         return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
 
+    def rows_for_checks(self, state):
+        """The :class:`MonitoringRows` the divergence and degeneracy checks run on at
+        the end of a call (the monitoring rows; complete rows where they may have
+        missing entries)."""
+        return self.rows
+
+    def reconstruction_error(self, view, rows):
+        """The reconstruction error of ``rows`` under ``view`` (the estimator's)."""
+        return self.estimator._reconstruction_error(view, rows)
+
     def record(self, state, *, epoch_seconds=0.0):
         """The per-epoch records computed on the monitoring rows."""
         estimator, monitor = self.estimator, self.rows
-        error, free_energy = estimator._reconstruction_error, estimator._free_energy_of
+        error, free_energy = self.reconstruction_error, estimator._free_energy_of
         view = estimator._model_view_of(state)
         train = monitor.train
         step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
