@@ -46,7 +46,9 @@ def namespace_of(array):
 
 
 def to_host(array):
-    """A NumPy copy of a torch or array-api-strict array."""
+    """A NumPy copy of a torch or array-api-strict array (a NumPy array as it is)."""
+    if isinstance(array, np.ndarray):
+        return array
     if namespace_of(array) == "torch":
         return array.cpu().numpy()
     return to_numpy(array, xp_strict)
@@ -221,27 +223,29 @@ def _held_out_and_accuracy(rbm, X_train, y_train, X_test, y_test, convert):
 
 
 def test_statistical_agreement_with_numpy_on_digits(digits):
-    """Held-out log-likelihood within 0.2 nats and the features' accuracy within 0.5
-    points of the NumPy path's (the mean of two seeds each; 16 hidden units, exact
-    log Z, 10 epochs)."""
+    """The held-out log-likelihood within 0.2 nats and the features' accuracy (a
+    logistic regression on 450 held-out digits) within 1 point of the NumPy path's,
+    as means over four seeds (16 hidden units, exact log Z, 10 epochs).
+
+    The two paths draw different random numbers, so their fits are different fits:
+    one seed's accuracy moves by about 0.7 points from seed to seed, and four seeds'
+    mean by 0.35, hence 1 point here; over 16 seeds (torch CPU) the means were 0.27
+    points and 0.02 nats apart.
+    """
     X_train, y_train, X_test, y_test = digits
     name = "torch" if torch is not None else "array_api_strict"
-
-    def convert(array):
-        return array if isinstance(array, np.ndarray) else to_host(array)
-
     numpy_runs, dispatched_runs = [], []
-    for seed in (0, 1):
+    for seed in range(4):
         settings = dict(n_components=16, n_iter=10, random_state=seed)
         numpy_rbm = RBM(**settings).fit(X_train)
         numpy_runs.append(_held_out_and_accuracy(numpy_rbm, X_train, y_train, X_test,
-                                                 y_test, convert))
+                                                 y_test, to_host))
         with config_context(array_api_dispatch=True):
             Xa_train, Xa_test = as_namespace(name, X_train), as_namespace(name, X_test)
             rbm = RBM(**settings).fit(Xa_train)
             dispatched_runs.append(_held_out_and_accuracy(rbm, Xa_train, y_train,
-                                                          Xa_test, y_test, convert))
+                                                          Xa_test, y_test, to_host))
     numpy_ll, numpy_accuracy = np.mean(numpy_runs, axis=0)
     dispatched_ll, dispatched_accuracy = np.mean(dispatched_runs, axis=0)
     assert abs(dispatched_ll - numpy_ll) < 0.2, (dispatched_runs, numpy_runs)
-    assert abs(dispatched_accuracy - numpy_accuracy) < 0.005, (dispatched_runs, numpy_runs)
+    assert abs(dispatched_accuracy - numpy_accuracy) < 0.01, (dispatched_runs, numpy_runs)
