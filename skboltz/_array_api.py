@@ -37,8 +37,8 @@ from ._sklearn import (
 
 # -- the namespace of an input ---------------------------------------------------------
 def is_numpy_namespace(xp):
-    """Whether ``xp`` is NumPy or scikit-learn's array API wrapper of it."""
-    return xp.__name__ in {"numpy", "array_api_compat.numpy", "numpy.array_api"}
+    """Whether ``xp`` is NumPy or an array API wrapper of it."""
+    return namespace_name(xp) == "numpy"
 
 
 def dispatched_namespace(X):
@@ -64,9 +64,10 @@ def _is_torch_tensor(X):
 
 
 def namespace_name(xp):
-    """The library behind a namespace: "torch", "cupy", "array_api_strict", ..."""
-    name = xp.__name__
-    return name.removeprefix("array_api_compat.").split(".")[0]
+    """The library behind a namespace: "torch", "cupy", "array_api_strict", ...
+    (scikit-learn wraps torch and CuPy in its copy of array_api_compat, e.g.
+    ``sklearn.externals.array_api_compat.torch``)."""
+    return xp.__name__.rpartition("array_api_compat.")[2].split(".")[0]
 
 
 def score_dtype(xp, device):

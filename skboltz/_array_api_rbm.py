@@ -68,7 +68,11 @@ MONITOR_ROWS = 1000
 
 # -- the model's formulas, in any namespace ---------------------------------------------
 def sigmoid(xp, x):
-    """1 / (1 + exp(-x)), without overflow: exp(-softplus(-x))."""
+    """1 / (1 + exp(-x)): the library's own where it has one (torch), else
+    exp(-softplus(-x)), which never overflows."""
+    own = getattr(xp, "sigmoid", None)
+    if own is not None:
+        return own(x)
     return xp.exp(-xp.logaddexp(xp.zeros_like(x), -x))
 
 

@@ -75,9 +75,9 @@ def _refuse_array_api_input(estimator, X, method):
     if not hasattr(X, "__array_namespace__") and not type(X).__module__.startswith("torch"):
         return  # lists, sparse matrices, frames: converted as without dispatch
     xp, _, _ = get_namespace_and_device(X)
-    if xp.__name__ in {"numpy", "array_api_compat.numpy"}:
+    library = xp.__name__.rpartition("array_api_compat.")[2].split(".")[0]
+    if library == "numpy":
         return
-    library = xp.__name__.removeprefix("array_api_compat.").split(".")[0]
     raise TypeError(
         f"{type(estimator).__name__}.{method} does not support array API dispatch: it "
         f"computes on NumPy arrays only, and got {library} arrays with "

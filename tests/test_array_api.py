@@ -90,6 +90,9 @@ def test_methods_compute_in_the_input_namespace(digits, name, learning):
         assert log_z.kind == "exact"
         rbm.partial_fit(Xa[:10, ...])
         assert rbm.n_iter_ == 3 and namespace_of(rbm.components_) == name
+    # torch draws with its own generator; array-api-strict with NumPy's, on the host
+    expected = {"torch": "_TorchSource", "array_api_strict": "_HostSource"}[name]
+    assert type(rbm._training_state.source).__name__ == expected
     states = to_host(outputs["sample"])
     assert set(np.unique(states)) <= {0.0, 1.0}
 
