@@ -252,3 +252,17 @@ def test_statistical_agreement_with_numpy_on_digits(digits):
     dispatched_ll, dispatched_accuracy = np.mean(dispatched_runs, axis=0)
     assert abs(dispatched_ll - numpy_ll) < 0.2, (dispatched_runs, numpy_runs)
     assert abs(dispatched_accuracy - numpy_accuracy) < 0.01, (dispatched_runs, numpy_runs)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_pickled_model_continues_alike(digits, name):
+    import pickle
+
+    X = as_namespace(name, digits[0][:100])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(X)
+        copy = pickle.loads(pickle.dumps(rbm))
+        np.testing.assert_array_equal(to_host(copy.transform(X)), to_host(rbm.transform(X)))
+        rbm.partial_fit(X)
+        copy.partial_fit(X)  # the random stream was pickled with the model
+        np.testing.assert_array_equal(to_host(copy.components_), to_host(rbm.components_))
