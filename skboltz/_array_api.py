@@ -23,6 +23,8 @@ namespace, device and seed, statistically equivalent (not bitwise) across namesp
 """
 
 import functools
+import importlib
+import types
 
 import numpy as np
 from sklearn import get_config
@@ -80,8 +82,27 @@ def to_numpy(array, xp):
     return _convert_to_numpy(array, xp=xp)
 
 
+# -- pickling ------------------------------------------------------------------------
+class _PicklesModules:
+    """Pickles its attributes that are modules (array namespaces) by name: a model
+    fitted under dispatch pickles, and unpickles where the library is installed."""
+
+    def __getstate__(self):
+        return {key: (_ModuleName(value.__name__) if isinstance(value, types.ModuleType)
+                      else value) for key, value in vars(self).items()}
+
+    def __setstate__(self, state):
+        self.__dict__.update({
+            key: importlib.import_module(value) if isinstance(value, _ModuleName)
+            else value for key, value in state.items()})
+
+
+class _ModuleName(str):
+    """A module's name, in a pickle."""
+
+
 # -- random numbers per namespace ------------------------------------------------------
-class _HostSource:
+class _HostSource(_PicklesModules):
     """Draws by a NumPy Generator on the host, copied to ``device``: the fallback for
     namespaces without a generator of their own (array-api-strict, in the tests)."""
 
@@ -109,7 +130,7 @@ class _HostSource:
         return self._put(self.rng.integers(0, high, size=size), self.xp.int64)
 
 
-class _TorchSource:
+class _TorchSource(_PicklesModules):
     """A ``torch.Generator`` on the input's device: the noise never leaves it."""
 
     def __init__(self, xp, device, seed):
@@ -135,7 +156,7 @@ class _TorchSource:
                                   device=self.device)
 
 
-class _CupySource:
+class _CupySource(_PicklesModules):
     """CuPy's ``RandomState`` (on the current device). Written against CuPy's API;
     not run in skboltz's tests (no GPU there)."""
 
@@ -180,7 +201,7 @@ def bernoulli(source, probability):
 
 
 # -- routing the public methods ----------------------------------------------------------
-class ArrayAPIState:
+class ArrayAPIState(_PicklesModules):
     """Base of the training state of a model fitted on the namespace-generic path:
     its presence in ``_training_state`` says where the model lives. A subclass holds
     the namespace ``xp`` and the ``device`` of the model's arrays."""
