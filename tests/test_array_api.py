@@ -227,13 +227,15 @@ def _held_out_and_accuracy(rbm, X_train, y_train, X_test, y_test, convert):
 
 def test_statistical_agreement_with_numpy_on_digits(digits):
     """The held-out log-likelihood within 0.2 nats and the features' accuracy (a
-    logistic regression on 450 held-out digits) within 1 point of the NumPy path's,
+    logistic regression on 450 held-out digits) within 1.5 points of the NumPy path's,
     as means over four seeds (16 hidden units, exact log Z, 10 epochs).
 
     The two paths draw different random numbers, so their fits are different fits:
-    one seed's accuracy moves by about 0.7 points from seed to seed, and four seeds'
-    mean by 0.35, hence 1 point here; over 16 seeds (torch CPU) the means were 0.27
-    points and 0.02 nats apart.
+    one seed's accuracy has a standard deviation of 0.6 (NumPy) to 1.0 points (torch)
+    across seeds, so the difference of two four-seed means has a standard error of
+    about 0.6 points, and 1.5 points is 2.6 of them (a test at 0.5 points would fail by
+    chance). Over 16 seeds (torch CPU) the means were 0.08 points and 0.016 nats
+    apart (0.9132 and 0.9124; -25.067 and -25.051 nats).
     """
     X_train, y_train, X_test, y_test = digits
     name = "torch" if torch is not None else "array_api_strict"
@@ -251,7 +253,7 @@ def test_statistical_agreement_with_numpy_on_digits(digits):
     numpy_ll, numpy_accuracy = np.mean(numpy_runs, axis=0)
     dispatched_ll, dispatched_accuracy = np.mean(dispatched_runs, axis=0)
     assert abs(dispatched_ll - numpy_ll) < 0.2, (dispatched_runs, numpy_runs)
-    assert abs(dispatched_accuracy - numpy_accuracy) < 0.01, (dispatched_runs, numpy_runs)
+    assert abs(dispatched_accuracy - numpy_accuracy) < 0.015, (dispatched_runs, numpy_runs)
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
