@@ -268,3 +268,15 @@ def test_pickled_model_continues_alike(digits, name):
         rbm.partial_fit(X)
         copy.partial_fit(X)  # the random stream was pickled with the model
         np.testing.assert_array_equal(to_host(copy.components_), to_host(rbm.components_))
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_grid_search_on_torch_tensors(digits):
+    from sklearn.model_selection import GridSearchCV
+
+    X = torch.asarray(digits[0][:300])
+    with config_context(array_api_dispatch=True):
+        search = GridSearchCV(RBM(n_iter=2, random_state=0), {"n_components": [4, 8]},
+                              cv=2).fit(X)
+    assert namespace_of(search.best_estimator_.components_) == "torch"
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
