@@ -32,8 +32,10 @@ from sklearn import get_config
 from ._sklearn import (
     _convert_to_numpy,
     _max_precision_float_dtype,
+    array_library,
     check_same_namespace,
     get_namespace_and_device,
+    is_array_api_array,
 )
 
 
@@ -51,7 +53,7 @@ def dispatched_namespace(X):
     """
     if type(X) is np.ndarray or not get_config()["array_api_dispatch"]:
         return None
-    if not hasattr(X, "__array_namespace__") and not _is_torch_tensor(X):
+    if not is_array_api_array(X):
         return None  # lists, sparse matrices, frames: the NumPy path converts them
     xp, _, device = get_namespace_and_device(X)
     if is_numpy_namespace(xp):
@@ -59,17 +61,8 @@ def dispatched_namespace(X):
     return xp, device
 
 
-def _is_torch_tensor(X):
-    # torch tensors are array API arrays through array_api_compat, which scikit-learn
-    # wraps; older torch lacks __array_namespace__.
-    return type(X).__module__ == "torch" or type(X).__module__.startswith("torch.")
-
-
-def namespace_name(xp):
-    """The library behind a namespace: "torch", "cupy", "array_api_strict", ...
-    (scikit-learn wraps torch and CuPy in its copy of array_api_compat, e.g.
-    ``sklearn.externals.array_api_compat.torch``)."""
-    return xp.__name__.rpartition("array_api_compat.")[2].split(".")[0]
+#: The library behind a namespace: "torch", "cupy", "array_api_strict", ...
+namespace_name = array_library
 
 
 def score_dtype(xp, device):

@@ -62,8 +62,8 @@ EXACT_CHUNK = 2**14
 #: Most enumerated units ``z_estimator="exact"`` accepts under dispatch.
 EXACT_MAX_UNITS = 30
 
-#: Training rows the per-epoch reconstruction error is computed on.
-MONITOR_ROWS = 1000
+#: Most training rows (evenly spaced) the per-epoch reconstruction error is computed on.
+MONITOR_ROWS = 256
 
 
 # -- the model's formulas, in any namespace ---------------------------------------------
@@ -303,7 +303,7 @@ def _diverged(xp, params):
 
 
 def _reconstruction_error(xp, params, X):
-    rows = X[: min(MONITOR_ROWS, X.shape[0]), ...]
+    rows = X[:: -(-X.shape[0] // MONITOR_ROWS), ...]
     W, b, c = params
     reconstruction = visible_probability(xp, W, b, hidden_probability(xp, W, c, rows))
     return float(xp.mean((reconstruction - rows) ** 2))
@@ -393,14 +393,12 @@ class RBMArrayAPI:
             state = _continued_state(estimator, X, xp, device, learning)
         learning_rate = estimator._learning_rate_of(state)
         n_epochs = 1 if partial else estimator.n_iter
-        momentum = estimator.momentum
-        for epoch in range(n_epochs):
+        for _ in range(n_epochs):
             start = time.perf_counter()
-            m = momentum if not isinstance(momentum, tuple) else (
-                momentum[0] if state.n_iter < 5 else momentum[1])
-            rule = UpdateRule.of(float(m), learning_rate, estimator.weight_decay)
-            progress = 0.0 if partial or n_epochs == 1 else epoch / (n_epochs - 1)
-            _train_epoch(estimator, X, state, learning, rule, progress)
+            # the NumPy path's momentum schedule and progress (for a schedule of k)
+            rule = UpdateRule.of(float(estimator._momentum_at(state.n_iter)),
+                                 learning_rate, estimator.weight_decay)
+            _train_epoch(estimator, X, state, learning, rule, estimator._progress(state))
             if _diverged(xp, state.params) or _diverged(xp, state.iterate):
                 raise TrainingDivergedError(
                     f"{type(estimator).__name__} diverged in epoch {state.n_iter + 1}: "
@@ -423,8 +421,7 @@ class RBMArrayAPI:
         publish(estimator, {
             "components_": W, "intercept_visible_": b, "intercept_hidden_": c,
             "learning_rate_": learning_rate, "learning_": learning,
-            "z_estimator_": z_estimator, "n_iter_": state.n_iter,
-            "history_": state.history, "_training_state": state, "_log_z_cache": {},
+            "z_estimator_": z_estimator, "_training_state": state, "_log_z_cache": {},
             "_sampling_rng": None,
         })
         return estimator

@@ -69,13 +69,24 @@ def _fit_context(*, prefer_skip_nested_validation):
     return decorator
 
 
+def is_array_api_array(X):
+    """Whether ``X`` is an array of an array API library (torch tensors included,
+    which scikit-learn handles through its copy of array_api_compat)."""
+    return hasattr(X, "__array_namespace__") or type(X).__module__.split(".")[0] == "torch"
+
+
+def array_library(xp):
+    """The library behind a namespace: "numpy", "torch", "cupy", "array_api_strict",
+    ... (scikit-learn wraps some, e.g. ``sklearn.externals.array_api_compat.torch``)."""
+    return xp.__name__.rpartition("array_api_compat.")[2].split(".")[0]
+
+
 def _refuse_array_api_input(estimator, X, method):
     if getattr(estimator, "_array_api_model", None) is not None:
         return
-    if not hasattr(X, "__array_namespace__") and not type(X).__module__.startswith("torch"):
+    if not is_array_api_array(X):
         return  # lists, sparse matrices, frames: converted as without dispatch
-    xp, _, _ = get_namespace_and_device(X)
-    library = xp.__name__.rpartition("array_api_compat.")[2].split(".")[0]
+    library = array_library(get_namespace_and_device(X)[0])
     if library == "numpy":
         return
     raise TypeError(
@@ -107,8 +118,10 @@ __all__ = [
     "_convert_to_numpy",
     "_fit_context",
     "_max_precision_float_dtype",
+    "array_library",
     "check_same_namespace",
     "get_namespace_and_device",
+    "is_array_api_array",
     "check_count",
     "validate_params",
 ]
