@@ -6,6 +6,8 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
+from ._array_api import ArrayAPIMixin
+from ._array_api_rbm import RBMArrayAPI
 from ._base import TRAINING_CONSTRAINTS
 from ._layers import BinaryUnits
 from ._energy import column_means, logit_of_rates, sigmoid_of_negated
@@ -43,7 +45,7 @@ class RBMTrainingState(AveragedTrainingState):
     minibatches: object = shared(default=None, transient=True)
 
 
-class RBM(RestrictedBoltzmannBase):
+class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
     """Bernoulli restricted Boltzmann machine with a true log-likelihood.
 
     A drop-in replacement for :class:`sklearn.neural_network.BernoulliRBM` (same
@@ -267,6 +269,8 @@ class RBM(RestrictedBoltzmannBase):
     _training_form = AugmentedRBM
     _structural_parameters = ("n_components",)
     _accepts_missing = True
+    #: The namespace-generic path under array API dispatch (skboltz/_array_api_rbm.py).
+    _array_api_model = RBMArrayAPI
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
