@@ -127,8 +127,8 @@ class LayeredRBM(RestrictedBoltzmannBase):
         return self._view_class.visible_units.check_rows(X)
 
     # -- training hooks ------------------------------------------------------------
-    def _new_training_state(self, X, y, learning, rng):
-        data_rates = column_means(X)
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        data_rates = column_means(X, row_weights)
         params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))
         # the visible biases of independent units at the data's means (Hinton's

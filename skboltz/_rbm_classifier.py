@@ -64,7 +64,7 @@ class ClassifierMonitor(Monitor):
     """:class:`RBMClassifier`'s records: the log-loss and accuracy of labelled training
     (and held-out) rows; early stopping follows ``early_stopping_score``."""
 
-    def select_rows(self, X, y, validation):
+    def select_rows(self, X, y, validation, weights=None):
         # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
         # is): the records score labelled rows only, and evenly spaced rows of all
         # held none where every 2nd or 4th row was labelled (an even stride).
@@ -73,7 +73,8 @@ class ClassifierMonitor(Monitor):
             rows = np.arange(y.size)
         rows = rows[np.linspace(0, rows.size - 1,
                                 min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
-        return super().select_rows(X[rows], y[rows], validation)
+        return super().select_rows(X[rows], y[rows], validation,
+                                   None if weights is None else weights[rows])
 
     def record(self, state, *, epoch_seconds=0.0):
         # In the training dtype (float32 rounding is far below what the records
@@ -791,15 +792,15 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         return n_negative
 
     # -- the validation split and the classifier's scores ------------------------------
-    def _split_validation(self, X, y, rng):
-        X, y, validation = super()._split_validation(X, y, rng)
+    def _split_validation(self, X, y, rng, weights=None):
+        X, y, validation, weights = super()._split_validation(X, y, rng, weights)
         if self.n_iter_no_change is not None and not (validation[1] >= 0).any():
             raise ValueError(
                 f"validation_fraction={self.validation_fraction} holds out no labelled "
                 "row, so early stopping has no score to follow; raise "
                 "validation_fraction or label more rows."
             )
-        return X, y, validation
+        return X, y, validation, weights
 
     def _classification_scores(self, view, rows, codes):
         """(log-loss, accuracy) of the labelled ones of ``rows`` (NaN without any)."""

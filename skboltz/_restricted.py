@@ -120,15 +120,17 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         if model.sampler is not None:
             model.sampler.release()
 
-    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
-        # The data's statistics in closed form, minus the strategy's estimate of the
-        # model's, in the packed layout (one matrix product gives every block).
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule,
+                            weights=None):
+        # The data's statistics in closed form (each row counting by its weight in a
+        # weighted fit), minus the strategy's estimate of the model's, in the packed
+        # layout (one matrix product gives every block).
         form, sampler = model
         batch = form.augment(batch)
-        positive = form.statistics(form.hidden_probability(batch), batch)
+        positive = form.statistics(form.hidden_probability(batch), batch, weights=weights)
         positive /= batch.shape[0]
         if sampler is not None:  # the strategy's samplers draw buffered noise
-            negative = sampler.negative_statistics(batch)
+            negative = sampler.negative_statistics(batch, weights)
         else:
             negative = learning._negative_statistics(
                 form, batch, state.sampler, state.rng, rule.progress

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 from sklearn.utils._param_validation import Interval as _Interval
+from sklearn.utils.validation import _check_sample_weight
 
 
 class Interval(_Interval):
@@ -45,6 +46,7 @@ __all__ = [
     "Interval",
     "InvalidParameterError",
     "StrOptions",
+    "_check_sample_weight",
     "_fit_context",
     "check_count",
     "validate_params",

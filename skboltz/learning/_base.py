@@ -381,9 +381,11 @@ class FusedSampler:
             self.sample(self.model.augment(batch), out)
         return out[:n_negative]
 
-    def negative_statistics(self, positive):
+    def negative_statistics(self, positive, weights=None):
         """Mean negative statistics of the minibatch of augmented rows ``positive``
-        (see :meth:`RBMLearningStrategy._negative_statistics`)."""
+        (see :meth:`RBMLearningStrategy._negative_statistics`). ``weights``: the
+        rows' weights in a weighted fit, by which the chains that start at them
+        (:attr:`starts_at_data`) count; other chains do not depend on the rows."""
         model = self.model
         n_negative = self.n_negative(positive.shape[0])
         out = model.empty_visible(n_negative + self.n_chain_rows)
@@ -398,8 +400,9 @@ class FusedSampler:
         x += 1
         self.observe(x)
         np.divide(1, x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
-        statistics = model.statistics(x[:n_negative], out[:n_negative],
-                                      means=self.rows_are_means)
+        statistics = model.statistics(
+            x[:n_negative], out[:n_negative], means=self.rows_are_means,
+            weights=weights if self.starts_at_data else None)
         return statistics / n_negative
 
 
