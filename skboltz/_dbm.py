@@ -22,6 +22,7 @@ from ._dbm_energy import (
     DBMView,
     dbm_gradient,
     dbm_layout,
+    positive_mean,
     uncentred_bias_step,
 )
 from ._dbm_pretraining import greedy_pretraining
@@ -340,12 +341,12 @@ class DBM(BoltzmannBase):
             "Use smaller hidden layers (hidden_layer_sizes) or a smaller batch_size.",
         )
 
-    def _new_training_state(self, X, y, learning, rng):
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
         dtype = X.dtype
         sizes = self._layer_sizes(X.shape[1])
         layout = dbm_layout(sizes)
         # float64 sums for either dtype, so float32 and float64 fits start alike
-        data_rates = column_means(X)
+        data_rates = column_means(X, row_weights)
         if self.pretraining_iter:
             # BLAS threads as for the training products (one for small ones): the
             # products' rounding, hence the fit, then does not depend on the count.
@@ -355,6 +356,7 @@ class DBM(BoltzmannBase):
                     learning_rate=self._learning_rate_of(None),
                     batch_size=self._effective_batch_size(X), momentum=self._momentum_at,
                     weight_decay=self.weight_decay, rng=rng, verbose=self.verbose,
+                    row_weights=row_weights,
                 )
         else:
             weights = [rng.normal(0.0, 0.01, size=(sizes[k], sizes[k - 1]))
@@ -403,18 +405,21 @@ class DBM(BoltzmannBase):
         layout = state.layout
         return _EpochModel(layout.view(params), layout, layout.layers_of(state.offsets))
 
-    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule,
+                            weights=None):
         view, rng = model.view, state.rng
         positive = learning.positive_phase(view, batch, state.sampler, rng)
         negative = learning.negative_phase(view, batch, state.sampler, rng, rule.progress)
         self._check_phase_rows(learning, "positive_phase", positive, batch.shape[0], view)
         self._check_phase_rows(learning, "negative_phase", negative, None, view)
+        # the positive rows count by their weights in a weighted fit
         gradient = dbm_gradient(
             positive, negative, model.layout, np.empty_like(state.velocity),
-            model.offsets if self.centering else None,
+            model.offsets if self.centering else None, weights,
         )
         if self.centering:
-            model.positive_means = [layer.mean(axis=0) for layer in positive[1:]]
+            column = None if weights is None else weights[:, None]
+            model.positive_means = [positive_mean(layer, column) for layer in positive[1:]]
         gradient *= rule.step
         return gradient
 

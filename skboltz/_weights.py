@@ -24,6 +24,8 @@ expectation for a stochastic one (minibatches, sampled negative phases), whose e
 pass over the given rows, not over the repeated ones.
 """
 
+import inspect
+
 import numpy as np
 
 from ._sklearn import _check_sample_weight
@@ -31,9 +33,9 @@ from ._sklearn import _check_sample_weight
 #: The ``sample_weight`` entry of every ``fit`` and ``partial_fit`` docstring.
 FIT_SAMPLE_WEIGHT_DOC = """sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the rows: a row of weight 2 counts as the row
-            twice, a row of weight 0 as no row; only their ratios matter within a
-            call. They weight the data's statistics of every update, the starting
-            values learnt from the data and the monitored scores. A deterministic fit
+            twice, a row of weight 0 as no row. They weight the data's statistics of
+            every update, the starting values learnt from the data and the monitored
+            scores. A deterministic fit
             over one full minibatch with integer weights is the fit on the repeated
             rows; a stochastic one equals it in expectation (see the user guide,
             "Sample weights"). None weighs every row alike."""
@@ -82,6 +84,44 @@ def weighted_mean(values, weights):
     return float(np.average(values, weights=weights))
 
 
+def weighted_phase(phase, learning, *args, weights, required=True):
+    """``phase(*args, weights=weights)``: a learning strategy's phase of a weighted
+    fit, whose statistics count the rows by their ``weights``. A phase that takes no
+    ``weights`` is called without them when not ``required`` (a negative phase whose
+    runs do not start at the rows), else refused with an error that says why."""
+    if "weights" in inspect.signature(phase).parameters:
+        return phase(*args, weights=weights)
+    if not required:
+        return phase(*args)
+    raise TypeError(
+        f"{type(learning).__name__}.{phase.__name__} takes no weights, so a fit with "
+        "sample_weight cannot count the rows by them: give it a keyword argument "
+        "weights=None (the rows' relative weights, by which the statistics count each "
+        "row), or fit without sample_weight."
+    )
+
+
+def weighted_percentile(values, q, weights=None):
+    """The ``q``-th percentiles (0-100) of ``values`` with rows counted by ``weights``
+    (None: ``np.percentile``). Linear interpolation between order statistics as
+    ``np.percentile``'s default, over N = sum(weights) rows in which a value of
+    weight w occupies w consecutive places: with integer weights, exactly the
+    percentile of the repeated values."""
+    if weights is None:
+        return np.percentile(values, q)
+    order = np.argsort(values, kind="stable")
+    values, ends = np.asarray(values)[order], np.cumsum(np.asarray(weights)[order])
+    position = (ends[-1] - 1.0) * np.asarray(q, dtype=np.float64) / 100.0
+    low = np.floor(position)
+
+    def at(place):  # the value at a 0-based place of the N weighted rows
+        return values[np.minimum(np.searchsorted(ends, place, side="right"),
+                                 len(values) - 1)]
+
+    below = at(low)
+    return below + (position - low) * (at(low + 1.0) - below)
+
+
 def score_weights(sample_weight, X):
     """Validated weights of the rows a ``score`` averages (None: the plain mean)."""
     if sample_weight is None:
@@ -97,4 +137,6 @@ __all__ = [
     "score_weights",
     "training_weights",
     "weighted_mean",
+    "weighted_percentile",
+    "weighted_phase",
 ]

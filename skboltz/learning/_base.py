@@ -426,7 +426,7 @@ class BMLearningStrategy(LearningStrategy):
 
     requires = Requires(operations={PAIRWISE})
 
-    def positive_phase(self, model, batch, state, rng):
+    def positive_phase(self, model, batch, state, rng, weights=None):
         """Clamped second moments (mean s s^T, diagonal = mean s) for ``batch``.
 
         Parameters
@@ -440,6 +440,11 @@ class BMLearningStrategy(LearningStrategy):
             What :meth:`init_state` returned.
         rng : numpy.random.Generator
             Source of randomness for sampling strategies.
+        weights : ndarray of shape (n_rows,) or None, default=None
+            In a fit with ``sample_weight``: the rows' relative weights (of mean 1
+            over the fit's rows); the mean is then ``sum_n weights[n] s_n s_n^T /
+            n_rows``. A strategy that leaves this parameter out cannot serve weighted
+            fits (they raise an error that says so).
 
         Returns
         -------
@@ -468,6 +473,12 @@ class BMLearningStrategy(LearningStrategy):
         -------
         moments : ndarray of shape (n_units, n_units)
             Mean of s s^T under the model's free-running distribution.
+
+        Notes
+        -----
+        A strategy whose runs start at the rows of ``batch`` takes a keyword
+        ``weights`` too (as :meth:`positive_phase`), so that a weighted fit counts
+        them by the rows' weights; one without it is called without the weights.
         """
         raise NotImplementedError
 
