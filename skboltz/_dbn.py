@@ -345,7 +345,10 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 if self.verbose:
                     print(f"[DBN] {name}: {_ACTIVITY[method]}", flush=True)
                 start = time.perf_counter()
-                H = getattr(layer, method)(H, sample_weight=sample_weight).transform(H)
+                train = getattr(layer, method)
+                fitted = (train(H) if sample_weight is None
+                          else train(H, sample_weight=sample_weight))
+                H = fitted.transform(H)
                 if self.verbose:
                     print(f"[DBN] {name}: done in {time.perf_counter() - start:.2f}s", flush=True)
                 layer_ctx.call_on_fit_task_end(estimator=self, X=H)
