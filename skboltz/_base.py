@@ -199,8 +199,9 @@ class BoltzmannBase(
         """The model view of ``state``'s parameters (of the fitted ones when None)."""
 
     @abstractmethod
-    def _reconstruction_error(self, view, rows):
-        """Mean squared error of the mean-field reconstruction of ``rows``."""
+    def _reconstruction_error(self, view, rows, weights=None):
+        """Mean squared error of the mean-field reconstruction of ``rows`` (each row's
+        weighted by ``weights`` in a weighted fit: :func:`~skboltz._weights.mean_square`)."""
 
     # -- validation ----------------------------------------------------------------
     def _input_units(self):
@@ -358,9 +359,10 @@ class BoltzmannBase(
         if not first_call:
             self._check_structure_unchanged()
         X = self._validate_X(X, reset=first_call)
-        y = self._validate_y(X, y, reset=first_call, classes=classes)
-        # The rows of positive weight, and their relative weights (None: unweighted).
+        # The rows of positive weight (before the labels are read: a class whose rows
+        # all weigh 0 is no class), and their relative weights (None: unweighted).
         X, y, weights = training_weights(sample_weight, X, y)
+        y = self._validate_y(X, y, reset=first_call, classes=classes)
         weighted = {} if weights is None else {"row_weights": weights}
         validation = None
         if first_call:

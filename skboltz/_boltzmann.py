@@ -23,7 +23,7 @@ from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import TrainingState, copied, shared
 from ._validation import as_dense
-from ._weights import FIT_SAMPLE_WEIGHT_DOC, weighted_phase
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, mean_square, weighted_phase
 from .exceptions import DataRangeWarning
 from .learning import MeanFieldGradient
 
@@ -570,9 +570,12 @@ class BoltzmannMachine(BoltzmannBase):
 
         return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         rows = rows.astype(np.float64, copy=False)
-        return float(np.mean((rows - view.astype(np.float64).reconstruct(rows)) ** 2))
+        residuals = rows - view.astype(np.float64).reconstruct(rows)
+        if weights is not None:
+            return mean_square(residuals, weights)
+        return float(np.mean(residuals ** 2))
 
     def _fitted_attributes(self, state):
         params = state.params

@@ -34,6 +34,7 @@ from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
 from ._validation import as_dense
+from ._weights import mean_square
 from .exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TooManyStatesError
 
 #: ``likelihood="auto"`` sums the hidden layers of a row exactly up to this many
@@ -454,11 +455,13 @@ class DBM(BoltzmannBase):
 
         return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         # Run every epoch: float32 (mean-field reconstructions of a few hundred rows).
         rows = rows.astype(np.float32, copy=False)
-        return float(np.mean((rows - view.astype(np.float32).reconstruct(rows)) ** 2,
-                             dtype=np.float64))
+        residuals = rows - view.astype(np.float32).reconstruct(rows)
+        if weights is not None:
+            return mean_square(residuals, weights)
+        return float(np.mean(residuals ** 2, dtype=np.float64))
 
     def _fitted_attributes(self, state):
         state.prepare_publication()

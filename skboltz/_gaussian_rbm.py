@@ -24,6 +24,7 @@ from ._sklearn import Interval
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
 from ._validation import as_dense
+from ._weights import mean_square
 from .exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
@@ -684,11 +685,13 @@ class GaussianRBM(RestrictedBoltzmannBase):
             log_scale=log_scale, after_step=lambda update: model.form.refresh(),
         )
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         view = view.astype(np.float32)
         rows = rows.astype(np.float32, copy=False)
         reconstruction = view.visible_mean(view.hidden_probability(rows))
         reconstruction -= rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     def _fitted_attributes(self, state):

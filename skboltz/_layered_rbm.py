@@ -26,6 +26,7 @@ from ._restricted_energy import RestrictedTrainingForm
 from ._sklearn import Interval
 from ._strategies import strategy_constraints
 from ._training import AveragedTrainingState
+from ._weights import mean_square
 
 _BINARY = BinaryUnits(np.zeros(0))
 
@@ -150,8 +151,10 @@ class LayeredRBM(RestrictedBoltzmannBase):
         return {**super()._fitted_attributes(state),
                 "learning_rate_": float(self.learning_rate)}
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         reconstruction = view.reconstruct(rows) - rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     def _model_view_of(self, state):

@@ -20,7 +20,7 @@ from sklearn.base import clone
 from ._runtime import warn_user
 from ._sklearn import Interval
 from ._validation import as_dense
-from ._weights import weighted_mean
+from ._weights import weighted_mean, weighted_phase
 from .exceptions import LogZAccuracyWarning
 
 #: Training rows used for the per-epoch monitoring records.
@@ -229,13 +229,18 @@ class Monitor:
         view = estimator._model_view_of(state)
         train = monitor.train
         step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
-        record = {"reconstruction_error": error(view, train[::step])}
+        train_weights, valid_weights = monitor.train_weights, monitor.valid_weights
+        record = {"reconstruction_error": weighted_phase(
+            error, estimator, view, train[::step],
+            weights=None if train_weights is None else train_weights[::step],
+            required=False)}
         if monitor.valid is not None:
             # Free energies only matter as a gap to held-out rows: computed only then.
             record["free_energy_train"] = weighted_mean(free_energy(view, train),
                                                         monitor.train_weights)
             valid = monitor.valid
-            record["reconstruction_error_valid"] = error(view, valid)
+            record["reconstruction_error_valid"] = weighted_phase(
+                error, estimator, view, valid, weights=valid_weights, required=False)
             record["free_energy_valid"] = weighted_mean(free_energy(view, valid),
                                                         monitor.valid_weights)
             record["free_energy_gap"] = record["free_energy_valid"] - record["free_energy_train"]

@@ -15,6 +15,7 @@ from ._restricted import RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
+from ._weights import mean_square
 
 #: learning_rate="auto" is AUTO_STEP * sqrt(AUTO_STEP_FEATURES / n_features), and at
 #: most AUTO_STEP: BernoulliRBM's 0.1 on the 64-pixel digits, smaller on wider rows,
@@ -426,7 +427,7 @@ class RBM(RestrictedBoltzmannBase):
             state.average.n_pending = pending_average
 
     @staticmethod
-    def _reconstruction_error(view, rows):
+    def _reconstruction_error(view, rows, weights=None):
         # Run every epoch and every partial_fit call: float32, and few numpy calls. The
         # weights are cast negated (one call): -(W v + c) feeds exp directly, and
         # h @ (-W) - b is -(W^T h + b), so each sigmoid is three passes. Negation is
@@ -441,6 +442,8 @@ class RBM(RestrictedBoltzmannBase):
             reconstruction -= view.visible_bias
             sigmoid_of_negated(reconstruction)
         reconstruction -= rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         np.square(reconstruction, out=reconstruction)
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 

@@ -35,7 +35,7 @@ from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
 from ._transactions import _INPUT_ATTRIBUTES
 from ._validation import as_dense
-from ._weights import FIT_SAMPLE_WEIGHT_DOC, weighted_mean
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, mean_square, weighted_mean
 from .exceptions import TrainingDivergedError
 
 #: Feature rows (evenly spaced) whose (x, y) pairs start the learning strategy's chains.
@@ -727,8 +727,10 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         return AugmentedClassRBM(params, state.n_classes)
 
     @staticmethod
-    def _reconstruction_error(view, rows):
+    def _reconstruction_error(view, rows, weights=None):
         reconstruction = view.reconstruct(rows) - rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     # -- the update --------------------------------------------------------------------

@@ -63,7 +63,8 @@ def training_weights(sample_weight, X, *others):
     if not present.all():
         kept = np.flatnonzero(present)
         X = X[kept]
-        others = tuple(None if other is None else other[kept] for other in others)
+        others = tuple(None if other is None else np.asarray(other)[kept]
+                       for other in others)
         weights = weights[kept]
     return (X, *others, relative_weights(weights))
 
@@ -84,21 +85,32 @@ def weighted_mean(values, weights):
     return float(np.average(values, weights=weights))
 
 
-def weighted_phase(phase, learning, *args, weights, required=True):
-    """``phase(*args, weights=weights)``: a learning strategy's phase of a weighted
-    fit, whose statistics count the rows by their ``weights``. A phase that takes no
-    ``weights`` is called without them when not ``required`` (a negative phase whose
-    runs do not start at the rows), else refused with an error that says why."""
+def weighted_phase(phase, owner, *args, weights, required=True):
+    """``phase(*args, weights=weights)``: a learning strategy's phase (or an
+    estimator's hook) in a weighted fit, whose statistics count the rows by their
+    ``weights`` (None: ``phase(*args)``). A phase that takes no ``weights`` is called
+    without them when not ``required`` (a negative phase whose runs do not start at
+    the rows, a user's reconstruction error), else refused with an error that says
+    why."""
+    if weights is None:
+        return phase(*args)
     if "weights" in inspect.signature(phase).parameters:
         return phase(*args, weights=weights)
     if not required:
         return phase(*args)
     raise TypeError(
-        f"{type(learning).__name__}.{phase.__name__} takes no weights, so a fit with "
+        f"{type(owner).__name__}.{phase.__name__} takes no weights, so a fit with "
         "sample_weight cannot count the rows by them: give it a keyword argument "
         "weights=None (the rows' relative weights, by which the statistics count each "
         "row), or fit without sample_weight."
     )
+
+
+def mean_square(residuals, weights):
+    """The mean of the squared ``residuals`` (rows by columns), float64, each row's
+    mean weighted by ``weights`` (a weighted fit's reconstruction error)."""
+    squares = np.square(np.asarray(residuals, dtype=np.float64))
+    return weighted_mean(squares.mean(axis=1), weights)
 
 
 def weighted_percentile(values, q, weights=None):
@@ -133,6 +145,7 @@ def score_weights(sample_weight, X):
 __all__ = [
     "FIT_SAMPLE_WEIGHT_DOC",
     "SCORE_SAMPLE_WEIGHT_DOC",
+    "mean_square",
     "relative_weights",
     "score_weights",
     "training_weights",

@@ -335,3 +335,30 @@ def test_grid_search_and_pipeline_route_the_weights(binary_rows):
     alone = GaussianRBM(n_components=2, n_iter=0, random_state=0).fit(
         scaled, sample_weight=weights)
     assert_allclose(pipeline[-1].intercept_visible_, alone.intercept_visible_)
+
+
+@pytest.mark.parametrize("estimator", [
+    RBM(n_components=3, n_iter=1, random_state=0),
+    GaussianRBM(n_components=2, n_iter=1, random_state=0),
+    BoltzmannMachine(n_hidden=2, n_iter=1, random_state=0),
+    DBM(hidden_layer_sizes=(3, 2), n_iter=1, random_state=0),
+], ids=lambda estimator: type(estimator).__name__)
+def test_monitored_reconstruction_errors_are_weighted_means(estimator, binary_rows):
+    """What early stopping follows by default: the held-out reconstruction error, a
+    mean over the held-out rows counted by their weights, as over repeated rows."""
+    X, weights = binary_rows
+    X, weights = np.tile(X, (3, 1)), np.tile(np.maximum(weights, 1), 3)
+    model = clone(estimator).set_params(validation_fraction=0.3).fit(
+        X, sample_weight=weights)
+    monitor = model._monitor_class(model, X, None, None, weights=weights / weights.mean())
+    record = monitor.record(model._training_state)
+    view = model._model_view_of(None)
+    repeated = model._reconstruction_error(view, X.repeat(weights, axis=0))
+    assert_allclose(record["reconstruction_error"], repeated, rtol=1e-5)
+
+
+def test_one_class_left_by_zero_weights_is_refused_as_one_class():
+    X = np.random.default_rng(0).random((10, 4))
+    y = np.arange(10) % 2
+    with pytest.raises(ValueError, match="one class"):
+        RBMClassifier(n_iter=1).fit(X, y, sample_weight=y)
