@@ -228,9 +228,20 @@ class BoltzmannBase(
         if not reset and self._is_valid_fitted_input(X, units.value_range):
             return X
         X = validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset,
+            ensure_all_finite="allow-nan" if self._takes_missing() else True,
         )
+        self._check_missing_input(X)
         return units.check_rows(X)
+
+    def _takes_missing(self):
+        """Whether ``X`` may mark missing entries with NaN (see
+        :class:`~skboltz._restricted.RestrictedBoltzmannBase`); other estimators
+        refuse NaN in validation."""
+        return False
+
+    def _check_missing_input(self, X):
+        """Refuse NaN in validated rows where the estimator does not take it there."""
 
     def _is_valid_fitted_input(self, X, value_range):
         """Whether ``X`` is an input that ``validate_data(reset=False)`` would return
@@ -296,7 +307,8 @@ class BoltzmannBase(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: values in [0, 1] for binary visible units (RBM),
-            standardised features for GaussianRBM.
+            standardised features for GaussianRBM. RBM, GaussianRBM,
+            CategoricalRBM and TabularRBM take NaN as a missing entry (see their Notes).
         y : None
             Ignored; present for API consistency.
         {sample_weight}
@@ -330,7 +342,8 @@ class BoltzmannBase(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: values in [0, 1] for binary visible units (RBM),
-            standardised features for GaussianRBM.
+            standardised features for GaussianRBM. RBM, GaussianRBM,
+            CategoricalRBM and TabularRBM take NaN as a missing entry (see their Notes).
         y : None
             Ignored; present for API consistency.
         {sample_weight}
@@ -414,10 +427,11 @@ class BoltzmannBase(
                     callback_ctx=callback_ctx,
                 )
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
+                checked_rows = monitor.rows_for_checks(state)
                 self._divergence_check_class(self).when_due(
-                    state, learning, monitor.rows, X.shape[0], n_updates, first_call)
+                    state, learning, checked_rows, X.shape[0], n_updates, first_call)
                 degeneracy_check = self._degeneracy_check_class(self)
-                degenerate = degeneracy_check.when_due(state, monitor.rows,
+                degenerate = degeneracy_check.when_due(state, checked_rows,
                                                        n_epochs * X.shape[0], first_call)
             state.row_weights = None  # the call's, not the model's
             z_estimator = self._fitted_z_estimator(state, first_call)
@@ -621,10 +635,15 @@ class BoltzmannBase(
             # the rows' weights go to the hook only in a weighted fit (see _weights.py)
             weighted = {} if weights is None else {"weights": weights[rows]}
             gradient = self._minibatch_gradient(
-                model, as_dense(X[rows]), labels, state, learning, rule, **weighted
+                model, self._minibatch_rows(X, rows, state, model), labels, state,
+                learning, rule, **weighted
             )
             update.apply(gradient)
             state.count_update(window)
+
+    def _minibatch_rows(self, X, rows, state, model):
+        """The dense rows of a minibatch (``rows`` of ``X``) the gradient hook sees."""
+        return as_dense(X[rows])
 
     def _begin_epoch(self, state, learning):
         """The parameters this epoch's updates move (the iterate, when averaging)."""

@@ -18,7 +18,7 @@ from ._gaussian_rbm_energy import (
     GaussianRBMView,
 )
 from ._monitoring import MONITOR_ROWS, MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
-from ._restricted import RestrictedBoltzmannBase
+from ._restricted import MISSING_ENTRIES_DOC, RestrictedBoltzmannBase
 from ._runtime import check_memory, warn_user
 from ._sklearn import Interval
 from ._strategies import document_strategy_options, strategy_constraints
@@ -75,6 +75,8 @@ def bounded_rows(X, what="values"):
     if X.size == 0 or (X.max() <= bound and X.min() >= -bound):
         return X
     outside = np.any(np.abs(X) > bound, axis=1)
+    if not outside.any():  # NaN (missing entries) made max and min NaN
+        return X
     warn_user(
         f"{int(outside.sum())} of {X.shape[0]} rows have {what} beyond +-{bound:.3g}, "
         "where a Gaussian RBM's arithmetic would overflow: they are used at values "
@@ -139,15 +141,28 @@ def hidden_rates(view, X, weights=None):
     return np.average(probabilities, axis=0, weights=weights[rows])
 
 
+def feature_moments(X, weights):
+    """Each feature's mean and standard deviation over its observed values (NaN marks
+    a missing entry), the rows counted by their ``weights``, float64."""
+    counted = np.where(np.isnan(X), 0.0, weights[:, None])
+    values = np.where(np.isnan(X), 0.0, X)
+    total = np.maximum(counted.sum(axis=0), np.finfo(np.float64).tiny)
+    mean = (counted * values).sum(axis=0) / total
+    std = np.sqrt((counted * np.square(values - mean)).sum(axis=0) / total)
+    return mean, std
+
+
 def feature_spread(X, weights=None):
-    """Each feature's standard deviation, and whether it is constant (to rounding);
-    ``weights``: the rows' weights (None: unweighted)."""
-    if weights is None:
-        std = X.std(axis=0, dtype=np.float64)
-        mean = X.mean(axis=0, dtype=np.float64)
-    else:
-        mean = np.average(X, axis=0, weights=weights).astype(np.float64)
-        std = np.sqrt(np.average(np.square(X - mean), axis=0, weights=weights))
+    """Each feature's standard deviation, and whether it is constant (to rounding),
+    over its observed values (NaN marks a missing entry); ``weights``: the rows'
+    weights (None: unweighted)."""
+    if weights is not None:
+        mean, std = feature_moments(X, weights)
+        return std, std <= 1e-8 * (1 + np.abs(mean))
+    std = X.std(axis=0, dtype=np.float64)
+    mean = X.mean(axis=0, dtype=np.float64)
+    if np.isnan(mean).any():
+        std, mean = np.nanstd(X, axis=0, dtype=np.float64), np.nanmean(X, axis=0, dtype=np.float64)
     return std, std <= 1e-8 * (1 + np.abs(mean))
 
 
@@ -436,6 +451,11 @@ class GaussianRBM(RestrictedBoltzmannBase):
     sklearn.decomposition.FactorAnalysis : A linear-Gaussian latent model.
     sklearn.mixture.GaussianMixture : A mixture with free component means.
 
+    Notes
+    -----
+    {missing} With ``whiten=True`` every method takes complete rows only (whitening
+    mixes every feature into every other).
+
     References
     ----------
     K. Cho, A. Ilin and T. Raiko, "Improved learning of Gaussian-Bernoulli restricted
@@ -480,6 +500,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
     _training_form = AugmentedGaussianRBM
     _structural_parameters = ("n_components", "whiten")
     _divergence_check_class = GaussianDivergenceCheck
+    _accepts_missing = True
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -531,16 +552,29 @@ class GaussianRBM(RestrictedBoltzmannBase):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), GaussianRBMView, "pt"
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), GaussianRBMView, "pt"
     )
 
     # -- validation and whitening ----------------------------------------------------
     def _check_rows(self, X, *, reset):
         # Any real values within the value bound; sparse input is accepted and
         # densified (standardised, or centred, data are dense).
-        return bounded_rows(as_dense(validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+        X = bounded_rows(as_dense(validate_data(
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset,
+            ensure_all_finite="allow-nan",
         )))
+        if self.whiten and np.isnan(X).any():
+            raise ValueError(
+                "GaussianRBM(whiten=True) takes complete rows: whitening mixes every "
+                "feature into every other, so a missing entry (NaN) cannot be left out of "
+                "a whitened row. Use whiten=False, which takes missing entries (they are "
+                "summed out of the model), or fill the missing values first (e.g. "
+                "skboltz.RBMImputer).")
+        return X
+
+    def _takes_missing(self):
+        return super()._takes_missing() and not self.whiten  # whitening mixes features
 
     def _new_input_transform(self, X, row_weights=None):
         if not self.whiten:
@@ -559,6 +593,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
         # all the rows, so says so at once; a first partial_fit call, maybe a small
         # minibatch whose columns are constant by chance, warns (warn_if_unscaled), as
         # does a single row (every column constant; accepted as for every estimator).
+        super()._check_first_rows(X, partial=partial)
         if partial or not self.learn_variance or X.shape[0] < 2:
             return
         constant = np.flatnonzero(feature_spread(X)[1])
@@ -582,6 +617,10 @@ class GaussianRBM(RestrictedBoltzmannBase):
         # passes). Too few values say little about a small scale.
         deviation = X - state.data_mean.astype(X.dtype, copy=False)
         rms = float(np.sqrt(np.vdot(deviation, deviation) / max(deviation.size, 1)))
+        if np.isnan(rms):  # missing entries: over the observed values
+            observed = ~np.isnan(deviation)
+            deviation = deviation[observed]
+            rms = float(np.sqrt(np.vdot(deviation, deviation) / max(deviation.size, 1)))
         if rms > SCALE_TOLERANCE or (
             deviation.size >= MIN_SCALE_VALUES and rms < 1 / SCALE_TOLERANCE
         ):
@@ -598,6 +637,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
     # -- training hooks ------------------------------------------------------------
     def _new_training_state(self, X, y, learning, rng, row_weights=None):
         warn_if_unscaled(X, whitened=self.whiten)
+        X = self._with_missing_filled(X, weights=row_weights)  # at the columns' means
         dtype = X.dtype
         n_visible = X.shape[1]
         data_mean = (X.mean(axis=0, dtype=np.float64) if row_weights is None
@@ -666,7 +706,8 @@ class GaussianRBM(RestrictedBoltzmannBase):
                     "little noise, or set learn_variance=False. The estimator was left "
                     "as it was before this call."
                 )
-        state.data_rates = self._hidden_rates(self._model_view_of(state), X,
+        state.data_rates = self._hidden_rates(self._model_view_of(state),
+                                              self._training_rows(X, state),
                                               state.row_weights)
 
     def _training_form_of(self, params, state):

@@ -73,6 +73,7 @@ class LayeredRBM(RestrictedBoltzmannBase):
 
     _layout = RBMLayout
     _structural_parameters = ("n_components",)
+    _accepts_missing = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -124,11 +125,17 @@ class LayeredRBM(RestrictedBoltzmannBase):
         return self._view_class.visible_units(np.zeros(self.n_features_in_))
 
     def _check_rows(self, X, *, reset):
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset,
+                          ensure_all_finite="allow-nan" if self._takes_missing() else True)
         return self._view_class.visible_units.check_rows(X)
+
+    def _entry_starts(self):
+        return self._visible_layer().entry_starts
 
     # -- training hooks ------------------------------------------------------------
     def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
         data_rates = column_means(X, row_weights)
         params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))

@@ -222,25 +222,35 @@ class Monitor:
             return 1.0, f"log_likelihood_{split}"
         return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
 
+    def rows_for_checks(self, state):
+        """The :class:`MonitoringRows` the divergence and degeneracy checks run on at
+        the end of a call (the monitoring rows; complete rows where they may have
+        missing entries)."""
+        return self.rows
+
+    def reconstruction_error(self, view, rows, weights=None):
+        """The reconstruction error of ``rows`` under ``view`` (the estimator's; each
+        row's weighted by ``weights`` in a weighted fit)."""
+        estimator = self.estimator
+        return weighted_phase(estimator._reconstruction_error, estimator, view, rows,
+                              weights=weights, required=False)
+
     def record(self, state, *, epoch_seconds=0.0):
         """The per-epoch records computed on the monitoring rows."""
         estimator, monitor = self.estimator, self.rows
-        error, free_energy = estimator._reconstruction_error, estimator._free_energy_of
+        error, free_energy = self.reconstruction_error, estimator._free_energy_of
         view = estimator._model_view_of(state)
         train = monitor.train
         step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
         train_weights, valid_weights = monitor.train_weights, monitor.valid_weights
-        record = {"reconstruction_error": weighted_phase(
-            error, estimator, view, train[::step],
-            weights=None if train_weights is None else train_weights[::step],
-            required=False)}
+        record = {"reconstruction_error": error(
+            view, train[::step], None if train_weights is None else train_weights[::step])}
         if monitor.valid is not None:
             # Free energies only matter as a gap to held-out rows: computed only then.
             record["free_energy_train"] = weighted_mean(free_energy(view, train),
                                                         monitor.train_weights)
             valid = monitor.valid
-            record["reconstruction_error_valid"] = weighted_phase(
-                error, estimator, view, valid, weights=valid_weights, required=False)
+            record["reconstruction_error_valid"] = error(view, valid, valid_weights)
             record["free_energy_valid"] = weighted_mean(free_energy(view, valid),
                                                         monitor.valid_weights)
             record["free_energy_gap"] = record["free_energy_valid"] - record["free_energy_train"]

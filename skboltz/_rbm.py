@@ -11,7 +11,7 @@ from ._layers import BinaryUnits
 from ._energy import column_means, logit_of_rates, sigmoid_of_negated
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
-from ._restricted import RestrictedBoltzmannBase
+from ._restricted import MISSING_ENTRIES_DOC, RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
@@ -226,6 +226,8 @@ class RBM(RestrictedBoltzmannBase):
     velocity and the average stay in the data's dtype, and ``transform``, ``score_samples``,
     ``free_energy`` and the monitoring compute in it (or in float64) as before.
 
+    {missing}
+
     References
     ----------
     G. Hinton, "A Practical Guide to Training Restricted Boltzmann Machines", 2010.
@@ -249,12 +251,23 @@ class RBM(RestrictedBoltzmannBase):
     (1797, 16)
     >>> bool(rbm.score(X) < 0)  # mean exact log-likelihood in nats
     True
+
+    Missing entries (NaN) are left out of the model, not filled in:
+
+    >>> import numpy as np
+    >>> X_missing = X.copy()
+    >>> X_missing[::5, 10:20] = np.nan
+    >>> rbm = RBM(n_components=16, n_iter=5, random_state=0).fit(X_missing)
+    >>> log_p = rbm.score_samples(X_missing[:1])  # log p(observed entries): exact here
+    >>> bool(log_p[0] > rbm.score_samples(X[:1])[0])  # fewer entries, more probable
+    True
     """
 
     _view_class = RBMView
     _layout = RBMLayout
     _training_form = AugmentedRBM
     _structural_parameters = ("n_components",)
+    _accepts_missing = True
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -304,7 +317,8 @@ class RBM(RestrictedBoltzmannBase):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), RBMView, "pcd"
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), RBMView, "pcd"
     )
 
     # -- training hooks ------------------------------------------------------------
@@ -321,6 +335,8 @@ class RBM(RestrictedBoltzmannBase):
                            + 4 * rows * n_hidden)
 
     def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
         dtype = X.dtype
         # float64 sums for either dtype, so float32 and float64 fits start alike
         data_rates = column_means(X, row_weights)
@@ -365,8 +381,9 @@ class RBM(RestrictedBoltzmannBase):
 
     def _train_minibatches(self, X, y, state, learning, model, rule, update):
         # The built-in samplers run the fused loop below; other strategies (exact,
-        # TAP, users' own) the base's plain loop, which computes the same update.
-        if model.sampler is None:
+        # TAP, users' own) and rows with missing entries the base's plain loop, which
+        # computes the same update.
+        if model.sampler is None or state.imputation is not None:
             super()._train_minibatches(X, y, state, learning, model, rule, update)
             return
         self._train_epoch_on_samples(X, state, model, rule, update)

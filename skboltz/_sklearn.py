@@ -1,14 +1,18 @@
 """The one place where skboltz imports scikit-learn's private API.
 
-scikit-learn keeps ``_fit_context`` and the parameter-validation helpers private; if
-their location changes, only this module needs to follow.
+scikit-learn keeps ``_fit_context``, the parameter-validation helpers and the imputers'
+base class and mask helpers private; if their location changes, only this module needs
+to follow.
 """
 
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.impute._base import _BaseImputer
 from sklearn.utils import check_scalar
+from sklearn.utils._mask import _get_mask
+from sklearn.utils._missing import is_scalar_nan
 from sklearn.utils._param_validation import (
     HasMethods,
     InvalidParameterError,
@@ -16,7 +20,7 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 from sklearn.utils._param_validation import Interval as _Interval
-from sklearn.utils.validation import _check_sample_weight
+from sklearn.utils.validation import _check_feature_names_in, _check_sample_weight
 
 
 class Interval(_Interval):
@@ -42,6 +46,10 @@ def check_count(value, name, min_value):
     return int(value)
 
 __all__ = [
+    "_BaseImputer",
+    "_check_feature_names_in",
+    "_get_mask",
+    "is_scalar_nan",
     "HasMethods",
     "Interval",
     "InvalidParameterError",

@@ -228,6 +228,10 @@ class TrainingState:
     #: started from were edited by hand since the last call published them (None: the
     #: state cannot tell).
     hand_edited: bool | None = shared(default=None)
+    #: The completions of the call's rows with missing entries (estimators that take
+    #: NaN), which training keeps drawing with the observed entries clamped: set for
+    #: one call (None otherwise), never pickled.
+    imputation: object = shared(default=None, transient=True)
 
     def begin_update(self, learning):
         """A copy to update in place, and how to undo the update if it fails.

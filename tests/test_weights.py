@@ -362,3 +362,55 @@ def test_one_class_left_by_zero_weights_is_refused_as_one_class():
     y = np.arange(10) % 2
     with pytest.raises(ValueError, match="one class"):
         RBMClassifier(n_iter=1).fit(X, y, sample_weight=y)
+
+
+def _with_holes(X, seed):
+    """``X`` (float) with about a quarter of its entries missing (NaN), none of its
+    columns entirely."""
+    X = np.array(X, dtype=float)
+    holes = np.random.default_rng(seed).random(X.shape) < 0.25
+    holes[0] = False
+    X[holes] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("estimator, kind", [
+    (RBM(n_components=3, n_iter=0, visible_bias_init="data_rates", random_state=0),
+     "binary"),
+    (GaussianRBM(n_components=2, n_iter=0, random_state=0), "gaussian"),
+    (CategoricalRBM(n_components=2, n_iter=0, random_state=0), "codes"),
+    (TabularRBM(n_components=2, categorical_features=[0, 1], n_iter=0, random_state=0),
+     "table"),
+], ids=["RBM", "GaussianRBM", "CategoricalRBM", "TabularRBM"])
+def test_weighted_incomplete_rows_start_and_score_as_repeated_rows(estimator, kind,
+                                                                   binary_rows):
+    """Missing entries and weights together: the starting values come from the
+    observed values counted by their rows' weights (the standardisation and the
+    column means), and the score of rows with missing entries is their weighted mean,
+    as over the repeated rows."""
+    X, weights = _rows(kind, binary_rows)
+    X = _with_holes(X, seed=7)
+    weights[0] = max(weights[0], 1)  # the complete row stays
+    weighted = clone(estimator).fit(X, sample_weight=weights)
+    repeated = clone(estimator).fit(X.repeat(weights, axis=0))
+    assert_allclose(weighted.intercept_visible_, repeated.intercept_visible_, rtol=1e-10,
+                    atol=1e-12)
+    assert_allclose(weighted.transform(X), repeated.transform(X), rtol=1e-10, atol=1e-12)
+    assert_allclose(weighted.score(X, sample_weight=weights),
+                    repeated.score(X.repeat(weights, axis=0)), rtol=1e-10)
+
+
+def test_weighted_incomplete_rows_train(binary_rows):
+    """A weighted fit on rows with missing entries trains (the completions are drawn
+    for the rows of positive weight; each counts by its weight), and rows of weight 0
+    are no rows, bit for bit."""
+    X, weights = binary_rows
+    X = _with_holes(X, seed=8)
+    settings = dict(n_components=3, n_iter=3, batch_size=4, random_state=0)
+    keep = (weights > 0).astype(float)
+    kept = RBM(**settings).fit(X[keep > 0])
+    assert_array_equal(RBM(**settings).fit(X, sample_weight=2 * keep).components_,
+                       kept.components_)
+    model = RBM(**settings, validation_fraction=0.25).fit(X, sample_weight=weights)
+    assert np.isfinite(model.history_["reconstruction_error_valid"]).all()
+    assert np.isfinite(model.score(X, sample_weight=weights))
