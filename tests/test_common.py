@@ -223,6 +223,7 @@ WEIGHT_EXACT_ESTIMATORS = [
                   random_state=0),
     LikelihoodOutlierDetector(RBM(n_components=3, n_iter=3, random_state=0, **EXACT),
                               contamination=0.1),
+    RBMImputer(RBM(n_components=3, n_iter=3, **EXACT), add_indicator=True, random_state=0),
 ]
 
 

@@ -414,3 +414,18 @@ def test_weighted_incomplete_rows_train(binary_rows):
     model = RBM(**settings, validation_fraction=0.25).fit(X, sample_weight=weights)
     assert np.isfinite(model.history_["reconstruction_error_valid"]).all()
     assert np.isfinite(model.score(X, sample_weight=weights))
+
+
+def test_the_imputer_passes_the_weights_on():
+    """RBMImputer: rows of weight 0 are no rows, and integer weights standardise and
+    start the model as the repeated rows do."""
+    from skboltz import RBMImputer
+
+    rng = np.random.default_rng(9)
+    X = _with_holes(rng.normal(size=(12, 3)), seed=10)
+    weights = rng.integers(0, 4, size=12)
+    weights[0] = 1
+    imputer = RBMImputer(GaussianRBM(n_components=2, n_iter=0, random_state=0))
+    weighted = clone(imputer).fit(X, sample_weight=weights)
+    repeated = clone(imputer).fit(X.repeat(weights, axis=0))
+    assert_allclose(weighted.transform(X), repeated.transform(X), rtol=1e-9, atol=1e-12)
