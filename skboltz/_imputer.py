@@ -12,7 +12,7 @@ from sklearn.utils.validation import (
 )
 
 from ._categorical_rbm import CategoricalRBM
-from ._gaussian_rbm import GaussianRBM
+from ._gaussian_rbm import GaussianRBM, feature_moments
 from ._layers import GaussianUnits
 from ._rbm import RBM
 from ._restricted import RestrictedBoltzmannBase
@@ -25,6 +25,7 @@ from ._sklearn import (
     _get_mask,
     is_scalar_nan,
 )
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, score_weights
 
 #: ``estimator=None`` models columns of non-negative integer codes below this as
 #: categories (CategoricalRBM); larger codes are counts or measures (GaussianRBM).
@@ -260,7 +261,7 @@ class RBMImputer(_BaseImputer):
         return part
 
     @_fit_context(prefer_skip_nested_validation=False)  # the estimator's parameters
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the model of the columns on the incomplete rows of ``X``.
 
         Parameters
@@ -269,6 +270,8 @@ class RBMImputer(_BaseImputer):
             Rows with missing values (``missing_values``).
         y : None
             Ignored.
+        {sample_weight} The model is fitted with them, and the real-valued columns
+            are standardised by their weighted means and deviations.
 
         Returns
         -------
@@ -276,6 +279,11 @@ class RBMImputer(_BaseImputer):
             The fitted imputer.
         """
         X, mask = self._validate_input(X, reset=True)
+        weights = score_weights(sample_weight, X)  # validated, or None
+        if weights is not None:  # a row of weight 0 is no row
+            kept = np.flatnonzero(weights > 0)
+            X = X.iloc[kept] if self._frame else X[kept]
+            mask, weights = mask[kept], weights[kept]
         self._fit_indicator(mask)
         self.random_state_ = check_random_state(self.random_state)
         self._valid_mask = ~mask.all(axis=0)
@@ -298,11 +306,19 @@ class RBMImputer(_BaseImputer):
         columns = self._model_input(X, mask, everything, modelled)
         estimator = self._estimator_for(columns)
         if estimator._input_units() is GaussianUnits:  # real-valued units: standardised
-            self._location = np.nanmean(columns, axis=0)
-            self._scale = np.nanstd(columns, axis=0)
+            if weights is None:
+                self._location = np.nanmean(columns, axis=0)
+                self._scale = np.nanstd(columns, axis=0)
+            else:
+                self._location, self._scale = feature_moments(columns, weights)
             columns = (columns - self._location) / self._scale
-        self.estimator_ = estimator.fit(columns)
+        if weights is None:
+            self.estimator_ = estimator.fit(columns)
+        else:
+            self.estimator_ = estimator.fit(columns, sample_weight=weights)
         return self
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     def _estimator_for(self, columns):
         """A new estimator for the modelled columns (cloned or chosen), seeded."""

@@ -26,6 +26,7 @@ from ._restricted_energy import RestrictedTrainingForm
 from ._sklearn import Interval
 from ._strategies import strategy_constraints
 from ._training import AveragedTrainingState
+from ._weights import mean_square
 
 _BINARY = BinaryUnits(np.zeros(0))
 
@@ -132,9 +133,10 @@ class LayeredRBM(RestrictedBoltzmannBase):
         return self._visible_layer().entry_starts
 
     # -- training hooks ------------------------------------------------------------
-    def _new_training_state(self, X, y, learning, rng):
-        X = self._with_missing_filled(X)  # missing values at their columns' means
-        data_rates = column_means(X)
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
+        data_rates = column_means(X, row_weights)
         params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))
         # the visible biases of independent units at the data's means (Hinton's
@@ -156,8 +158,10 @@ class LayeredRBM(RestrictedBoltzmannBase):
         return {**super()._fitted_attributes(state),
                 "learning_rate_": float(self.learning_rate)}
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         reconstruction = view.reconstruct(rows) - rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     def _model_view_of(self, state):

@@ -637,7 +637,7 @@ class Layer:
         """
         return None
 
-    def extra_statistics(self, out, V, weights, products, means):
+    def extra_statistics(self, out, V, weights, products, means, row_weights=None):
         """Compute the extra parameters' gradient statistics, summed over rows.
 
         Parameters
@@ -652,6 +652,9 @@ class Layer:
             The sum of h v^T over the rows.
         means : bool
             Whether the rows are means of v given some h rather than draws.
+        row_weights : ndarray of shape (n_rows,) or None, default=None
+            How many times each row counts in the sums (a weighted fit's data);
+            ``products`` is then already weighted. None: once each.
         """
 
     # -- missing entries: rows whose units are partly unobserved (NaN) ------------------
@@ -1155,10 +1158,10 @@ class GaussianUnits(Layer):
         coupling[:-1, -1] = rows[:-1, -1]
         return coupling
 
-    def extra_statistics(self, out, V, weights, products, means):
-        self.log_variance_statistics(out[0], V, weights, products, means)
+    def extra_statistics(self, out, V, weights, products, means, row_weights=None):
+        self.log_variance_statistics(out[0], V, weights, products, means, row_weights)
 
-    def log_variance_statistics(self, out, V, weights, products, means):
+    def log_variance_statistics(self, out, V, weights, products, means, row_weights=None):
         """Compute the gradient of log sigma^2, summed over rows.
 
         [(v - b)^2 / 2 - v (W^T h)] / sigma^2 for each row. With ``means`` the rows
@@ -1178,6 +1181,8 @@ class GaussianUnits(Layer):
             The sum of h v^T over the rows.
         means : bool
             Whether the rows are means rather than draws.
+        row_weights : ndarray of shape (n_rows,) or None, default=None
+            How many times each row counts (``products`` already weighted alike).
 
         Returns
         -------
@@ -1185,13 +1190,18 @@ class GaussianUnits(Layer):
             The sums.
         """
         centred = V - self.bias
-        np.einsum("ni,ni->i", centred, centred, out=out)
+        if row_weights is None:
+            np.einsum("ni,ni->i", centred, centred, out=out)
+            n_rows = V.shape[0]
+        else:
+            np.einsum("n,ni,ni->i", row_weights, centred, centred, out=out)
+            n_rows = row_weights.sum()
         out *= 0.5
         # sum_n v_ni (W^T h_n)_i = sum_j W_ji (sum_n h_nj v_ni)
         out -= np.einsum("ji,ji->i", weights, products)
         out *= self.inverse_variance
         if means:
-            out += 0.5 * V.shape[0]  # sum over rows of sigma^2 / (2 sigma^2)
+            out += 0.5 * n_rows  # sum over rows of sigma^2 / (2 sigma^2)
         return out
 
     # -- missing entries ---------------------------------------------------------------
@@ -1667,7 +1677,7 @@ class LayerGroups(Layer):
             coupling[:-1, cut] = group.seen_weights(rows[:-1, cut])
         return coupling
 
-    def extra_statistics(self, out, V, weights, products, means):
+    def extra_statistics(self, out, V, weights, products, means, row_weights=None):
         # each group's rows of its own parameters over its columns; 0 elsewhere
         out[...] = 0
         for group, cut in zip(self.groups, self._slices):
@@ -1676,7 +1686,7 @@ class LayerGroups(Layer):
             rows = [self.extra_parameters.index(name) for name in group.extra_parameters]
             statistics = np.zeros((len(rows), cut.stop - cut.start), dtype=out.dtype)
             group.extra_statistics(statistics, V[:, cut], weights[:, cut],
-                                   products[:, cut], means)
+                                   products[:, cut], means, row_weights)
             out[rows, cut] = statistics
 
 

@@ -17,6 +17,7 @@ from ._restricted import MISSING_ENTRIES_DOC, RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
+from ._weights import mean_square
 
 #: learning_rate="auto" is AUTO_STEP * sqrt(AUTO_STEP_FEATURES / n_features), and at
 #: most AUTO_STEP: BernoulliRBM's 0.1 on the 64-pixel digits, smaller on wider rows,
@@ -337,11 +338,12 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         return itemsize * (6 * n_hidden * n_visible + blocks * rows * n_visible
                            + 4 * rows * n_hidden)
 
-    def _new_training_state(self, X, y, learning, rng):
-        X = self._with_missing_filled(X)  # missing values at their columns' means
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
         dtype = X.dtype
         # float64 sums for either dtype, so float32 and float64 fits start alike
-        data_rates = column_means(X)
+        data_rates = column_means(X, row_weights)
         n_visible = X.shape[1]
         params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
@@ -378,6 +380,7 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
             data = state.minibatches = _Minibatches(layout)
         data.source = X
         data.set_step(step)  # a momentum schedule changes it between epochs
+        data.set_weights(state.row_weights, sampler.starts_at_data)
         return data
 
     def _train_minibatches(self, X, y, state, learning, model, rule, update):
@@ -445,7 +448,7 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
             state.average.n_pending = pending_average
 
     @staticmethod
-    def _reconstruction_error(view, rows):
+    def _reconstruction_error(view, rows, weights=None):
         # Run every epoch and every partial_fit call: float32, and few numpy calls. The
         # weights are cast negated (one call): -(W v + c) feeds exp directly, and
         # h @ (-W) - b is -(W^T h + b), so each sigmoid is three passes. Negation is
@@ -460,6 +463,8 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
             reconstruction -= view.visible_bias
             sigmoid_of_negated(reconstruction)
         reconstruction -= rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         np.square(reconstruction, out=reconstruction)
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
@@ -511,6 +516,8 @@ class _Minibatches:
         self.gradient = np.empty((n_hidden + 1, n_visible + 1), dtype)
         self.one = np.asarray(1.0, SIGMOID_DTYPE)
         self._row_weights, self.step = [], None
+        # a weighted fit's relative row weights (see set_weights), None unweighted
+        self.weights, self.weigh_negative, self.weighted_step = None, False, None
 
         def buffers(n_positive, n_negative, n_blocks):
             n_weighted = n_positive + n_negative  # the rows of the statistics
@@ -561,6 +568,30 @@ class _Minibatches:
             row_weights[:n_positive] = step / n_positive
             row_weights[n_positive:] = -step / (len(row_weights) - n_positive)
 
+    def set_weights(self, weights, weigh_negative):
+        """The relative weights of the source's rows (None: unweighted) and whether
+        the negative rows count by them too (chains that start at the minibatch).
+
+        A weighted epoch multiplies each minibatch's row weights r by its rows'
+        weights (:meth:`_weigh`), so the data's statistics count each row by its
+        weight (see :mod:`skboltz._weights`); the next :meth:`set_step` writes them
+        afresh."""
+        self.weights, self.weigh_negative = weights, weigh_negative
+        if weights is not None:
+            self.weighted_step, self.step = self.step, None
+
+    def _weigh(self, batch, weights):
+        """Row weights r of ``batch`` (a tuple :meth:`epoch` yields) for rows of these
+        weights: step * w_i / n_positive for data, and -step * w_i / n_negative for
+        the negative rows of chains that start at them."""
+        row_weights, n_positive = batch[6], weights.shape[0]
+        column = weights[:, None]
+        np.multiply(column, self.weighted_step / n_positive, out=row_weights[:n_positive])
+        if self.weigh_negative:
+            n_negative = row_weights.shape[0] - n_positive
+            np.multiply(column, -self.weighted_step / n_negative,
+                        out=row_weights[n_positive:])
+
     def _fill(self, destination, rows):
         rows = self.source[rows] if rows is not None else self.source
         if sp.issparse(rows):
@@ -575,6 +606,9 @@ class _Minibatches:
         that the statistics use (all rows but the chain rows), and the positive and
         negative parts of the hidden buffer (for a negative phase that starts at the
         minibatch)."""
+        if self.weights is not None:
+            yield from self._weighted_epoch(rng)
+            return
         b = self.batch_size
         if self.n_full + (self.n_rest > 0) == 1:
             # One minibatch (a partial_fit on one minibatch): its order is irrelevant
@@ -590,4 +624,29 @@ class _Minibatches:
             yield from self.block_batches[:n_blocks]
         if self.n_rest:
             self._fill(self.rest_rows[: self.n_rest, :-1], order[self.n_full * b :])
+            yield self.rest_batch
+
+    def _weighted_epoch(self, rng):
+        """:meth:`epoch` of a weighted fit: the same minibatches, each with its rows'
+        weights in its row weights (:meth:`_weigh`)."""
+        b, weights = self.batch_size, self.weights
+        if self.n_full + (self.n_rest > 0) == 1:
+            batch = self.block_batches[0] if self.n_full else self.rest_batch
+            self._fill(self.blocks[0, :b, :-1] if self.n_full else
+                       self.rest_rows[: self.n_rest, :-1], None)
+            self._weigh(batch, weights)
+            yield batch
+            return
+        order = rng.permutation(self.source.shape[0])
+        for first in range(0, self.n_full, len(self.blocks)):
+            n_blocks = min(len(self.blocks), self.n_full - first)
+            rows = order[first * b : (first + n_blocks) * b]
+            self._fill(self.blocks[:n_blocks, :b, :-1], rows)
+            for k, batch in enumerate(self.block_batches[:n_blocks]):
+                self._weigh(batch, weights[rows[k * b : (k + 1) * b]])
+                yield batch
+        if self.n_rest:
+            rows = order[self.n_full * b :]
+            self._fill(self.rest_rows[: self.n_rest, :-1], rows)
+            self._weigh(self.rest_batch, weights[rows])
             yield self.rest_batch

@@ -95,25 +95,30 @@ class RestrictedMonitor(Monitor):
     at its column's mean.
     """
 
-    def select_rows(self, X, y, validation):
-        rows = super().select_rows(X, y, validation)
+    def select_rows(self, X, y, validation, weights=None):
+        rows = super().select_rows(X, y, validation, weights)
         #: The missing units of each split's rows (None: complete), found once a call.
-        self.missing = {name: self.estimator._missing_of(part) for name, part in rows.splits()}
+        self.missing = {name: self.estimator._missing_of(part)
+                        for name, part, _ in rows.splits()}
         return rows
 
     def record(self, state, *, epoch_seconds=0.0):
         self._fill = self.estimator._sampling_start_of(state)
         return super().record(state, epoch_seconds=epoch_seconds)
 
-    def reconstruction_error(self, view, rows):
+    def reconstruction_error(self, view, rows, weights=None):
         if all(mask is None for mask in self.missing.values()):
-            return super().reconstruction_error(view, rows)
+            return super().reconstruction_error(view, rows, weights)
         missing = self.estimator._missing_of(rows)
         if missing is None:
-            return super().reconstruction_error(view, rows)
+            return super().reconstruction_error(view, rows, weights)
         # the observed entries' reconstruction, the missing ones at their columns' means
         filled = self.estimator._with_missing_filled(rows, self._fill)
         squared = np.square(view.reconstruct(filled) - filled)
+        if weights is not None:  # each observed entry counts by its row's weight
+            counted = np.where(missing, 0.0, weights[:, None])
+            return float(np.sum(counted * squared, dtype=np.float64)
+                         / max(float(counted.sum()), np.finfo(np.float64).tiny))
         return float(np.sum(squared, where=~missing, dtype=np.float64)
                      / max(int((~missing).sum()), 1))
 
@@ -127,7 +132,7 @@ class RestrictedMonitor(Monitor):
         if all(filled[name] is getattr(rows, name) for name in filled):
             return rows
         return MonitoringRows(filled["train"], filled.get("valid"), rows.train_labels,
-                              rows.valid_labels)
+                              rows.valid_labels, rows.train_weights, rows.valid_weights)
 
 
 class RestrictedBoltzmannBase(BoltzmannBase):
@@ -231,15 +236,17 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         if model.sampler is not None:
             model.sampler.release()
 
-    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
-        # The data's statistics in closed form, minus the strategy's estimate of the
-        # model's, in the packed layout (one matrix product gives every block).
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule,
+                            weights=None):
+        # The data's statistics in closed form (each row counting by its weight in a
+        # weighted fit), minus the strategy's estimate of the model's, in the packed
+        # layout (one matrix product gives every block).
         form, sampler = model
         batch = form.augment(batch)
-        positive = form.statistics(form.hidden_probability(batch), batch)
+        positive = form.statistics(form.hidden_probability(batch), batch, weights=weights)
         positive /= batch.shape[0]
         if sampler is not None:  # the strategy's samplers draw buffered noise
-            negative = sampler.negative_statistics(batch)
+            negative = sampler.negative_statistics(batch, weights)
         else:
             negative = learning._negative_statistics(
                 form, batch, state.sampler, state.rng, rule.progress
@@ -301,16 +308,22 @@ class RestrictedBoltzmannBase(BoltzmannBase):
                 "sklearn.feature_selection.VarianceThreshold does not; select the "
                 "observed columns), or give the first call rows that observe it.")
 
-    def _with_missing_filled(self, X, start=None):
+    def _with_missing_filled(self, X, start=None, weights=None):
         """``X`` with each missing value replaced by ``start`` (by default each
-        column's mean over its observed values); ``X`` itself when complete."""
+        column's mean over its observed values, the rows counted by their ``weights``
+        if any); ``X`` itself when complete."""
         missing = self._missing_of(X)
         if missing is None:
             return X
         if start is None:
             observed = np.where(missing, 0.0, X)
-            start = (observed.sum(axis=0, dtype=np.float64)
-                     / np.maximum((~missing).sum(axis=0), 1))
+            if weights is None:
+                start = (observed.sum(axis=0, dtype=np.float64)
+                         / np.maximum((~missing).sum(axis=0), 1))
+            else:
+                counted = np.where(missing, 0.0, weights[:, None])
+                start = ((counted * observed).sum(axis=0)
+                         / np.maximum(counted.sum(axis=0), np.finfo(np.float64).tiny))
         return np.where(missing, np.asarray(start).astype(X.dtype), X)
 
     def _chain_starts(self, X, y):

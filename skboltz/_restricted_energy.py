@@ -907,16 +907,21 @@ class RestrictedTrainingForm:
         return float(np.mean(np.square(reconstruction[RestrictedLayout.units]),
                              dtype=np.float64))
 
-    def statistics(self, H, V, means=False):
+    def statistics(self, H, V, means=False, weights=None):
         """Sums over rows of the update statistics for augmented rows, shaped like
         ``params``: h v^T, h and v in the blocks of W, c and b, and the visible
         layer's extra rows (a Gaussian layer's log-variance gradient).
 
         ``means`` says that the rows of ``V`` are means of v given some h rather than
         states; the blocks of W, c and b are linear in v, so they are the same either
-        way (an extra row may not be).
+        way (an extra row may not be). ``weights`` (one per row, or None) makes the
+        sums weighted: each row counts ``weights[i]`` times, as in the data's
+        statistics of a weighted fit (:mod:`skboltz._weights`).
         """
         layout = self.layout
+        if weights is not None:  # h's rows carry the weights into every product
+            weights = np.asarray(weights, dtype=H.dtype)
+            H = H * weights[:, None]
         if not layout.extra:
             return H.T @ V
         out = np.empty((self.params.shape[0], V.shape[1]), dtype=np.result_type(H, V))
@@ -929,7 +934,8 @@ class RestrictedTrainingForm:
             return out
         self.visible.extra_statistics(extra, V[RestrictedLayout.units],
                                       self.params[layout.weights],
-                                      products[:-1, :-1], means)
+                                      products[:-1, :-1], means,
+                                      **({} if weights is None else {"row_weights": weights}))
         return out
 
     # -- rows with missing entries -----------------------------------------------------

@@ -22,6 +22,7 @@ from . import _degeneracy as degeneracy
 from ._runtime import _LogZProgress, warn_user
 from ._transactions import reads_one_publication
 from ._validation import as_dense
+from ._weights import SCORE_SAMPLE_WEIGHT_DOC, score_weights, weighted_mean
 from .exceptions import ApproximateScoreWarning, DegenerateModelWarning
 from .partition._base import KINDS, LogZ
 from .partition._bounds import log_likelihood_bounds
@@ -273,7 +274,7 @@ class ScoringMixin:
                    "error bar).")
             )
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, sample_weight=None):
         """Mean log-likelihood of the rows of ``X`` (higher is better).
 
         Makes ``GridSearchCV`` select models by held-out likelihood with no scorer;
@@ -289,13 +290,17 @@ class ScoringMixin:
             Rows to score.
         y : None
             Ignored.
+        {sample_weight}
 
         Returns
         -------
         score : float
-            Mean of :meth:`score_samples`.
+            Mean of :meth:`score_samples` (weighted by ``sample_weight``).
         """
-        return float(np.mean(self.score_samples(X)))
+        weights = score_weights(sample_weight, X)
+        return weighted_mean(self.score_samples(X), weights)
+
+    score.__doc__ = score.__doc__.replace("{sample_weight}", SCORE_SAMPLE_WEIGHT_DOC)
 
     @reads_one_publication
     def estimate_log_likelihood_bounds(self, X, *, n_betas="auto", max_rows=100,

@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 from sklearn.utils._param_validation import Interval as _Interval
-from sklearn.utils.validation import _check_feature_names_in
+from sklearn.utils.validation import _check_feature_names_in, _check_sample_weight
 
 # Array API dispatch (skboltz/_array_api.py): the namespace and device of the inputs,
 # the largest float dtype a device has, and the check that a fitted model and its
@@ -125,6 +125,7 @@ __all__ = [
     "InvalidParameterError",
     "StrOptions",
     "_convert_to_numpy",
+    "_check_sample_weight",
     "_fit_context",
     "_max_precision_float_dtype",
     "array_library",

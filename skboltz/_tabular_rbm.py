@@ -31,6 +31,7 @@ from ._gaussian_rbm import (
     MIN_VARIANCE,
     RUNAWAY_SCALE,
     bounded_rows,
+    feature_moments,
     feature_spread,
     hidden_rates,
 )
@@ -624,7 +625,7 @@ class TabularRBM(LayeredRBM):
         return int(np.sum(~self.is_categorical_))
 
     # -- the standardisation of the numeric columns ------------------------------------
-    def _new_input_transform(self, X):
+    def _new_input_transform(self, X, row_weights=None):
         n_numeric = self._n_numeric
         if not n_numeric:
             return None
@@ -634,7 +635,7 @@ class TabularRBM(LayeredRBM):
                 f"the first call's rows, which needs at least 2 samples; got {X.shape[0]} "
                 "sample. For partial_fit, make the first call a batch of representative "
                 "rows.")
-        scale, constant = feature_spread(X[:, :n_numeric])
+        scale, constant = feature_spread(X[:, :n_numeric], row_weights)
         if constant.any():
             numeric = np.flatnonzero(~self.is_categorical_)[constant]
             shown = [self._column_name(j) for j in numeric[:10]]
@@ -644,9 +645,13 @@ class TabularRBM(LayeredRBM):
                 "the first call has the same value there, which has no scale to "
                 "standardise by and a density that grows without bound. Drop them, or "
                 "declare them categorical (categorical_features).")
-        mean = X[:, :n_numeric].mean(axis=0, dtype=np.float64)
-        if np.isnan(mean).any():  # missing entries: over the observed values
-            mean = np.nanmean(X[:, :n_numeric], axis=0, dtype=np.float64)
+        numeric = X[:, :n_numeric]
+        if row_weights is not None:
+            mean = feature_moments(numeric, row_weights)[0]
+        else:
+            mean = numeric.mean(axis=0, dtype=np.float64)
+            if np.isnan(mean).any():  # missing entries: over the observed values
+                mean = np.nanmean(numeric, axis=0, dtype=np.float64)
         return NumericStandardisation(mean, scale)
 
     def _input_transform(self):
@@ -701,9 +706,10 @@ class TabularRBM(LayeredRBM):
                                       RestrictedLayout.of_layer(visible))
 
     # -- training ---------------------------------------------------------------------
-    def _new_training_state(self, X, y, learning, rng):
-        X = self._with_missing_filled(X)  # missing values at their columns' means
-        visible_means = column_means(X)
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
+        visible_means = column_means(X, row_weights)
         layout, n_numeric = self._layout, self._n_numeric
         extra = {"log_variance": np.zeros(n_numeric)} if n_numeric else {}
         # the visible biases of independent units at the data's means (the numeric
@@ -715,15 +721,16 @@ class TabularRBM(LayeredRBM):
         form = self._training_form_of(params, None)
         return self._fresh_state(TabularTrainingState, form, X, learning, rng,
                                  visible_means=visible_means,
-                                 data_rates=self._base_rates(form.view(), X, visible_means))
+                                 data_rates=self._base_rates(form.view(), X, visible_means,
+                                                             row_weights))
 
     @staticmethod
-    def _base_rates(view, X, visible_means):
+    def _base_rates(view, X, visible_means, weights=None):
         """The rates log Z samplers start their base model from: the hidden units' on
         the data when they are the samplers' states (numeric columns), else the
         visible units' means."""
         if view.sampler_state == "hidden":
-            return hidden_rates(view, X)
+            return hidden_rates(view, X, weights)
         return visible_means
 
     def _training_params(self, dtype):
@@ -760,7 +767,8 @@ class TabularRBM(LayeredRBM):
         if self._n_numeric:
             self._check_numeric_units(state, X)
         view = self._model_view_of(state)
-        state.data_rates = self._base_rates(view, X, state.visible_means)
+        state.data_rates = self._base_rates(view, X, state.visible_means,
+                                            state.row_weights)
 
     def _check_numeric_units(self, state, X):
         """Stop a fit whose Gaussian units ran away (visible means or deviations

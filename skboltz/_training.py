@@ -220,6 +220,10 @@ class TrainingState:
     extreme_row_shares: tuple = shared(default=(0.0, 0.0))
     unchecked_updates: int = shared(default=0)
     check_reference: object = shared(default=None)
+    #: The relative weights of the call's training rows (``_weights.training_weights``;
+    #: None: unweighted), which the data's statistics read; set at the start of each
+    #: call and dropped before the state is published.
+    row_weights: np.ndarray | None = shared(default=None, transient=True)
     #: Set by :meth:`resume` in a call's first epoch: whether the parameters the call
     #: started from were edited by hand since the last call published them (None: the
     #: state cannot tell).
