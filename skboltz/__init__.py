@@ -12,6 +12,7 @@ from ._dbm import DBM
 from ._dbn import DBN
 from ._dbn_classifier import DBNClassifier
 from ._gaussian_rbm import GaussianRBM
+from ._imputer import RBMImputer
 from ._outliers import LikelihoodOutlierDetector
 from ._rbm import RBM
 from ._rbm_classifier import RBMClassifier
@@ -25,6 +26,7 @@ __all__ = [
     "DBNClassifier",
     "RBM",
     "RBMClassifier",
+    "RBMImputer",
     "BoltzmannClassifier",
     "BoltzmannMachine",
     "CategoricalRBM",

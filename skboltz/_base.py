@@ -49,6 +49,7 @@ from ._transactions import (
 )
 from ._update import ParameterUpdate, UpdateRule
 from ._validation import FLOAT_DTYPES, as_dense
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, relative_weights, training_weights
 from .exceptions import TrainingDivergedError
 from .partition._base import ZEstimator
 
@@ -198,8 +199,9 @@ class BoltzmannBase(
         """The model view of ``state``'s parameters (of the fitted ones when None)."""
 
     @abstractmethod
-    def _reconstruction_error(self, view, rows):
-        """Mean squared error of the mean-field reconstruction of ``rows``."""
+    def _reconstruction_error(self, view, rows, weights=None):
+        """Mean squared error of the mean-field reconstruction of ``rows`` (each row's
+        weighted by ``weights`` in a weighted fit: :func:`~skboltz._weights.mean_square`)."""
 
     # -- validation ----------------------------------------------------------------
     def _input_units(self):
@@ -226,9 +228,20 @@ class BoltzmannBase(
         if not reset and self._is_valid_fitted_input(X, units.value_range):
             return X
         X = validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset,
+            ensure_all_finite="allow-nan" if self._takes_missing() else True,
         )
+        self._check_missing_input(X)
         return units.check_rows(X)
+
+    def _takes_missing(self):
+        """Whether ``X`` may mark missing entries with NaN (see
+        :class:`~skboltz._restricted.RestrictedBoltzmannBase`); other estimators
+        refuse NaN in validation."""
+        return False
+
+    def _check_missing_input(self, X):
+        """Refuse NaN in validated rows where the estimator does not take it there."""
 
     def _is_valid_fitted_input(self, X, value_range):
         """Whether ``X`` is an input that ``validate_data(reset=False)`` would return
@@ -267,9 +280,10 @@ class BoltzmannBase(
         """
         return None
 
-    def _new_input_transform(self, X):
+    def _new_input_transform(self, X, row_weights=None):
         """A fixed, invertible map of the input rows learnt at the first call (an
-        object with ``transform``, ``inverse_transform`` and ``log_abs_det``), or None.
+        object with ``transform``, ``inverse_transform`` and ``log_abs_det``), or None;
+        ``row_weights``: the rows' relative weights (see :mod:`skboltz._weights`).
 
         The model is fitted to the transformed rows; every method takes and returns
         rows in the units of the input, and ``score_samples`` adds the log-Jacobian.
@@ -286,26 +300,30 @@ class BoltzmannBase(
 
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the model to ``X`` from a fresh start, for the configured number of epochs.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: values in [0, 1] for binary visible units (RBM),
-            standardised features for GaussianRBM.
+            standardised features for GaussianRBM. RBM, GaussianRBM,
+            CategoricalRBM and TabularRBM take NaN as a missing entry (see their Notes).
         y : None
             Ignored; present for API consistency.
+        {sample_weight}
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        return self._fit(X, y, partial=False)
+        return self._fit(X, y, partial=False, sample_weight=sample_weight)
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, sample_weight=None):
         """Train for one more epoch over ``X``, continuing the previous state.
 
         Continues the parameters, momentum, persistent chains and random stream of the
@@ -324,22 +342,28 @@ class BoltzmannBase(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data: values in [0, 1] for binary visible units (RBM),
-            standardised features for GaussianRBM.
+            standardised features for GaussianRBM. RBM, GaussianRBM,
+            CategoricalRBM and TabularRBM take NaN as a missing entry (see their Notes).
         y : None
             Ignored; present for API consistency.
+        {sample_weight}
 
         Returns
         -------
         self : object
             The updated estimator.
         """
-        return self._fit(X, y, partial=True)
+        return self._fit(X, y, partial=True, sample_weight=sample_weight)
 
-    def _fit(self, X, y, *, partial, classes=None):
+    partial_fit.__doc__ = partial_fit.__doc__.replace("{sample_weight}",
+                                                      FIT_SAMPLE_WEIGHT_DOC)
+
+    def _fit(self, X, y, *, partial, classes=None, sample_weight=None):
         with all_or_nothing(self):
-            return self._fit_unguarded(X, y, partial=partial, classes=classes)
+            return self._fit_unguarded(X, y, partial=partial, classes=classes,
+                                       sample_weight=sample_weight)
 
-    def _fit_unguarded(self, X, y, *, partial, classes=None):
+    def _fit_unguarded(self, X, y, *, partial, classes=None, sample_weight=None):
         # Strategies the model cannot serve are refused before any work.
         learning = self._resolve_learning()
         if isinstance(self.z_estimator, ZEstimator):
@@ -348,19 +372,25 @@ class BoltzmannBase(
         if not first_call:
             self._check_structure_unchanged()
         X = self._validate_X(X, reset=first_call)
+        # The rows of positive weight (before the labels are read: a class whose rows
+        # all weigh 0 is no class), and their relative weights (None: unweighted).
+        X, y, weights = training_weights(sample_weight, X, y)
         y = self._validate_y(X, y, reset=first_call, classes=classes)
+        weighted = {} if weights is None else {"row_weights": weights}
         validation = None
         if first_call:
             self._check_first_rows(X, partial=partial)
             # A fixed map of the inputs (GaussianRBM's whitening), from all the rows.
-            input_transform = self._new_input_transform(X)
+            input_transform = self._new_input_transform(X, **weighted)
             if input_transform is not None:
                 X = input_transform.transform(X)
             check_memory(*self._training_memory(X, learning))
             rng = make_generator(self.random_state)
             if not partial and self.validation_fraction is not None:
-                X, y, validation = self._split_validation(X, y, rng)
-            state = self._new_training_state(X, y, learning, rng)
+                X, y, validation, weights = self._split_validation(X, y, rng, weights)
+                weights = relative_weights(weights)  # of mean 1 over the training rows
+                weighted = {} if weights is None else {"row_weights": weights}
+            state = self._new_training_state(X, y, learning, rng, **weighted)
             state.input_transform = input_transform
             state.history = new_history()
             state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
@@ -372,6 +402,7 @@ class BoltzmannBase(
             # rest (all-or-nothing; see TrainingState.begin_update). The strategy that
             # made the state copies its own part.
             state, undo = self._training_state.begin_update(self.learning_)
+        state.row_weights = weights
         try:
             if not first_call:
                 state.params = self._training_params(X.dtype)
@@ -385,7 +416,7 @@ class BoltzmannBase(
                         self._model_view_of(state), self._chain_starts(X, y),
                         self._effective_batch_size(X), state.rng,
                     )
-            monitor = self._monitor_class(self, X, y, validation)
+            monitor = self._monitor_class(self, X, y, validation, weights=weights)
             n_epochs = 1 if partial else self.n_iter
             # Callbacks see one task per call with one subtask per epoch (_train).
             callback_ctx = fit_callback_context(self, max_subtasks=n_epochs)
@@ -396,11 +427,13 @@ class BoltzmannBase(
                     callback_ctx=callback_ctx,
                 )
                 n_updates = n_epochs * -(-X.shape[0] // self._effective_batch_size(X))
+                checked_rows = monitor.rows_for_checks(state)
                 self._divergence_check_class(self).when_due(
-                    state, learning, monitor.rows, X.shape[0], n_updates, first_call)
+                    state, learning, checked_rows, X.shape[0], n_updates, first_call)
                 degeneracy_check = self._degeneracy_check_class(self)
-                degenerate = degeneracy_check.when_due(state, monitor.rows,
+                degenerate = degeneracy_check.when_due(state, checked_rows,
                                                        n_epochs * X.shape[0], first_call)
+            state.row_weights = None  # the call's, not the model's
             z_estimator = self._fitted_z_estimator(state, first_call)
             attributes = self._fitted_attributes(state)
         except BaseException:
@@ -506,9 +539,10 @@ class BoltzmannBase(
         sized by it; ``batch_size=10**7`` on 60 rows allocated 5.8 GB)."""
         return max(1, min(self.batch_size, X.shape[0]))
 
-    def _split_validation(self, X, y, rng):
-        """``(X_train, y_train, (X_valid, y_valid))``: ``validation_fraction`` of the
-        rows held out, ``y`` split alike (None stays None)."""
+    def _split_validation(self, X, y, rng, weights=None):
+        """``(X_train, y_train, (X_valid, y_valid, weights_valid), weights_train)``:
+        ``validation_fraction`` of the rows held out, ``y`` and the row weights split
+        alike (None stays None)."""
         n_valid = int(round(self.validation_fraction * X.shape[0]))
         if n_valid < 1 or n_valid >= X.shape[0]:
             raise ValueError(
@@ -518,9 +552,12 @@ class BoltzmannBase(
             )
         order = rng.permutation(X.shape[0])
         train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
-        if y is None:
-            return X[train], None, (X[valid], None)
-        return X[train], y[train], (X[valid], y[valid])
+
+        def split(values):
+            return (None, None) if values is None else (values[train], values[valid])
+
+        (y_train, y_valid), (w_train, w_valid) = split(y), split(weights)
+        return X[train], y_train, (X[valid], y_valid, w_valid), w_train
 
     def _train(
         self, X, y, state, learning, n_epochs, monitor, *, early_stopping,
@@ -589,16 +626,24 @@ class BoltzmannBase(
         window = self._average_window(state)
         order = state.rng.permutation(X.shape[0])
         report = EpochProgress(self, state.n_iter + 1, X.shape[0]) if self.verbose else None
+        weights = state.row_weights
         for start in range(0, X.shape[0], self.batch_size):
             if report is not None:
                 report(start)
             rows = order[start : start + self.batch_size]
             labels = None if y is None else y[rows]
+            # the rows' weights go to the hook only in a weighted fit (see _weights.py)
+            weighted = {} if weights is None else {"weights": weights[rows]}
             gradient = self._minibatch_gradient(
-                model, as_dense(X[rows]), labels, state, learning, rule
+                model, self._minibatch_rows(X, rows, state, model), labels, state,
+                learning, rule, **weighted
             )
             update.apply(gradient)
             state.count_update(window)
+
+    def _minibatch_rows(self, X, rows, state, model):
+        """The dense rows of a minibatch (``rows`` of ``X``) the gradient hook sees."""
+        return as_dense(X[rows])
 
     def _begin_epoch(self, state, learning):
         """The parameters this epoch's updates move (the iterate, when averaging)."""
@@ -618,7 +663,9 @@ class BoltzmannBase(
         """The gradient step of one minibatch: ``rule.step`` times the ascent direction
         of the log-likelihood (or of the estimator's objective), shaped like the packed
         parameters. ``batch`` is dense; ``labels`` are its rows' labels (None for a
-        density model)."""
+        density model). A weighted fit passes ``weights=``, the rows' relative
+        weights, by which the data's statistics count each row (see
+        :mod:`skboltz._weights`); an estimator without it refuses weighted fits."""
         raise NotImplementedError(
             f"{type(self).__name__} implements neither _minibatch_gradient nor its own "
             "_train_epoch."

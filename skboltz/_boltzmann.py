@@ -23,6 +23,7 @@ from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import TrainingState, copied, shared
 from ._validation import as_dense
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, mean_square, weighted_phase
 from .exceptions import DataRangeWarning
 from .learning import MeanFieldGradient
 
@@ -115,7 +116,7 @@ def _first_bad_entry(values, numeric):
     return values.ravel()[0] if values.size else None
 
 
-def code_entropy_gradient(view, batch, usage, usage_rate):
+def code_entropy_gradient(view, batch, usage, usage_rate, weights=None):
     """Gradient of the entropy of the hidden codes' distribution on the data, and its update.
 
     The codes' distribution is qbar(h) = mean over rows of P(h | v). With g(h) =
@@ -123,20 +124,25 @@ def code_entropy_gradient(view, batch, usage, usage_rate):
     / T, phi = s s^T the sufficient statistics: returned in the moment form of the
     learning rule (divide by T like the clamped minus free moments). ``usage`` holds
     qbar as a sliding average over minibatches; it moves ``usage_rate`` of the way to
-    this minibatch's mean posterior first (in place; None starts it there).
+    this minibatch's mean posterior first (in place; None starts it there). In a
+    weighted fit the rows count by their relative ``weights`` in every mean.
     """
     H, Q = bm_hidden_code_posteriors(
         batch, view.coupling, view.bias, view.n_visible, view.temperature
     )
-    batch_usage = Q.mean(axis=0)
+    row_shares = None if weights is None else weights[:, None] / batch.shape[0]
+    batch_usage = Q.mean(axis=0) if weights is None else (Q * row_shares).sum(axis=0)
     if usage is None:
         usage = batch_usage
     else:
         usage += usage_rate * (batch_usage - usage)
     surprise = -np.log(np.maximum(usage, np.finfo(np.float64).tiny))
-    weights = Q * (surprise - (Q @ surprise)[:, None])
-    weights /= batch.shape[0]
-    return bm_code_moments(batch, H, weights), usage
+    code_weights = Q * (surprise - (Q @ surprise)[:, None])
+    if weights is None:
+        code_weights /= batch.shape[0]
+    else:
+        code_weights *= row_shares
+    return bm_code_moments(batch, H, code_weights), usage
 
 
 class BMDivergenceCheck(DivergenceCheck):
@@ -396,7 +402,7 @@ class BoltzmannMachine(BoltzmannBase):
     )
 
     # -- restarts ------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the model to ``X`` from fresh starts, keeping the best of ``n_init`` runs.
 
         Parameters
@@ -405,6 +411,7 @@ class BoltzmannMachine(BoltzmannBase):
             Training data, ideally with values in [0, 1].
         y : None
             Ignored; present for API consistency.
+        {sample_weight} The runs are compared by their weighted score.
 
         Returns
         -------
@@ -413,7 +420,7 @@ class BoltzmannMachine(BoltzmannBase):
         """
         self._validate_params()
         if self.n_init == 1:
-            return super().fit(X, y)
+            return super().fit(X, y, sample_weight=sample_weight)
         rng = make_generator(self.random_state)
         seeds = rng.integers(np.iinfo(np.int32).max, size=self.n_init)
         best, best_score = None, -np.inf
@@ -422,10 +429,10 @@ class BoltzmannMachine(BoltzmannBase):
             with warnings.catch_warnings():
                 if k:  # the first run has said what there is to say about X
                     warnings.simplefilter("ignore", DataRangeWarning)
-                run.fit(X)
+                run.fit(X, sample_weight=sample_weight)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DataRangeWarning)  # fit has warned
-                score = run.score(X)
+                score = run.score(X, sample_weight=sample_weight)
             if best is None or score > best_score:
                 best, best_score = run, score
         # Adopt the best run's fitted state; the parameters stay the user's.
@@ -434,6 +441,8 @@ class BoltzmannMachine(BoltzmannBase):
             if key not in parameters:
                 setattr(self, key, value)
         return self
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     # -- training hooks ------------------------------------------------------------
     def _training_product_size(self, X):
@@ -457,12 +466,12 @@ class BoltzmannMachine(BoltzmannBase):
             "Use fewer hidden units (n_hidden), or an RBM for many hidden units.",
         )
 
-    def _new_training_state(self, X, y, learning, rng):
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
         dtype = X.dtype
         n_visible = X.shape[1]
         n_units = n_visible + self.n_hidden
         mask = connectivity_mask(self.connectivity, n_visible, self.n_hidden)
-        data_rates = column_means(X)
+        data_rates = column_means(X, row_weights)
         params = np.zeros((n_units + 1, n_units), dtype=dtype)  # BMLayout's blocks
         noise = np.triu(rng.normal(0.0, 0.01, size=(n_units, n_units)), 1)
         params[BMLayout.coupling] = (noise + noise.T) * mask
@@ -511,16 +520,25 @@ class BoltzmannMachine(BoltzmannBase):
             usage_rate=min(1.0, self.batch_size / X.shape[0]),
         )
 
-    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule,
+                            weights=None):
         view, rng = model.view, state.rng
-        positive = learning.positive_phase(view, batch, state.sampler, rng)
-        negative = learning.negative_phase(view, batch, state.sampler, rng, rule.progress)
+        if weights is None:
+            positive = learning.positive_phase(view, batch, state.sampler, rng)
+            negative = learning.negative_phase(view, batch, state.sampler, rng,
+                                               rule.progress)
+        else:  # the rows count by their weights (negative runs that start at them too)
+            positive = weighted_phase(learning.positive_phase, learning, view, batch,
+                                      state.sampler, rng, weights=weights)
+            negative = weighted_phase(learning.negative_phase, learning, view, batch,
+                                      state.sampler, rng, rule.progress, weights=weights,
+                                      required=False)
         difference = positive - negative
         difference += difference.T
         difference *= 0.5  # exactly symmetric
         if model.bonus_weight > 0 and self.n_hidden > 0:
             bonus, state.code_usage = code_entropy_gradient(
-                view, batch, state.code_usage, model.usage_rate
+                view, batch, state.code_usage, model.usage_rate, weights
             )
             difference += model.bonus_weight * bonus
         means = np.diagonal(difference).copy()
@@ -552,9 +570,12 @@ class BoltzmannMachine(BoltzmannBase):
 
         return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         rows = rows.astype(np.float64, copy=False)
-        return float(np.mean((rows - view.astype(np.float64).reconstruct(rows)) ** 2))
+        residuals = rows - view.astype(np.float64).reconstruct(rows)
+        if weights is not None:
+            return mean_square(residuals, weights)
+        return float(np.mean(residuals ** 2))
 
     def _fitted_attributes(self, state):
         params = state.params

@@ -62,7 +62,8 @@ def bm_second_moments(S, weights=None):
 
     One matrix product gives every statistic of the Boltzmann learning rule: the
     off-diagonal entries are <s_i s_j>, the diagonal <s_i> (also correct when ``S``
-    holds probabilities rather than binary states). ``weights`` (summing to 1) weight
+    holds probabilities rather than binary states). ``weights`` (each row's share
+    of the mean: summing to 1, or to about 1 for a weighted fit's minibatch) weight
     the rows; None is the plain mean.
     """
     if weights is None:

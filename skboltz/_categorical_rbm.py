@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_non_negative, validate_data
 from ._layered_rbm import LayeredRBM, layered_constraints
 from ._layers import BinaryUnits, SoftmaxUnits
 from ._monitoring import MONITORING_PARAMETERS_DOC
+from ._restricted import MISSING_ENTRIES_DOC
 from ._restricted_energy import RestrictedView
 from ._sklearn import Interval
 from ._strategies import document_strategy_options
@@ -52,7 +53,12 @@ class CategoricalRBMView(RestrictedView):
 def one_hot(codes, n_categories):
     """One-hot rows of the integer-valued ``codes`` (a group of ``n_categories[i]``
     columns per column i), in the dtype of ``codes``; a code beyond its column's
-    categories is refused."""
+    categories is refused. A missing code (NaN) leaves its whole group NaN."""
+    missing = np.isnan(codes)
+    if missing.any():
+        rows = one_hot(np.where(missing, 0, codes), n_categories)
+        rows[np.repeat(missing, n_categories, axis=1)] = np.nan
+        return rows
     unknown = codes >= n_categories
     if unknown.any():
         row, column = np.argwhere(unknown)[0]
@@ -197,6 +203,8 @@ class CategoricalRBM(LayeredRBM):
     "Restricted Boltzmann machines for collaborative filtering" (ICML 2007), one group
     per column.
 
+    {missing}
+
     Examples
     --------
     >>> import numpy as np
@@ -212,6 +220,8 @@ class CategoricalRBM(LayeredRBM):
     >>> log_p = rbm.score_samples([[0, 0, 1, 2], [0, 2, 1, 2]])  # exact, nats
     >>> bool(log_p[0] > log_p[1])  # the columns that agree are likelier
     True
+    >>> rbm.score_samples([[0, np.nan, 1, 2]])  # a missing code: summed out
+    array([...])
     """
 
     _view_class = CategoricalRBMView
@@ -260,8 +270,8 @@ class CategoricalRBM(LayeredRBM):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), CategoricalRBMView,
-        "pcd",
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), CategoricalRBMView, "pcd",
     )
 
     #: What validation records on the estimator (put back if a fit fails).
@@ -271,9 +281,12 @@ class CategoricalRBM(LayeredRBM):
     def _check_rows(self, X, *, reset):
         # The rows of codes, checked, as one-hot rows (the model's visible units); the
         # first call records the number of categories of each column.
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
-        check_non_negative(X, type(self).__name__)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset,
+                          ensure_all_finite="allow-nan")
+        if (X < 0).any():  # NaN (a missing code) compares False
+            check_non_negative(np.where(X < 0, X, 0), type(self).__name__)
         fractional = X != np.floor(X)
+        fractional &= ~np.isnan(X)
         if fractional.any():
             row, column = np.argwhere(fractional)[0]
             raise ValueError(
@@ -295,7 +308,7 @@ class CategoricalRBM(LayeredRBM):
 
     def _categories_of(self, X):
         """The number of categories of each column of the first call's codes."""
-        n_categories = X.max(axis=0, initial=0).astype(np.intp) + 1
+        n_categories = np.fmax.reduce(X, axis=0, initial=0).astype(np.intp) + 1
         if self.min_categories is None:
             return n_categories
         least = np.asarray(self.min_categories)

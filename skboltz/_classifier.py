@@ -20,6 +20,7 @@ from ._runtime import (
 )
 from ._sklearn import HasMethods, _fit_context
 from ._transactions import all_or_nothing, publish
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, score_weights
 
 #: Hidden units of the default per-class RBM: 2**16 hidden states, so "auto" computes
 #: every class's log Z exactly, in well under a second.
@@ -164,7 +165,7 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         return priors
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit one density model to the rows of each class.
 
         Parameters
@@ -173,6 +174,9 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             Training data (values in [0, 1] for Bernoulli models).
         y : array-like of shape (n_samples,)
             Class labels.
+        {sample_weight} Each class's model is fitted with its rows' weights (the
+            model's ``fit`` must take ``sample_weight``), and the class counts, hence
+            the priors, are the sums of the weights.
 
         Returns
         -------
@@ -184,9 +188,15 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
                 self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
             )
             check_classification_targets(y)
+            sample_weight = score_weights(sample_weight, X)  # validated, or None
+            if sample_weight is not None:  # a row of weight 0 is no row
+                kept = np.flatnonzero(sample_weight > 0)
+                X, y, sample_weight = X[kept], y[kept], sample_weight[kept]
             classes, y_index, class_count = np.unique(
                 y, return_inverse=True, return_counts=True
             )
+            if sample_weight is not None:
+                class_count = np.bincount(y_index, weights=sample_weight)
             class_prior = self._class_prior(class_count.astype(np.float64))
             n_classes = len(classes)
             if n_classes < 2:
@@ -208,6 +218,8 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             fitted = Parallel(n_jobs=self.n_jobs)(
                 delayed(_fit_class_model)(
                     model, X[y_index == k], callback_ctx=class_contexts[k], caller=caller,
+                    sample_weight=(None if sample_weight is None
+                                   else sample_weight[y_index == k]),
                     name=f"class {k + 1}/{n_classes} (label {classes[k]}, "
                     f"{class_count[k]} rows)",
                     verbose=self.verbose,
@@ -223,6 +235,8 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
             })
         callback_ctx.call_on_fit_task_end(estimator=self, X=X, y=y, reconstruction_attributes={})
         return self
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     def predict_joint_log_proba(self, X):
         """Joint log-probability log p(x, y) = log p(x | y) + log p(y) per row and class.
@@ -316,15 +330,19 @@ class BoltzmannClassifier(CallbackSupportMixin, ClassifierMixin, BaseEstimator):
         return tags
 
 
-def _fit_class_model(model, X, *, callback_ctx, caller, name, verbose):
-    """Fit one class's density model (and its log Z, if any) in a joblib worker."""
+def _fit_class_model(model, X, *, callback_ctx, caller, name, verbose, sample_weight=None):
+    """Fit one class's density model (and its log Z, if any) in a joblib worker, with
+    the rows' weights if any."""
     with callback_ctx.propagate_callback_context(model):
         callback_ctx.call_on_fit_task_begin(estimator=caller, X=X)
         if verbose:
             print(f"[BoltzmannClassifier] {name}: fitting", flush=True)
         start = time.perf_counter()
         try:
-            model.fit(X)
+            if sample_weight is None:
+                model.fit(X)
+            else:
+                model.fit(X, sample_weight=sample_weight)
             # Estimated here, so that log Z estimates run in parallel too; the model
             # caches it, so scoring never estimates it again.
             log_z = (

@@ -22,6 +22,7 @@ from ._dbm_energy import (
     DBMView,
     dbm_gradient,
     dbm_layout,
+    positive_mean,
     uncentred_bias_step,
 )
 from ._dbm_pretraining import greedy_pretraining
@@ -33,6 +34,7 @@ from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, IterateAverage, copied, shared
 from ._validation import as_dense
+from ._weights import mean_square
 from .exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TooManyStatesError
 
 #: ``likelihood="auto"`` sums the hidden layers of a row exactly up to this many
@@ -340,12 +342,12 @@ class DBM(BoltzmannBase):
             "Use smaller hidden layers (hidden_layer_sizes) or a smaller batch_size.",
         )
 
-    def _new_training_state(self, X, y, learning, rng):
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
         dtype = X.dtype
         sizes = self._layer_sizes(X.shape[1])
         layout = dbm_layout(sizes)
         # float64 sums for either dtype, so float32 and float64 fits start alike
-        data_rates = column_means(X)
+        data_rates = column_means(X, row_weights)
         if self.pretraining_iter:
             # BLAS threads as for the training products (one for small ones): the
             # products' rounding, hence the fit, then does not depend on the count.
@@ -355,6 +357,7 @@ class DBM(BoltzmannBase):
                     learning_rate=self._learning_rate_of(None),
                     batch_size=self._effective_batch_size(X), momentum=self._momentum_at,
                     weight_decay=self.weight_decay, rng=rng, verbose=self.verbose,
+                    row_weights=row_weights,
                 )
         else:
             weights = [rng.normal(0.0, 0.01, size=(sizes[k], sizes[k - 1]))
@@ -403,18 +406,21 @@ class DBM(BoltzmannBase):
         layout = state.layout
         return _EpochModel(layout.view(params), layout, layout.layers_of(state.offsets))
 
-    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule,
+                            weights=None):
         view, rng = model.view, state.rng
         positive = learning.positive_phase(view, batch, state.sampler, rng)
         negative = learning.negative_phase(view, batch, state.sampler, rng, rule.progress)
         self._check_phase_rows(learning, "positive_phase", positive, batch.shape[0], view)
         self._check_phase_rows(learning, "negative_phase", negative, None, view)
+        # the positive rows count by their weights in a weighted fit
         gradient = dbm_gradient(
             positive, negative, model.layout, np.empty_like(state.velocity),
-            model.offsets if self.centering else None,
+            model.offsets if self.centering else None, weights,
         )
         if self.centering:
-            model.positive_means = [layer.mean(axis=0) for layer in positive[1:]]
+            column = None if weights is None else weights[:, None]
+            model.positive_means = [positive_mean(layer, column) for layer in positive[1:]]
         gradient *= rule.step
         return gradient
 
@@ -449,11 +455,13 @@ class DBM(BoltzmannBase):
 
         return super()._parameter_update(model, params, state, rule, after_step=recentre)
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         # Run every epoch: float32 (mean-field reconstructions of a few hundred rows).
         rows = rows.astype(np.float32, copy=False)
-        return float(np.mean((rows - view.astype(np.float32).reconstruct(rows)) ** 2,
-                             dtype=np.float64))
+        residuals = rows - view.astype(np.float32).reconstruct(rows)
+        if weights is not None:
+            return mean_square(residuals, weights)
+        return float(np.mean(residuals ** 2, dtype=np.float64))
 
     def _fitted_attributes(self, state):
         state.prepare_publication()

@@ -956,7 +956,7 @@ def dbm_layout(layer_sizes):
     return DBMLayout(tuple(layer_sizes))
 
 
-def dbm_gradient(positive, negative, layout, out, offsets=None):
+def dbm_gradient(positive, negative, layout, out, offsets=None, weights=None):
     """The log-likelihood gradient of a deep Boltzmann machine, packed, into ``out``.
 
     ``positive`` and ``negative`` hold rows of every layer (visible first): the data
@@ -980,6 +980,9 @@ def dbm_gradient(positive, negative, layout, out, offsets=None):
         Where the gradient goes.
     offsets : list of ndarray or None, default=None
         The offsets mu_k of every layer (centring); None: the plain gradient.
+    weights : ndarray of shape (n_rows,) or None, default=None
+        The positive rows' relative weights in a weighted fit: each counts by its
+        weight in the data's expectations (see :mod:`skboltz._weights`).
 
     Returns
     -------
@@ -987,18 +990,26 @@ def dbm_gradient(positive, negative, layout, out, offsets=None):
         The gradient.
     """
     n_positive, n_negative = positive[0].shape[0], negative[0].shape[0]
+    column = None if weights is None else np.asarray(weights, positive[0].dtype)[:, None]
     mean_differences = []
     for bias, P, N in zip(layout.biases_of(out), positive, negative):
-        np.subtract(P.mean(axis=0), N.mean(axis=0), out=bias)
+        np.subtract(positive_mean(P, column), N.mean(axis=0), out=bias)
         mean_differences.append(bias)
     for k, W in enumerate(layout.weights_of(out), start=1):
-        np.matmul(positive[k].T, positive[k - 1], out=W)
+        below = positive[k - 1] if column is None else positive[k - 1] * column
+        np.matmul(positive[k].T, below, out=W)
         W *= 1.0 / n_positive
         W -= (negative[k].T @ negative[k - 1]) * (1.0 / n_negative)
         if offsets is not None:
             W -= np.outer(offsets[k], mean_differences[k - 1])
             W -= np.outer(mean_differences[k], offsets[k - 1])
     return out
+
+
+def positive_mean(rows, column=None):
+    """The mean of a layer's positive rows, each counting by its weight in
+    ``column`` (an (n_rows, 1) array of relative weights, or None: the plain mean)."""
+    return rows.mean(axis=0) if column is None else (rows * column).mean(axis=0)
 
 
 def uncentred_bias_step(step, offsets, layout):

@@ -32,7 +32,7 @@ from ._update import ParameterUpdate, UpdateRule
 
 
 def greedy_pretraining(X, sizes, *, n_iter, learning_rate, batch_size, momentum,
-                       weight_decay, rng, verbose=0):
+                       weight_decay, rng, verbose=0, row_weights=None):
     """Weights and biases of a deep Boltzmann machine composed of pretrained RBMs.
 
     Parameters
@@ -51,6 +51,8 @@ def greedy_pretraining(X, sizes, *, n_iter, learning_rate, batch_size, momentum,
         Source of randomness.
     verbose : int, default=0
         Print a line per layer when positive.
+    row_weights : ndarray of shape (n_samples,) or None, default=None
+        The rows' relative weights in a weighted fit (see :mod:`skboltz._weights`).
 
     Returns
     -------
@@ -69,7 +71,7 @@ def greedy_pretraining(X, sizes, *, n_iter, learning_rate, batch_size, momentum,
         W, b, c = train_tied_rbm(
             data, sizes[k], below_copies, above_copies, n_iter=n_iter,
             learning_rate=learning_rate, batch_size=batch_size, momentum=momentum,
-            weight_decay=weight_decay, rng=rng,
+            weight_decay=weight_decay, rng=rng, row_weights=row_weights,
         )
         if verbose:
             print(f"[DBM] pretrained layer {k} of {n_hidden_layers} ({sizes[k - 1]} x "
@@ -101,7 +103,7 @@ def compose(pairs):
 
 
 def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learning_rate,
-                   batch_size, momentum, weight_decay, rng):
+                   batch_size, momentum, weight_decay, rng, row_weights=None):
     """Persistent-chain training of an RBM whose layers may have tied copies.
 
     The lower layer has ``below_copies`` copies and the upper one ``above_copies``,
@@ -121,7 +123,7 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
     """
     n_samples, n_lower = data.shape
     dtype = data.dtype
-    rates = column_means(data)
+    rates = column_means(data, row_weights)
     # W, b and c as blocks of one array (RBMLayout's), for the one update rule
     params = RBMLayout.pack(rng.normal(0.0, 0.01, size=(n_hidden, n_lower)).astype(dtype),
                             logit_of_rates(rates).astype(dtype), 0.0, dtype)
@@ -138,8 +140,11 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
                                  pending_decay=pending_decay)
         order = rng.permutation(n_samples)
         for first in range(0, n_samples, batch_size):
-            batch = _dense(data[order[first : first + batch_size]], dtype)
-            positive = tied_rbm_statistics(W, c, below_copies * batch, above_copies)
+            rows = order[first : first + batch_size]
+            batch = _dense(data[rows], dtype)
+            positive = tied_rbm_statistics(
+                W, c, below_copies * batch, above_copies,
+                None if row_weights is None else row_weights[rows])
             # one Gibbs step of the persistent chains: upper copies, then lower copies
             upper_input = sum(chains) @ W.T + c
             upper_sum = sum(_draw_from_input(upper_input, rng) for _ in range(above_copies))
@@ -157,7 +162,7 @@ def train_tied_rbm(data, n_hidden, below_copies, above_copies, *, n_iter, learni
 _TIED_BLOCKS = (RBMLayout.weights, RBMLayout.visible_bias, RBMLayout.hidden_bias)
 
 
-def tied_rbm_statistics(W, c, lower_sum, above_copies):
+def tied_rbm_statistics(W, c, lower_sum, above_copies, weights=None):
     """The statistics of rows of a tied-copy RBM, the upper copies summed out.
 
     ``lower_sum`` holds, per row, the sum of the lower copies' states (the data times
@@ -165,7 +170,8 @@ def tied_rbm_statistics(W, c, lower_sum, above_copies):
     each on with probability q = sigmoid(W s + c), the expectations of the gradient's
     sufficient statistics are: for W, ``above_copies`` * mean q s^T; for b, mean s; for
     c, ``above_copies`` * mean q. The log-likelihood gradient of the tied model is these
-    statistics of the data minus those of the model.
+    statistics of the data minus those of the model. ``weights``: the rows' relative
+    weights in a weighted fit (each row counts by its weight), or None.
 
     Returns
     -------
@@ -174,6 +180,11 @@ def tied_rbm_statistics(W, c, lower_sum, above_copies):
     """
     q = sigmoid(lower_sum @ W.T + c)
     n_rows = lower_sum.shape[0]
+    if weights is not None:  # the data's rows count by their weights
+        column = np.asarray(weights, dtype=q.dtype)[:, None]
+        weighted = q * column
+        return ((above_copies / n_rows) * (weighted.T @ lower_sum),
+                (lower_sum * column).mean(axis=0), above_copies * weighted.mean(axis=0))
     return ((above_copies / n_rows) * (q.T @ lower_sum), lower_sum.mean(axis=0),
             above_copies * q.mean(axis=0))
 

@@ -25,6 +25,7 @@ from ._runtime import (
 )
 from ._sklearn import _fit_context, check_count
 from ._transactions import all_or_nothing, held_updates, publish
+from ._weights import FIT_SAMPLE_WEIGHT_DOC
 
 #: A fitted layer keeps about this many parameter-sized arrays (its published
 #: parameters, the training state's, their average and the momentum; measured by the
@@ -196,7 +197,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Train the layers greedily, bottom up, each for the template's ``n_iter``.
 
         Parameters
@@ -206,6 +207,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             Gaussian first layer).
         y : None
             Ignored; present for API consistency.
+        {sample_weight} Every layer trains on its input rows with these weights.
 
         Returns
         -------
@@ -216,9 +218,11 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             X = self._validate_X(X, reset=True)
             layers = self._new_layers()
             self._check_memory(X, layers)
-            self._train_layers(X, layers, "fit")
+            self._train_layers(X, layers, "fit", sample_weight)
             publish(self, {"layers_": layers})
         return self
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     def _check_memory(self, X, layers, *, network=None, owner="DBN"):
         """Refuse at once, naming the layer, a stack that will not fit in memory.
@@ -260,7 +264,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             )
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X, y=None, sample_weight=None):
         """One epoch for every layer, bottom up, on the current representation of ``X``.
 
         Each layer is trained with ``RBM.partial_fit`` on the hidden probabilities of
@@ -275,6 +279,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             Gaussian first layer).
         y : None
             Ignored; present for API consistency.
+        {sample_weight} Every layer trains on its input rows with these weights.
 
         Returns
         -------
@@ -289,7 +294,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             if first_call:
                 layers = self._new_layers()
                 self._check_memory(X, layers)
-                self._train_layers(X, layers, "partial_fit")
+                self._train_layers(X, layers, "partial_fit", sample_weight)
                 publish(self, {"layers_": layers})
             else:
                 # Train shallow copies (each layer's partial_fit publishes a new
@@ -299,9 +304,12 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 # layer's growing history: calls slowed from 7 to 19 ms over 5,000.)
                 layers = [copy.copy(layer) for layer in self.layers_]
                 with held_updates(layers):
-                    self._train_layers(X, layers, "partial_fit")
+                    self._train_layers(X, layers, "partial_fit", sample_weight)
                 self.layers_[:] = layers  # one step; the same list, trained layers
         return self
+
+    partial_fit.__doc__ = partial_fit.__doc__.replace("{sample_weight}",
+                                                      FIT_SAMPLE_WEIGHT_DOC)
 
     def _check_structure_unchanged(self):
         """``partial_fit`` continues the fitted layers: their sizes and the bottom
@@ -319,8 +327,9 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 "start again with the new setting."
             )
 
-    def _train_layers(self, X, layers, method):
-        """Call ``method`` ("fit" or "partial_fit") on each layer, bottom up.
+    def _train_layers(self, X, layers, method, sample_weight=None):
+        """Call ``method`` ("fit" or "partial_fit") on each layer, bottom up, with the
+        rows' ``sample_weight``.
 
         Each layer is one task for callbacks (the layer's epochs nest inside it) and,
         with ``verbose``, one line when it starts and one when it is done.
@@ -336,7 +345,10 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 if self.verbose:
                     print(f"[DBN] {name}: {_ACTIVITY[method]}", flush=True)
                 start = time.perf_counter()
-                H = getattr(layer, method)(H).transform(H)
+                train = getattr(layer, method)
+                fitted = (train(H) if sample_weight is None
+                          else train(H, sample_weight=sample_weight))
+                H = fitted.transform(H)
                 if self.verbose:
                     print(f"[DBN] {name}: done in {time.perf_counter() - start:.2f}s", flush=True)
                 layer_ctx.call_on_fit_task_end(estimator=self, X=H)

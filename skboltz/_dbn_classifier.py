@@ -20,6 +20,7 @@ from ._runtime import sub_estimator_seeds, warn_user
 from ._sklearn import Interval, StrOptions, _fit_context
 from ._transactions import all_or_nothing, publish
 from ._validation import clipped_into_unit_interval
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, score_weights
 
 #: The message MLPClassifier warns with when it catches a KeyboardInterrupt in its epoch
 #: loop (it then returns the half-trained network as if training had finished).
@@ -303,7 +304,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
 
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Pretrain the DBN on every row, then fine-tune the network on the labelled rows.
 
         Parameters
@@ -315,6 +316,8 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels; with ``unlabelled_marker``, rows carrying the marker are
             unlabelled (used for pretraining only).
+        {sample_weight} They weight the pretraining of every layer and the
+            fine-tuning's loss (``MLPClassifier``'s ``sample_weight``).
 
         Returns
         -------
@@ -326,6 +329,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
                 self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True
             )
             X = clipped_into_unit_interval(X)  # the network's input units are binary
+            sample_weight = score_weights(sample_weight, X)  # validated, or None
             labelled = np.flatnonzero(
                 labelled_rows(y, self.unlabelled_marker, type(self).__name__))
             self._check_validation_split(y[labelled])
@@ -339,7 +343,7 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
 
             self._say(f"pretraining {len(dbn._layer_sizes())} RBM(s) on {X.shape[0]} rows")
             start = time.perf_counter()
-            dbn.fit(X)
+            dbn.fit(X, sample_weight=sample_weight)
             self._say(f"pretraining done in {time.perf_counter() - start:.2f}s")
 
             X_labelled, y_labelled = X[labelled], y[labelled]
@@ -348,7 +352,8 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
             mlp = self._new_mlp(mlp_seed)
             start_from_pretrained(mlp, dbn, X_labelled, y_labelled, random_state=output_seed)
             with _interrupts_propagate():
-                mlp.fit(X_labelled, y_labelled)
+                mlp.fit(X_labelled, y_labelled, sample_weight=(
+                    None if sample_weight is None else sample_weight[labelled]))
             mlp.set_params(warm_start=False)  # a later mlp_.fit starts afresh, as usual
             self._say(f"fine-tuning done in {time.perf_counter() - start:.2f}s "
                       f"({mlp.n_iter_} iterations)")
@@ -356,6 +361,8 @@ class DBNClassifier(ClassifierMixin, BaseEstimator):
                 "classes_": mlp.classes_, "dbn_": dbn, "mlp_": mlp, "n_iter_": mlp.n_iter_,
             })
         return self
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     def _check_validation_split(self, y_labelled):
         """Refuse, before pretraining, the early-stopping split that fine-tuning would

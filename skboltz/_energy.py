@@ -144,17 +144,19 @@ def states_of_codes(codes, n_units, dtype=np.float64):
 RATE_CLIP = 1e-3
 
 
-def column_means(X):
+def column_means(X, weights=None):
     """Each column's mean (a binary unit's rate in the data), float64.
 
     The same numbers for dense (C-ordered) and CSR rows of either dtype: float64 sums
     over the rows in their order (the zeros a sparse matrix leaves out add nothing),
     then divided by the count. scipy sums float32 sparse data in float32 whatever
     dtype is asked for (its mean was 6e-6 off the dense one on the digits), hence the
-    cast of the stored values.
+    cast of the stored values. ``weights`` (one per row, or None) weights the mean.
     """
     if sp.issparse(X):
         X = X.astype(np.float64)
+    if weights is not None:
+        return np.asarray(X.T @ weights, dtype=np.float64).ravel() / weights.sum()
     return np.asarray(X.sum(axis=0, dtype=np.float64)).ravel() / X.shape[0]
 
 

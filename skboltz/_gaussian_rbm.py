@@ -11,18 +11,20 @@ from sklearn.utils.validation import validate_data
 
 from ._base import TRAINING_CONSTRAINTS
 from ._divergence import DivergenceCheck
+from ._energy import column_means
 from ._gaussian_rbm_energy import (
     AugmentedGaussianRBM,
     GaussianRBMLayout,
     GaussianRBMView,
 )
 from ._monitoring import MONITOR_ROWS, MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
-from ._restricted import RestrictedBoltzmannBase
+from ._restricted import MISSING_ENTRIES_DOC, RestrictedBoltzmannBase
 from ._runtime import check_memory, warn_user
 from ._sklearn import Interval
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
 from ._validation import as_dense
+from ._weights import mean_square
 from .exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
@@ -73,6 +75,8 @@ def bounded_rows(X, what="values"):
     if X.size == 0 or (X.max() <= bound and X.min() >= -bound):
         return X
     outside = np.any(np.abs(X) > bound, axis=1)
+    if not outside.any():  # NaN (missing entries) made max and min NaN
+        return X
     warn_user(
         f"{int(outside.sum())} of {X.shape[0]} rows have {what} beyond +-{bound:.3g}, "
         "where a Gaussian RBM's arithmetic would overflow: they are used at values "
@@ -126,17 +130,40 @@ class Whitening:
         return float(np.log(np.diag(self.factor).astype(np.float64)).sum())
 
 
-def hidden_rates(view, X):
+def hidden_rates(view, X, weights=None):
     """Mean P(h = 1 | v) over up to MONITOR_ROWS evenly spaced rows of X, float64: the
-    base model of log Z samplers that keep the hidden units."""
+    base model of log Z samplers that keep the hidden units (``weights``: the rows'
+    weights, or None)."""
     rows = np.linspace(0, X.shape[0] - 1, min(X.shape[0], MONITOR_ROWS)).astype(np.intp)
-    return view.astype(np.float64).hidden_probability(X[rows]).mean(axis=0)
+    probabilities = view.astype(np.float64).hidden_probability(X[rows])
+    if weights is None:
+        return probabilities.mean(axis=0)
+    return np.average(probabilities, axis=0, weights=weights[rows])
 
 
-def feature_spread(X):
-    """Each feature's standard deviation, and whether it is constant (to rounding)."""
+def feature_moments(X, weights):
+    """Each feature's mean and standard deviation over its observed values (NaN marks
+    a missing entry), the rows counted by their ``weights``, float64."""
+    counted = np.where(np.isnan(X), 0.0, weights[:, None])
+    values = np.where(np.isnan(X), 0.0, X)
+    total = np.maximum(counted.sum(axis=0), np.finfo(np.float64).tiny)
+    mean = (counted * values).sum(axis=0) / total
+    std = np.sqrt((counted * np.square(values - mean)).sum(axis=0) / total)
+    return mean, std
+
+
+def feature_spread(X, weights=None):
+    """Each feature's standard deviation, and whether it is constant (to rounding),
+    over its observed values (NaN marks a missing entry); ``weights``: the rows'
+    weights (None: unweighted)."""
+    if weights is not None:
+        mean, std = feature_moments(X, weights)
+        return std, std <= 1e-8 * (1 + np.abs(mean))
     std = X.std(axis=0, dtype=np.float64)
-    return std, std <= 1e-8 * (1 + np.abs(X.mean(axis=0, dtype=np.float64)))
+    mean = X.mean(axis=0, dtype=np.float64)
+    if np.isnan(mean).any():
+        std, mean = np.nanstd(X, axis=0, dtype=np.float64), np.nanmean(X, axis=0, dtype=np.float64)
+    return std, std <= 1e-8 * (1 + np.abs(mean))
 
 
 def warn_if_unscaled(X, whitened=False):
@@ -183,13 +210,39 @@ def warn_if_unscaled(X, whitened=False):
         warn_user(" ".join(problems), DataScaleWarning)
 
 
-def estimate_whitening(X, verbose=0):
+def weighted_ledoit_wolf(X, weights):
+    """Mean and Ledoit-Wolf covariance of rows counted by their ``weights`` (of mean
+    1), float64: scikit-learn's ``LedoitWolf`` estimate with weighted moments
+    (O. Ledoit and M. Wolf, "A well-conditioned estimator for large-dimensional
+    covariance matrices", 2004), the sample size being the number of rows."""
+    X = X.astype(np.float64)
+    n_samples, n_features = X.shape
+    location = weights @ X / weights.sum()
+    centred = X - location
+    weighted = centred * weights[:, None]
+    covariance = weighted.T @ centred / n_samples
+    squares = np.square(centred)
+    fourth = float(((squares * weights[:, None]).T @ squares).sum())
+    trace = float(np.trace(covariance))
+    mu = trace / n_features
+    delta_sum = float(np.sum(np.square(covariance)))
+    beta = (fourth / n_samples - delta_sum) / (n_features * n_samples)
+    delta = (delta_sum - 2.0 * mu * trace + n_features * mu**2) / n_features
+    beta = min(beta, delta)
+    shrinkage = 0.0 if beta == 0 else beta / delta
+    covariance *= 1.0 - shrinkage
+    covariance.flat[:: n_features + 1] += shrinkage * mu
+    return location, covariance
+
+
+def estimate_whitening(X, verbose=0, weights=None):
     """Mean and lower Cholesky factor L of the Ledoit-Wolf covariance of X's rows, float64.
 
     z = L^-1 (x - mean) has unit covariance under that estimate. The shrinkage keeps
     the estimate positive definite with fewer rows than features too; it fails with
     fewer than MIN_WHITENING_ROWS rows or when every feature is constant. The memory
-    of the d x d matrices is checked first; ``verbose`` prints the step and its time.
+    of the d x d matrices is checked first; ``verbose`` prints the step and its time;
+    ``weights`` (the rows' relative weights, or None) weight the estimate.
     """
     n_samples, n_features = X.shape
     if n_samples < MIN_WHITENING_ROWS:
@@ -211,9 +264,12 @@ def estimate_whitening(X, verbose=0):
               f"features from {n_samples} rows, and its Cholesky factor", flush=True)
     # No precision matrix: sklearn's would be a pseudo-inverse, an eigendecomposition
     # that took 14 s of the 14.5 s for 3,000 features.
-    estimate = LedoitWolf(store_precision=False).fit(X.astype(np.float64))
-    location, covariance = estimate.location_, estimate.covariance_
-    del estimate
+    if weights is None:
+        estimate = LedoitWolf(store_precision=False).fit(X.astype(np.float64))
+        location, covariance = estimate.location_, estimate.covariance_
+        del estimate
+    else:  # the rows counted by their weights
+        location, covariance = weighted_ledoit_wolf(X, weights)
     try:
         factor = np.linalg.cholesky(covariance)
     except np.linalg.LinAlgError:
@@ -395,6 +451,11 @@ class GaussianRBM(RestrictedBoltzmannBase):
     sklearn.decomposition.FactorAnalysis : A linear-Gaussian latent model.
     sklearn.mixture.GaussianMixture : A mixture with free component means.
 
+    Notes
+    -----
+    {missing} With ``whiten=True`` every method takes complete rows only (whitening
+    mixes every feature into every other).
+
     References
     ----------
     K. Cho, A. Ilin and T. Raiko, "Improved learning of Gaussian-Bernoulli restricted
@@ -439,6 +500,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
     _training_form = AugmentedGaussianRBM
     _structural_parameters = ("n_components", "whiten")
     _divergence_check_class = GaussianDivergenceCheck
+    _accepts_missing = True
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -490,21 +552,34 @@ class GaussianRBM(RestrictedBoltzmannBase):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), GaussianRBMView, "pt"
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), GaussianRBMView, "pt"
     )
 
     # -- validation and whitening ----------------------------------------------------
     def _check_rows(self, X, *, reset):
         # Any real values within the value bound; sparse input is accepted and
         # densified (standardised, or centred, data are dense).
-        return bounded_rows(as_dense(validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
+        X = bounded_rows(as_dense(validate_data(
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset,
+            ensure_all_finite="allow-nan",
         )))
+        if self.whiten and np.isnan(X).any():
+            raise ValueError(
+                "GaussianRBM(whiten=True) takes complete rows: whitening mixes every "
+                "feature into every other, so a missing entry (NaN) cannot be left out of "
+                "a whitened row. Use whiten=False, which takes missing entries (they are "
+                "summed out of the model), or fill the missing values first (e.g. "
+                "skboltz.RBMImputer).")
+        return X
 
-    def _new_input_transform(self, X):
+    def _takes_missing(self):
+        return super()._takes_missing() and not self.whiten  # whitening mixes features
+
+    def _new_input_transform(self, X, row_weights=None):
         if not self.whiten:
             return None
-        mean, factor = estimate_whitening(X, verbose=self.verbose)
+        mean, factor = estimate_whitening(X, verbose=self.verbose, weights=row_weights)
         return Whitening(mean.astype(X.dtype), factor.astype(X.dtype, copy=False))
 
     def _input_transform(self):
@@ -518,6 +593,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
         # all the rows, so says so at once; a first partial_fit call, maybe a small
         # minibatch whose columns are constant by chance, warns (warn_if_unscaled), as
         # does a single row (every column constant; accepted as for every estimator).
+        super()._check_first_rows(X, partial=partial)
         if partial or not self.learn_variance or X.shape[0] < 2:
             return
         constant = np.flatnonzero(feature_spread(X)[1])
@@ -541,6 +617,10 @@ class GaussianRBM(RestrictedBoltzmannBase):
         # passes). Too few values say little about a small scale.
         deviation = X - state.data_mean.astype(X.dtype, copy=False)
         rms = float(np.sqrt(np.vdot(deviation, deviation) / max(deviation.size, 1)))
+        if np.isnan(rms):  # missing entries: over the observed values
+            observed = ~np.isnan(deviation)
+            deviation = deviation[observed]
+            rms = float(np.sqrt(np.vdot(deviation, deviation) / max(deviation.size, 1)))
         if rms > SCALE_TOLERANCE or (
             deviation.size >= MIN_SCALE_VALUES and rms < 1 / SCALE_TOLERANCE
         ):
@@ -555,11 +635,13 @@ class GaussianRBM(RestrictedBoltzmannBase):
             )
 
     # -- training hooks ------------------------------------------------------------
-    def _new_training_state(self, X, y, learning, rng):
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
         warn_if_unscaled(X, whitened=self.whiten)
+        X = self._with_missing_filled(X, weights=row_weights)  # at the columns' means
         dtype = X.dtype
         n_visible = X.shape[1]
-        data_mean = X.mean(axis=0, dtype=np.float64)
+        data_mean = (X.mean(axis=0, dtype=np.float64) if row_weights is None
+                     else column_means(X, row_weights))
         params = np.zeros((self.n_components + 2, n_visible + 1), dtype=dtype)
         weights = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
         params[GaussianRBMLayout.weights] = weights
@@ -568,15 +650,15 @@ class GaussianRBM(RestrictedBoltzmannBase):
         return self._fresh_state(
             GaussianRBMTrainingState, model, X, learning, rng,
             data_mean=data_mean,
-            data_scale=self._data_scale(X),
+            data_scale=self._data_scale(X, row_weights),
             # the hidden units' rates on the data: the base model of log Z samplers
-            data_rates=self._hidden_rates(model.view(), X),
+            data_rates=self._hidden_rates(model.view(), X, row_weights),
         )
 
     @staticmethod
-    def _data_scale(X):
+    def _data_scale(X, weights=None):
         """The largest standard deviation of a non-constant feature (1 if none)."""
-        std, constant = feature_spread(X)
+        std, constant = feature_spread(X, weights)
         return float(std[~constant].max(initial=0)) or 1.0
 
     _hidden_rates = staticmethod(hidden_rates)
@@ -624,7 +706,9 @@ class GaussianRBM(RestrictedBoltzmannBase):
                     "little noise, or set learn_variance=False. The estimator was left "
                     "as it was before this call."
                 )
-        state.data_rates = self._hidden_rates(self._model_view_of(state), X)
+        state.data_rates = self._hidden_rates(self._model_view_of(state),
+                                              self._training_rows(X, state),
+                                              state.row_weights)
 
     def _training_form_of(self, params, state):
         return AugmentedGaussianRBM(params, learn_variance=self.learn_variance)
@@ -642,11 +726,13 @@ class GaussianRBM(RestrictedBoltzmannBase):
             log_scale=log_scale, after_step=lambda update: model.form.refresh(),
         )
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         view = view.astype(np.float32)
         rows = rows.astype(np.float32, copy=False)
         reconstruction = view.visible_mean(view.hidden_probability(rows))
         reconstruction -= rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     def _fitted_attributes(self, state):

@@ -45,13 +45,24 @@ class InferenceMixin(TransformerMixin):
         """F(v) of each row (dense or sparse) under ``view``, in float64."""
         return view.astype(np.float64).free_energy(rows.astype(np.float64))
 
+    def _hidden_marginals_of(self, view, X):
+        """P(h = 1 | v) of the validated rows ``X`` under ``view`` (``transform``)."""
+        return view.hidden_marginals(X)
+
+    def _check_complete(self, X, method):
+        """Refuse rows with missing entries in a method that needs complete ones (a
+        no-op where validation already refuses NaN)."""
+
     @reads_one_publication
     def transform(self, X):
         """Hidden-unit marginals P(h_j = 1 | v) of each row.
 
         Exact, except where the model's class says otherwise (a
         :class:`~skboltz.BoltzmannMachine` with many coupled hidden units gives their
-        mean-field magnetisations).
+        mean-field magnetisations). A row with missing entries (NaN; RBM, GaussianRBM,
+        CategoricalRBM, TabularRBM) gives P(h_j = 1 | x_observed): exact where the hidden
+        states or the row's completions are few enough to list, else the mean-field
+        fixed point with the observed entries clamped.
 
         Parameters
         ----------
@@ -67,7 +78,7 @@ class InferenceMixin(TransformerMixin):
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
         view = self._inference_view(X.dtype)
-        return view.hidden_marginals(X).astype(X.dtype, copy=False)
+        return self._hidden_marginals_of(view, X).astype(X.dtype, copy=False)
 
     @reads_one_publication
     def reconstruct(self, X):
@@ -89,6 +100,7 @@ class InferenceMixin(TransformerMixin):
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
+        self._check_complete(X, "reconstruct")
         view = self._inference_view(X.dtype)
         return self._visible_out(view.reconstruct(X).astype(X.dtype, copy=False))
 
@@ -111,6 +123,7 @@ class InferenceMixin(TransformerMixin):
         """
         check_is_fitted(self, "_training_state")
         X = self._validate_X(X, reset=False)
+        self._check_complete(X, "free_energy")
         return self._free_energy_of(self._model_view(), X)
 
     @reads_one_publication
@@ -131,6 +144,7 @@ class InferenceMixin(TransformerMixin):
         """
         check_is_fitted(self, "_training_state")
         v = as_dense(self._validate_X(v, reset=False))
+        self._check_complete(v, "gibbs")
         rng = self._gibbs_generator(random_state)
         view = self._model_view().astype(v.dtype)
         return self._visible_out(view.visible_gibbs_step(v, rng))

@@ -26,6 +26,7 @@ from ._restricted_energy import RestrictedTrainingForm
 from ._sklearn import Interval, StrOptions
 from ._strategies import strategy_constraints
 from ._training import AveragedTrainingState
+from ._weights import mean_square
 
 _BINARY = BinaryUnits(np.zeros(0))
 
@@ -84,6 +85,7 @@ class LayeredRBM(RestrictedBoltzmannBase):
 
     _layout = RBMLayout
     _structural_parameters = ("n_components",)
+    _accepts_missing = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -162,12 +164,18 @@ class LayeredRBM(RestrictedBoltzmannBase):
         return self._view_class.visible_units(np.zeros(self.n_features_in_))
 
     def _check_rows(self, X, *, reset):
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset,
+                          ensure_all_finite="allow-nan" if self._takes_missing() else True)
         return self._view_class.visible_units.check_rows(X)
 
+    def _entry_starts(self):
+        return self._visible_layer().entry_starts
+
     # -- training hooks ------------------------------------------------------------
-    def _new_training_state(self, X, y, learning, rng):
-        data_rates = column_means(X)
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
+        data_rates = column_means(X, row_weights)
         params = np.zeros((self.n_components + 1, X.shape[1] + 1), dtype=X.dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, X.shape[1]))
         # the visible biases of independent units at the data's means (Hinton's
@@ -190,8 +198,10 @@ class LayeredRBM(RestrictedBoltzmannBase):
                 "learning_rate_": float(self.learning_rate),
                 "average_window_": self._average_window(state)}
 
-    def _reconstruction_error(self, view, rows):
+    def _reconstruction_error(self, view, rows, weights=None):
         reconstruction = view.reconstruct(rows) - rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     def _model_view_of(self, state):

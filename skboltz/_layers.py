@@ -637,7 +637,7 @@ class Layer:
         """
         return None
 
-    def extra_statistics(self, out, V, weights, products, means):
+    def extra_statistics(self, out, V, weights, products, means, row_weights=None):
         """Compute the extra parameters' gradient statistics, summed over rows.
 
         Parameters
@@ -652,7 +652,136 @@ class Layer:
             The sum of h v^T over the rows.
         means : bool
             Whether the rows are means of v given some h rather than draws.
+        row_weights : ndarray of shape (n_rows,) or None, default=None
+            How many times each row counts in the sums (a weighted fit's data);
+            ``products`` is then already weighted. None: once each.
         """
+
+    # -- missing entries: rows whose units are partly unobserved (NaN) ------------------
+    #: Whether rows may leave some entries unobserved (NaN), which the methods below
+    #: sum out of the model (:mod:`skboltz._missing`): an entry is a data column, one
+    #: unit, or a whole softmax group.
+    handles_missing = False
+
+    @property
+    def entry_starts(self):
+        """The first unit of each entry (a data column: one unit here).
+
+        Returns
+        -------
+        starts : ndarray of shape (n_entries,)
+            Unit positions, increasing.
+        """
+        return np.arange(self.n_units)
+
+    @property
+    def n_entries(self):
+        """Number of entries (data columns) of the layer."""
+        return len(self.entry_starts)
+
+    @property
+    def entry_log_n_states(self):
+        """The log of the number of states of each entry (inf: a real-valued entry).
+
+        Returns
+        -------
+        log_n_states : ndarray of shape (n_entries,)
+            What enumerating the completions of a row's missing entries counts.
+        """
+        raise NotImplementedError
+
+    def missing_entries(self, missing):
+        """Return which entries of each row are missing.
+
+        Parameters
+        ----------
+        missing : ndarray of shape (n_rows, n_units), dtype=bool
+            The units without a value (NaN), whole entries at a time.
+
+        Returns
+        -------
+        missing_entries : ndarray of shape (n_rows, n_entries), dtype=bool
+            Whether each entry is missing.
+        """
+        return missing[:, self.entry_starts]
+
+    def check_missing(self, missing):
+        """Refuse a pattern of missing units that splits an entry.
+
+        Parameters
+        ----------
+        missing : ndarray of shape (n_rows, n_units), dtype=bool
+            The units without a value.
+        """
+
+    def entry_log_partitions(self, input):
+        """Compute each entry's log-partition given the other layer's input.
+
+        The entries of a layer are independent given the other layer: their
+        log-partitions add up to :meth:`log_partition`, and a missing entry's is what
+        summing it out of a row contributes.
+
+        Parameters
+        ----------
+        input : ndarray of shape (n_rows, n_units)
+            The other layer's input to each unit, through the weights (no bias).
+
+        Returns
+        -------
+        log_partitions : ndarray of shape (n_rows, n_entries)
+            The log-sums log sum_s exp(-energy(s) + s' . input), over each entry's
+            states s.
+        """
+        raise NotImplementedError
+
+    def seen_states(self, S):
+        """Return states as the other layer sees them through the weights.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_rows, n_units)
+            States (or means) of the layer.
+
+        Returns
+        -------
+        seen : ndarray of shape (n_rows, n_units)
+            ``S`` itself, unless the type scales its states (a Gaussian unit is seen
+            as v / sigma^2).
+        """
+        return S
+
+    def observed_log_weight(self, S, missing):
+        """Compute the observed units' own term of -E of each row.
+
+        Parameters
+        ----------
+        S : ndarray of shape (n_rows, n_units)
+            States, any value (NaN) where ``missing``.
+        missing : ndarray of shape (n_rows, n_units), dtype=bool
+            The units left out.
+
+        Returns
+        -------
+        log_weight : ndarray of shape (n_rows,)
+            -(the layer's own energy of the observed units): b . s over them for a
+            layer whose energy is linear in its states.
+        """
+        return np.where(missing, 0.0, S) @ self.bias
+
+    def sublayer(self, units):
+        """Return the layer over some of its units (whole entries).
+
+        Parameters
+        ----------
+        units : ndarray of shape (n_units,), dtype=bool
+            The units kept.
+
+        Returns
+        -------
+        layer : Layer
+            The same type over those units and their parameters (copies).
+        """
+        raise NotImplementedError
 
 
 class BinaryUnits(Layer):
@@ -818,6 +947,19 @@ class BinaryUnits(Layer):
 
     def draw_unit_columns(self, fields, noise, out):
         np.greater(fields, noise.logistic(out.shape), out=out)
+
+    # -- missing entries ---------------------------------------------------------------
+    handles_missing = True
+
+    @property
+    def entry_log_n_states(self):
+        return np.full(self.n_units, np.log(2.0))
+
+    def entry_log_partitions(self, input):
+        return softplus(np.asarray(input) + self.bias)
+
+    def sublayer(self, units):
+        return BinaryUnits(self.bias[units])
 
 
 #: Above this input size, exact enumeration with a binary layer summed out takes
@@ -1016,10 +1158,10 @@ class GaussianUnits(Layer):
         coupling[:-1, -1] = rows[:-1, -1]
         return coupling
 
-    def extra_statistics(self, out, V, weights, products, means):
-        self.log_variance_statistics(out[0], V, weights, products, means)
+    def extra_statistics(self, out, V, weights, products, means, row_weights=None):
+        self.log_variance_statistics(out[0], V, weights, products, means, row_weights)
 
-    def log_variance_statistics(self, out, V, weights, products, means):
+    def log_variance_statistics(self, out, V, weights, products, means, row_weights=None):
         """Compute the gradient of log sigma^2, summed over rows.
 
         [(v - b)^2 / 2 - v (W^T h)] / sigma^2 for each row. With ``means`` the rows
@@ -1039,6 +1181,8 @@ class GaussianUnits(Layer):
             The sum of h v^T over the rows.
         means : bool
             Whether the rows are means rather than draws.
+        row_weights : ndarray of shape (n_rows,) or None, default=None
+            How many times each row counts (``products`` already weighted alike).
 
         Returns
         -------
@@ -1046,14 +1190,43 @@ class GaussianUnits(Layer):
             The sums.
         """
         centred = V - self.bias
-        np.einsum("ni,ni->i", centred, centred, out=out)
+        if row_weights is None:
+            np.einsum("ni,ni->i", centred, centred, out=out)
+            n_rows = V.shape[0]
+        else:
+            np.einsum("n,ni,ni->i", row_weights, centred, centred, out=out)
+            n_rows = row_weights.sum()
         out *= 0.5
         # sum_n v_ni (W^T h_n)_i = sum_j W_ji (sum_n h_nj v_ni)
         out -= np.einsum("ji,ji->i", weights, products)
         out *= self.inverse_variance
         if means:
-            out += 0.5 * V.shape[0]  # sum over rows of sigma^2 / (2 sigma^2)
+            out += 0.5 * n_rows  # sum over rows of sigma^2 / (2 sigma^2)
         return out
+
+    # -- missing entries ---------------------------------------------------------------
+    handles_missing = True
+
+    @property
+    def entry_log_n_states(self):
+        return np.full(self.n_units, np.inf)
+
+    def entry_log_partitions(self, input):
+        # each unit's term of log_partition: ((b + x)^2 - b^2) / (2 sigma^2) plus
+        # log sqrt(2 pi sigma^2)
+        input = np.asarray(input)
+        return (input * (input + 2 * self.bias) / (2 * self.variance)
+                + 0.5 * np.log(2 * np.pi * self.variance))
+
+    def seen_states(self, S):
+        return S / self.variance
+
+    def observed_log_weight(self, S, missing):
+        centred = np.where(missing, 0.0, np.asarray(S) - self.bias)
+        return -(centred * centred / (2 * self.variance)).sum(axis=1)
+
+    def sublayer(self, units):
+        return GaussianUnits(self.bias[units], variance=self.variance[units])
 
 
 def gaussian_log_normalizer(variance):
@@ -1212,6 +1385,41 @@ class SoftmaxUnits(Layer):
         weights = np.where(empty & ~self._padding, 1.0, weights)
         self._choose(weights, rng.random(weights.shape[:2]), out)
 
+    # -- missing entries: a missing code leaves its whole group unobserved ---------------
+    handles_missing = True
+
+    @property
+    def entry_starts(self):
+        return self._starts
+
+    @property
+    def entry_log_n_states(self):
+        return np.log(np.asarray(self.sizes, dtype=np.float64))
+
+    def check_missing(self, missing):
+        if not missing.size:
+            return
+        grouped = np.add.reduceat(missing.astype(np.intp), self._starts, axis=1)
+        partial = (grouped > 0) & (grouped < np.asarray(self.sizes))
+        if partial.any():
+            row, group = np.argwhere(partial)[0]
+            raise ValueError(
+                f"Row {row} leaves some units of softmax group {group} unobserved and not "
+                "others: a categorical entry is missing as a whole (all its units NaN) "
+                "or observed as a whole.")
+
+    def entry_log_partitions(self, input):
+        grouped = self._grouped(np.asarray(input + self.bias))
+        top = grouped.max(axis=-1, keepdims=True)
+        grouped -= top
+        np.exp(grouped, out=grouped)
+        return np.log(grouped.sum(axis=-1)) + top[..., 0]
+
+    def sublayer(self, units):
+        kept = np.asarray(units)[self._starts]
+        return SoftmaxUnits(self.bias[units],
+                            [size for size, keep in zip(self.sizes, kept) if keep])
+
 
 class LayerGroups(Layer):
     """A visible layer made of groups of units of different types, side by side.
@@ -1348,6 +1556,39 @@ class LayerGroups(Layer):
         for group, cut in zip(self.groups, self._slices):
             group.write_states(rows[:, cut], rng, out[:, cut])
 
+    # -- missing entries: each group's own, side by side ------------------------------
+    handles_missing = True
+
+    @property
+    def entry_starts(self):
+        return np.concatenate([group.entry_starts + cut.start
+                               for group, cut in zip(self.groups, self._slices)])
+
+    @property
+    def entry_log_n_states(self):
+        return np.concatenate([group.entry_log_n_states for group in self.groups])
+
+    def check_missing(self, missing):
+        for group, cut in zip(self.groups, self._slices):
+            group.check_missing(missing[:, cut])
+
+    def entry_log_partitions(self, input):
+        return np.hstack([group.entry_log_partitions(part)
+                          for group, part in self.parts(np.asarray(input))])
+
+    def seen_states(self, S):
+        return np.hstack([group.seen_states(part) for group, part in self.parts(S)])
+
+    def observed_log_weight(self, S, missing):
+        return sum(group.observed_log_weight(part, missing[:, cut])
+                   for (group, part), cut in zip(self.parts(S), self._slices))
+
+    def sublayer(self, units):
+        units = np.asarray(units)
+        return LayerGroups([group.sublayer(units[cut])
+                            for group, cut in zip(self.groups, self._slices)
+                            if units[cut].any()])
+
     # -- the whole as one group: annealing chains, sampling starts, enumeration ------
     def draw_units(self, fields, noise, out, logistic=None):
         if logistic is None and self._shared_logistic:
@@ -1436,7 +1677,7 @@ class LayerGroups(Layer):
             coupling[:-1, cut] = group.seen_weights(rows[:-1, cut])
         return coupling
 
-    def extra_statistics(self, out, V, weights, products, means):
+    def extra_statistics(self, out, V, weights, products, means, row_weights=None):
         # each group's rows of its own parameters over its columns; 0 elsewhere
         out[...] = 0
         for group, cut in zip(self.groups, self._slices):
@@ -1445,7 +1686,7 @@ class LayerGroups(Layer):
             rows = [self.extra_parameters.index(name) for name in group.extra_parameters]
             statistics = np.zeros((len(rows), cut.stop - cut.start), dtype=out.dtype)
             group.extra_statistics(statistics, V[:, cut], weights[:, cut],
-                                   products[:, cut], means)
+                                   products[:, cut], means, row_weights)
             out[rows, cut] = statistics
 
 

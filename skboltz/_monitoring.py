@@ -20,6 +20,7 @@ from sklearn.base import clone
 from ._runtime import warn_user
 from ._sklearn import Interval
 from ._validation import as_dense
+from ._weights import weighted_mean, weighted_phase
 from .exceptions import LogZAccuracyWarning
 
 #: Training rows used for the per-epoch monitoring records.
@@ -81,12 +82,17 @@ class MonitoringRows:
     valid: np.ndarray | None = None
     train_labels: np.ndarray | None = None
     valid_labels: np.ndarray | None = None
+    #: The rows' relative weights in a weighted fit (None: unweighted), by which the
+    #: records' means over the rows count them.
+    train_weights: np.ndarray | None = None
+    valid_weights: np.ndarray | None = None
 
     def splits(self):
-        """``(name, rows)`` of the training rows, then of the held-out ones if any."""
-        yield "train", self.train
+        """``(name, rows, weights)`` of the training rows, then of the held-out ones if
+        any (``weights``: None when unweighted)."""
+        yield "train", self.train, self.train_weights
         if self.valid is not None:
-            yield "valid", self.valid
+            yield "valid", self.valid, self.valid_weights
 
 
 class EarlyStopping:
@@ -175,24 +181,27 @@ class Monitor:
         ``(X_valid, y_valid)`` held out of ``fit``, or None.
     """
 
-    def __init__(self, estimator, X, y=None, validation=None):
+    def __init__(self, estimator, X, y=None, validation=None, weights=None):
         self.estimator = estimator
-        self.rows = self.select_rows(X, y, validation)
+        self.rows = self.select_rows(X, y, validation, weights)
 
-    def select_rows(self, X, y, validation):
+    def select_rows(self, X, y, validation, weights=None):
         """The :class:`MonitoringRows` of a call: evenly spaced training rows
         (deterministic, and no draw from the training stream, so repeated
         ``partial_fit`` calls follow exactly the path of one fit) and the held-out
-        ``validation`` pair, if any."""
+        ``validation`` triple (rows, labels, weights), if any; ``weights``: those of
+        the training rows (None: unweighted)."""
         n_samples = X.shape[0]
         if n_samples <= MONITOR_ROWS:
-            monitor = MonitoringRows(as_dense(X), train_labels=y)
+            monitor = MonitoringRows(as_dense(X), train_labels=y, train_weights=weights)
         else:  # at least one row apart: the truncated positions are distinct
             rows = np.linspace(0, n_samples - 1, MONITOR_ROWS).astype(np.intp)
             monitor = MonitoringRows(as_dense(X[rows]),
-                                     train_labels=None if y is None else y[rows])
+                                     train_labels=None if y is None else y[rows],
+                                     train_weights=None if weights is None else weights[rows])
         if validation is not None:
-            monitor.valid, monitor.valid_labels = as_dense(validation[0]), validation[1]
+            monitor.valid, monitor.valid_labels, monitor.valid_weights = (
+                as_dense(validation[0]), validation[1], validation[2])
         return monitor
 
     def early_stopping(self):
@@ -213,20 +222,37 @@ class Monitor:
             return 1.0, f"log_likelihood_{split}"
         return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
 
+    def rows_for_checks(self, state):
+        """The :class:`MonitoringRows` the divergence and degeneracy checks run on at
+        the end of a call (the monitoring rows; complete rows where they may have
+        missing entries)."""
+        return self.rows
+
+    def reconstruction_error(self, view, rows, weights=None):
+        """The reconstruction error of ``rows`` under ``view`` (the estimator's; each
+        row's weighted by ``weights`` in a weighted fit)."""
+        estimator = self.estimator
+        return weighted_phase(estimator._reconstruction_error, estimator, view, rows,
+                              weights=weights, required=False)
+
     def record(self, state, *, epoch_seconds=0.0):
         """The per-epoch records computed on the monitoring rows."""
         estimator, monitor = self.estimator, self.rows
-        error, free_energy = estimator._reconstruction_error, estimator._free_energy_of
+        error, free_energy = self.reconstruction_error, estimator._free_energy_of
         view = estimator._model_view_of(state)
         train = monitor.train
         step = -(-train.shape[0] // RECONSTRUCTION_ROWS)  # at most that many rows
-        record = {"reconstruction_error": error(view, train[::step])}
+        train_weights, valid_weights = monitor.train_weights, monitor.valid_weights
+        record = {"reconstruction_error": error(
+            view, train[::step], None if train_weights is None else train_weights[::step])}
         if monitor.valid is not None:
             # Free energies only matter as a gap to held-out rows: computed only then.
-            record["free_energy_train"] = float(np.mean(free_energy(view, train)))
+            record["free_energy_train"] = weighted_mean(free_energy(view, train),
+                                                        monitor.train_weights)
             valid = monitor.valid
-            record["reconstruction_error_valid"] = error(view, valid)
-            record["free_energy_valid"] = float(np.mean(free_energy(view, valid)))
+            record["reconstruction_error_valid"] = error(view, valid, valid_weights)
+            record["free_energy_valid"] = weighted_mean(free_energy(view, valid),
+                                                        monitor.valid_weights)
             record["free_energy_gap"] = record["free_energy_valid"] - record["free_energy_train"]
         if estimator.monitor_likelihood:
             start = time.perf_counter()
@@ -240,9 +266,9 @@ class Monitor:
                     rng=np.random.default_rng(state.log_z_seed),
                     data_rates=state.data_rates,
                 )
-            for split, rows in monitor.splits():
-                record[f"log_likelihood_{split}"] = float(
-                    np.mean(-free_energy(view, rows)) - log_z.value
+            for split, rows, weights in monitor.splits():
+                record[f"log_likelihood_{split}"] = (
+                    weighted_mean(-free_energy(view, rows), weights) - log_z.value
                 )
             if log_z.std_error is not None:
                 record["log_z_std_error"] = log_z.std_error

@@ -15,6 +15,7 @@ from ._rbm import RBM
 from ._runtime import sub_estimator_seeds
 from ._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._transactions import all_or_nothing, publish
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, score_weights, weighted_percentile
 from .exceptions import DataScaleWarning
 
 #: ``contamination="auto"`` flags a row whose log-likelihood lies more than this many
@@ -49,9 +50,10 @@ def default_density_model(X):
                        learn_variance=False, whiten=True)
 
 
-def lower_fence(scores):
-    """Tukey's lower fence of ``scores``: Q1 - AUTO_FENCE * (Q3 - Q1)."""
-    q1, q3 = np.percentile(scores, [25, 75])
+def lower_fence(scores, weights=None):
+    """Tukey's lower fence of ``scores``: Q1 - AUTO_FENCE * (Q3 - Q1) (the quartiles
+    of the rows counted by their ``weights``, if any)."""
+    q1, q3 = weighted_percentile(scores, [25, 75], weights)
     return q1 - AUTO_FENCE * (q3 - q1)
 
 
@@ -193,13 +195,15 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
             model.set_params(random_state=seed)
         return model
 
-    def _fit_model(self, model, X):
+    def _fit_model(self, model, X, sample_weight=None):
         with warnings.catch_warnings():
             if self.estimator is None:  # see Notes
                 warnings.simplefilter("ignore", DataScaleWarning)
-            return model.fit(X)
+            if sample_weight is None:
+                return model.fit(X)
+            return model.fit(X, sample_weight=sample_weight)
 
-    def _held_out_scores(self, model, X, seed):
+    def _held_out_scores(self, model, X, seed, sample_weight=None):
         """Each row's log-likelihood under a clone of ``model`` fitted without it
         (AUTO_FOLDS-fold cross-validation)."""
         n_samples = X.shape[0]
@@ -214,12 +218,14 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         scores = np.empty(n_samples)
         folds = KFold(AUTO_FOLDS, shuffle=True, random_state=seed)
         for train, test in folds.split(X):
-            fold_model = self._fit_model(clone(model), X[train])
+            fold_model = self._fit_model(
+                clone(model), X[train],
+                None if sample_weight is None else sample_weight[train])
             scores[test] = fold_model.score_samples(X[test])
         return scores
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the density model and set the threshold ``offset_``.
 
         Parameters
@@ -229,6 +235,9 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
             outliers).
         y : None
             Ignored.
+        {sample_weight} The model is fitted with them (its ``fit`` must take
+            ``sample_weight``), and the threshold is a quantile of the rows counted
+            by them.
 
         Returns
         -------
@@ -237,6 +246,10 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         """
         with all_or_nothing(self):
             X = self._validate_X(X, reset=True)
+            sample_weight = score_weights(sample_weight, X)  # validated, or None
+            if sample_weight is not None:  # a row of weight 0 is no row
+                kept = np.flatnonzero(sample_weight > 0)
+                X, sample_weight = X[kept], sample_weight[kept]
             model_seed, fold_seed = sub_estimator_seeds(self.random_state, 2)
             model = self._new_model(X, model_seed)
             if self.contamination == "auto":
@@ -244,13 +257,18 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
                 # above held-out rows of the same digit): the fence is set on scores
                 # of rows each model has not seen. Comparable because log Z is each
                 # model's own.
-                offset = lower_fence(self._held_out_scores(model, X, fold_seed))
-                self._fit_model(model, X)
+                offset = lower_fence(
+                    self._held_out_scores(model, X, fold_seed, sample_weight),
+                    sample_weight)
+                self._fit_model(model, X, sample_weight)
             else:  # as EllipticEnvelope: this fraction of the training rows lies below
-                self._fit_model(model, X)
-                offset = np.percentile(model.score_samples(X), 100.0 * self.contamination)
+                self._fit_model(model, X, sample_weight)
+                offset = weighted_percentile(model.score_samples(X),
+                                             100.0 * self.contamination, sample_weight)
             publish(self, {"estimator_": model, "offset_": float(offset)})
         return self
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     def score_samples(self, X):
         """Log-likelihood log p(x) of each row under the fitted model, in nats.

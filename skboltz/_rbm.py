@@ -6,15 +6,18 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
+from ._array_api import ArrayAPIMixin
+from ._array_api_rbm import RBMArrayAPI
 from ._base import TRAINING_CONSTRAINTS
 from ._layers import BinaryUnits
 from ._energy import column_means, logit_of_rates, sigmoid_of_negated
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
-from ._restricted import RestrictedBoltzmannBase
+from ._restricted import MISSING_ENTRIES_DOC, RestrictedBoltzmannBase
 from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AVERAGE_INTERVAL, AveragedTrainingState, shared
+from ._weights import mean_square
 
 #: learning_rate="auto" is AUTO_STEP * sqrt(AUTO_STEP_FEATURES / n_features), and at
 #: most AUTO_STEP: BernoulliRBM's 0.1 on the 64-pixel digits, smaller on wider rows,
@@ -43,7 +46,7 @@ class RBMTrainingState(AveragedTrainingState):
     minibatches: object = shared(default=None, transient=True)
 
 
-class RBM(RestrictedBoltzmannBase):
+class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
     """Bernoulli restricted Boltzmann machine with a true log-likelihood.
 
     A drop-in replacement for :class:`sklearn.neural_network.BernoulliRBM` (same
@@ -225,6 +228,8 @@ class RBM(RestrictedBoltzmannBase):
     velocity and the average stay in the data's dtype, and ``transform``, ``score_samples``,
     ``free_energy`` and the monitoring compute in it (or in float64) as before.
 
+    {missing}
+
     References
     ----------
     G. Hinton, "A Practical Guide to Training Restricted Boltzmann Machines", 2010.
@@ -248,12 +253,25 @@ class RBM(RestrictedBoltzmannBase):
     (1797, 16)
     >>> bool(rbm.score(X) < 0)  # mean exact log-likelihood in nats
     True
+
+    Missing entries (NaN) are left out of the model, not filled in:
+
+    >>> import numpy as np
+    >>> X_missing = X.copy()
+    >>> X_missing[::5, 10:20] = np.nan
+    >>> rbm = RBM(n_components=16, n_iter=5, random_state=0).fit(X_missing)
+    >>> log_p = rbm.score_samples(X_missing[:1])  # log p(observed entries): exact here
+    >>> bool(log_p[0] > rbm.score_samples(X[:1])[0])  # fewer entries, more probable
+    True
     """
 
     _view_class = RBMView
     _layout = RBMLayout
     _training_form = AugmentedRBM
     _structural_parameters = ("n_components",)
+    _accepts_missing = True
+    #: The namespace-generic path under array API dispatch (skboltz/_array_api_rbm.py).
+    _array_api_model = RBMArrayAPI
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -303,7 +321,8 @@ class RBM(RestrictedBoltzmannBase):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), RBMView, "pcd"
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), RBMView, "pcd"
     )
 
     # -- training hooks ------------------------------------------------------------
@@ -319,10 +338,12 @@ class RBM(RestrictedBoltzmannBase):
         return itemsize * (6 * n_hidden * n_visible + blocks * rows * n_visible
                            + 4 * rows * n_hidden)
 
-    def _new_training_state(self, X, y, learning, rng):
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
         dtype = X.dtype
         # float64 sums for either dtype, so float32 and float64 fits start alike
-        data_rates = column_means(X)
+        data_rates = column_means(X, row_weights)
         n_visible = X.shape[1]
         params = np.zeros((self.n_components + 1, n_visible + 1), dtype=dtype)
         params[RBMLayout.weights] = rng.normal(0.0, 0.01, size=(self.n_components, n_visible))
@@ -359,12 +380,14 @@ class RBM(RestrictedBoltzmannBase):
             data = state.minibatches = _Minibatches(layout)
         data.source = X
         data.set_step(step)  # a momentum schedule changes it between epochs
+        data.set_weights(state.row_weights, sampler.starts_at_data)
         return data
 
     def _train_minibatches(self, X, y, state, learning, model, rule, update):
         # The built-in samplers run the fused loop below; other strategies (exact,
-        # TAP, users' own) the base's plain loop, which computes the same update.
-        if model.sampler is None:
+        # TAP, users' own) and rows with missing entries the base's plain loop, which
+        # computes the same update.
+        if model.sampler is None or state.imputation is not None:
             super()._train_minibatches(X, y, state, learning, model, rule, update)
             return
         self._train_epoch_on_samples(X, state, model, rule, update)
@@ -425,7 +448,7 @@ class RBM(RestrictedBoltzmannBase):
             state.average.n_pending = pending_average
 
     @staticmethod
-    def _reconstruction_error(view, rows):
+    def _reconstruction_error(view, rows, weights=None):
         # Run every epoch and every partial_fit call: float32, and few numpy calls. The
         # weights are cast negated (one call): -(W v + c) feeds exp directly, and
         # h @ (-W) - b is -(W^T h + b), so each sigmoid is three passes. Negation is
@@ -440,6 +463,8 @@ class RBM(RestrictedBoltzmannBase):
             reconstruction -= view.visible_bias
             sigmoid_of_negated(reconstruction)
         reconstruction -= rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         np.square(reconstruction, out=reconstruction)
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
 
@@ -491,6 +516,8 @@ class _Minibatches:
         self.gradient = np.empty((n_hidden + 1, n_visible + 1), dtype)
         self.one = np.asarray(1.0, SIGMOID_DTYPE)
         self._row_weights, self.step = [], None
+        # a weighted fit's relative row weights (see set_weights), None unweighted
+        self.weights, self.weigh_negative, self.weighted_step = None, False, None
 
         def buffers(n_positive, n_negative, n_blocks):
             n_weighted = n_positive + n_negative  # the rows of the statistics
@@ -541,6 +568,30 @@ class _Minibatches:
             row_weights[:n_positive] = step / n_positive
             row_weights[n_positive:] = -step / (len(row_weights) - n_positive)
 
+    def set_weights(self, weights, weigh_negative):
+        """The relative weights of the source's rows (None: unweighted) and whether
+        the negative rows count by them too (chains that start at the minibatch).
+
+        A weighted epoch multiplies each minibatch's row weights r by its rows'
+        weights (:meth:`_weigh`), so the data's statistics count each row by its
+        weight (see :mod:`skboltz._weights`); the next :meth:`set_step` writes them
+        afresh."""
+        self.weights, self.weigh_negative = weights, weigh_negative
+        if weights is not None:
+            self.weighted_step, self.step = self.step, None
+
+    def _weigh(self, batch, weights):
+        """Row weights r of ``batch`` (a tuple :meth:`epoch` yields) for rows of these
+        weights: step * w_i / n_positive for data, and -step * w_i / n_negative for
+        the negative rows of chains that start at them."""
+        row_weights, n_positive = batch[6], weights.shape[0]
+        column = weights[:, None]
+        np.multiply(column, self.weighted_step / n_positive, out=row_weights[:n_positive])
+        if self.weigh_negative:
+            n_negative = row_weights.shape[0] - n_positive
+            np.multiply(column, -self.weighted_step / n_negative,
+                        out=row_weights[n_positive:])
+
     def _fill(self, destination, rows):
         rows = self.source[rows] if rows is not None else self.source
         if sp.issparse(rows):
@@ -555,6 +606,9 @@ class _Minibatches:
         that the statistics use (all rows but the chain rows), and the positive and
         negative parts of the hidden buffer (for a negative phase that starts at the
         minibatch)."""
+        if self.weights is not None:
+            yield from self._weighted_epoch(rng)
+            return
         b = self.batch_size
         if self.n_full + (self.n_rest > 0) == 1:
             # One minibatch (a partial_fit on one minibatch): its order is irrelevant
@@ -570,4 +624,29 @@ class _Minibatches:
             yield from self.block_batches[:n_blocks]
         if self.n_rest:
             self._fill(self.rest_rows[: self.n_rest, :-1], order[self.n_full * b :])
+            yield self.rest_batch
+
+    def _weighted_epoch(self, rng):
+        """:meth:`epoch` of a weighted fit: the same minibatches, each with its rows'
+        weights in its row weights (:meth:`_weigh`)."""
+        b, weights = self.batch_size, self.weights
+        if self.n_full + (self.n_rest > 0) == 1:
+            batch = self.block_batches[0] if self.n_full else self.rest_batch
+            self._fill(self.blocks[0, :b, :-1] if self.n_full else
+                       self.rest_rows[: self.n_rest, :-1], None)
+            self._weigh(batch, weights)
+            yield batch
+            return
+        order = rng.permutation(self.source.shape[0])
+        for first in range(0, self.n_full, len(self.blocks)):
+            n_blocks = min(len(self.blocks), self.n_full - first)
+            rows = order[first * b : (first + n_blocks) * b]
+            self._fill(self.blocks[:n_blocks, :b, :-1], rows)
+            for k, batch in enumerate(self.block_batches[:n_blocks]):
+                self._weigh(batch, weights[rows[k * b : (k + 1) * b]])
+                yield batch
+        if self.n_rest:
+            rows = order[self.n_full * b :]
+            self._fill(self.rest_rows[: self.n_rest, :-1], rows)
+            self._weigh(self.rest_batch, weights[rows])
             yield self.rest_batch

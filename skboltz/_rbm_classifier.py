@@ -35,6 +35,7 @@ from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
 from ._transactions import _INPUT_ATTRIBUTES
 from ._validation import as_dense
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, mean_square, weighted_mean
 from .exceptions import TrainingDivergedError
 
 #: Feature rows (evenly spaced) whose (x, y) pairs start the learning strategy's chains.
@@ -64,7 +65,7 @@ class ClassifierMonitor(Monitor):
     """:class:`RBMClassifier`'s records: the log-loss and accuracy of labelled training
     (and held-out) rows; early stopping follows ``early_stopping_score``."""
 
-    def select_rows(self, X, y, validation):
+    def select_rows(self, X, y, validation, weights=None):
         # Up to RECONSTRUCTION_ROWS evenly spaced labelled rows (every row when none
         # is): the records score labelled rows only, and evenly spaced rows of all
         # held none where every 2nd or 4th row was labelled (an even stride).
@@ -73,7 +74,8 @@ class ClassifierMonitor(Monitor):
             rows = np.arange(y.size)
         rows = rows[np.linspace(0, rows.size - 1,
                                 min(rows.size, RECONSTRUCTION_ROWS)).astype(np.intp)]
-        return super().select_rows(X[rows], y[rows], validation)
+        return super().select_rows(X[rows], y[rows], validation,
+                                   None if weights is None else weights[rows])
 
     def record(self, state, *, epoch_seconds=0.0):
         # In the training dtype (float32 rounding is far below what the records
@@ -82,11 +84,12 @@ class ClassifierMonitor(Monitor):
         view = estimator._model_view_of(state)
         record = {}
         record["log_loss"], record["accuracy"] = estimator._classification_scores(
-            view, monitor.train, monitor.train_labels
+            view, monitor.train, monitor.train_labels, monitor.train_weights
         )
         if monitor.valid is not None:
             record["log_loss_valid"], record["accuracy_valid"] = (
-                estimator._classification_scores(view, monitor.valid, monitor.valid_labels)
+                estimator._classification_scores(view, monitor.valid, monitor.valid_labels,
+                                                 monitor.valid_weights)
             )
         return record
 
@@ -416,7 +419,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
 
     # -- the public methods ------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model to the rows of ``X`` and their labels, from a fresh start.
 
         Parameters
@@ -426,16 +429,19 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         y : array-like of shape (n_samples,)
             Class labels; with ``unlabelled_marker``, rows carrying the marker are
             unlabelled (they enter the unsupervised term only).
+        {sample_weight}
 
         Returns
         -------
         self : object
             The fitted classifier.
         """
-        return self._fit(X, y, partial=False)
+        return self._fit(X, y, partial=False, sample_weight=sample_weight)
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Train for one more epoch over ``X``, continuing the previous state.
 
         Continues the parameters, momentum, the strategy's chains and the random
@@ -451,13 +457,17 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         classes : array-like of shape (n_classes,) or None, default=None
             Every class label; required on the first call, and if given later, the
             same as ``classes_``.
+        {sample_weight}
 
         Returns
         -------
         self : object
             The updated classifier.
         """
-        return self._fit(X, y, partial=True, classes=classes)
+        return self._fit(X, y, partial=True, classes=classes, sample_weight=sample_weight)
+
+    partial_fit.__doc__ = partial_fit.__doc__.replace("{sample_weight}",
+                                                      FIT_SAMPLE_WEIGHT_DOC)
 
     def predict_proba(self, X):
         """Return the exact class posterior p(y | x) of each row.
@@ -619,13 +629,14 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             codes[labelled] = found
         return codes
 
-    def _fit(self, X, y, *, partial, classes=None):
+    def _fit(self, X, y, *, partial, classes=None, sample_weight=None):
         if partial and classes is None and not hasattr(self, "_training_state"):
             raise ValueError(
                 "classes must be passed on the first call to partial_fit: every class "
                 "label, e.g. partial_fit(X, y, classes=np.unique(y_all))."
             )
-        return super()._fit(X, y, partial=partial, classes=classes)
+        return super()._fit(X, y, partial=partial, classes=classes,
+                            sample_weight=sample_weight)
 
     # -- training state and parameters -------------------------------------------------
     def _training_bytes(self, X):
@@ -643,7 +654,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
             "Use fewer hidden units (n_components) or a smaller batch_size.",
         )
 
-    def _new_training_state(self, X, y, learning, rng):
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
         dtype = X.dtype
         n_classes, n_features = len(self.classes_), X.shape[1]
         layout = ClassRBMLayout(n_classes)
@@ -653,7 +664,7 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         params[layout.weights] = rng.uniform(
             -bound, bound, size=(self.n_components, n_features + n_classes)
         )
-        data_rates = column_means(X)
+        data_rates = column_means(X, row_weights)
         return self._fresh_state(
             RBMClassifierTrainingState, AugmentedClassRBM(params, n_classes),
             self._chain_starts(X, y), learning, rng, data_rates=data_rates,
@@ -716,8 +727,10 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         return AugmentedClassRBM(params, state.n_classes)
 
     @staticmethod
-    def _reconstruction_error(view, rows):
+    def _reconstruction_error(view, rows, weights=None):
         reconstruction = view.reconstruct(rows) - rows
+        if weights is not None:
+            return mean_square(reconstruction, weights)
         return float(np.mean(np.square(reconstruction), dtype=np.float64))
 
     # -- the update --------------------------------------------------------------------
@@ -740,20 +753,26 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
     def _unlabelled_weight(self):
         return 0.0 if self.unlabelled_marker is None else self.unlabelled_weight
 
-    def _minibatch_gradient(self, model, batch, labels, state, learning, rule):
+    def _minibatch_gradient(self, model, batch, labels, state, learning, rule,
+                            weights=None):
         form, sampler = model  # the training form and the strategy's fused sampler
         n_rows = batch.shape[0]
         work = self._work_arrays(state, form, sampler, n_rows)
         scale = rule.step / n_rows
         alpha, beta = self.generative_weight, self._unlabelled_weight()
+        # a weighted fit's rows count by their weights: each its own factor
         class_weights_step, class_bias_step, _ = form.positive_pass(
             batch, labels, work, generative_weight=alpha, unlabelled_weight=beta,
-            scale=scale,
+            scale=scale if weights is None else scale * weights,
         )
         # The model's side of the generative terms: alpha per labelled row and beta per
-        # unlabelled one of the model's expected statistics.
-        n_labelled = n_rows if beta == 0 else int(np.count_nonzero(labels >= 0))
-        weight = alpha * n_labelled + beta * (n_rows - n_labelled)
+        # unlabelled one of the model's expected statistics (rows counted by weight).
+        if weights is None:
+            n_labelled = n_rows if beta == 0 else int(np.count_nonzero(labels >= 0))
+            weight = alpha * n_labelled + beta * (n_rows - n_labelled)
+        else:
+            labelled = labels >= 0
+            weight = alpha * weights[labelled].sum() + beta * weights[~labelled].sum()
         if weight == 0:
             return form.gradient_step(work, n_rows, class_weights_step, class_bias_step)
         if sampler is None:  # a user's strategy: its own statistics
@@ -764,16 +783,18 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
                 work, n_rows, class_weights_step, class_bias_step,
                 extra=(-scale * weight) * statistics.astype(form.params.dtype),
             )
-        n_negative = self._negative_rows(form, work, n_rows, sampler, -scale * weight)
+        n_negative = self._negative_rows(form, work, n_rows, sampler, -scale * weight,
+                                         weights)
         return form.gradient_step(work, n_rows + n_negative, class_weights_step,
                                   class_bias_step)
 
     @staticmethod
-    def _negative_rows(model, work, n_rows, sampler, row_weight):
+    def _negative_rows(model, work, n_rows, sampler, row_weight, weights=None):
         """Draw the negative phase's rows below the ``n_rows`` positive ones (and the
         sampler's chain rows below those, outside the statistics), and their
-        coefficients (``row_weight`` split over them, times P(h = 1 | v)); returns the
-        number of rows of the statistics."""
+        coefficients (``row_weight`` split over them, times P(h = 1 | v); in a
+        weighted fit, chains that start at the rows split it by their weights);
+        returns the number of rows of the statistics."""
         n_negative = sampler.n_negative(n_rows)
         rows = slice(n_rows, n_rows + n_negative + sampler.n_chain_rows)
         negative, positive = work.stacked[rows], work.stacked[:n_rows]
@@ -786,31 +807,38 @@ class RBMClassifier(ClassifierMixin, RestrictedBoltzmannBase):
         np.exp(inverse, out=inverse)
         inverse += 1  # 1 / P(h = 1 | v)
         sampler.observe(inverse)
+        coefficients = work.coefficients[n_rows : n_rows + n_negative]
         np.divide(inverse.dtype.type(row_weight / n_negative), inverse[:n_negative],
-                  out=work.coefficients[n_rows : n_rows + n_negative])
+                  out=coefficients)
+        if weights is not None and sampler.starts_at_data:
+            coefficients *= (weights * (n_negative / weights.sum()))[:, None].astype(
+                coefficients.dtype)
         return n_negative
 
     # -- the validation split and the classifier's scores ------------------------------
-    def _split_validation(self, X, y, rng):
-        X, y, validation = super()._split_validation(X, y, rng)
+    def _split_validation(self, X, y, rng, weights=None):
+        X, y, validation, weights = super()._split_validation(X, y, rng, weights)
         if self.n_iter_no_change is not None and not (validation[1] >= 0).any():
             raise ValueError(
                 f"validation_fraction={self.validation_fraction} holds out no labelled "
                 "row, so early stopping has no score to follow; raise "
                 "validation_fraction or label more rows."
             )
-        return X, y, validation
+        return X, y, validation, weights
 
-    def _classification_scores(self, view, rows, codes):
-        """(log-loss, accuracy) of the labelled ones of ``rows`` (NaN without any)."""
+    def _classification_scores(self, view, rows, codes, weights=None):
+        """(log-loss, accuracy) of the labelled ones of ``rows`` (NaN without any),
+        means weighted by ``weights`` (None: unweighted)."""
         labelled = codes >= 0
         if not labelled.any():
             return float("nan"), float("nan")
         scores = view.class_log_scores(rows[labelled])
         codes = codes[labelled]
+        weights = None if weights is None else weights[labelled]
         log_normalizer = logsumexp(scores, axis=1)
-        log_loss = float(np.mean(log_normalizer - scores[np.arange(codes.size), codes]))
-        accuracy = float(np.mean(np.argmax(scores, axis=1) == codes))
+        log_loss = weighted_mean(log_normalizer - scores[np.arange(codes.size), codes],
+                                 weights)
+        accuracy = weighted_mean(np.argmax(scores, axis=1) == codes, weights)
         return log_loss, accuracy
 
 

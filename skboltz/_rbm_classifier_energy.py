@@ -606,8 +606,9 @@ class AugmentedClassRBM(RestrictedTrainingForm):
             Buffers for minibatches of at least n rows.
         generative_weight, unlabelled_weight : float
             alpha and beta above.
-        scale : float
-            Every term's factor (the step divided by the minibatch's rows).
+        scale : float or ndarray of shape (n,)
+            Every term's factor (the step divided by the minibatch's rows), or each
+            row's (times its weight, in a weighted fit).
 
         Returns
         -------
@@ -648,9 +649,11 @@ class AugmentedClassRBM(RestrictedTrainingForm):
         probability = softmax_rows(scores)
         # lambda p, with lambda = scale for labelled rows and -scale beta for unlabelled
         # ones: r = sum_k lambda p_k s_k is what every row's coefficient subtracts.
-        weighted = probability * scale
+        per_row = np.ndim(scale) == 1  # a weighted fit: each row its own factor
+        weighted = probability * (scale[:, None] if per_row else scale)
         labelled = codes >= 0
         all_labelled = bool(labelled.all())
+        unlabelled = None
         if not all_labelled:
             unlabelled = ~labelled
             weighted[unlabelled] *= -unlabelled_weight
@@ -661,7 +664,7 @@ class AugmentedClassRBM(RestrictedTrainingForm):
         coefficients = work.coefficients[:n_rows]
         own = coefficients[:, :n_hidden]
         pi = rows[:, classes]
-        if all_labelled:
+        if all_labelled and not per_row:
             np.multiply(sigmoid[row_index, codes],
                         dtype.type(scale * (1 + generative_weight)), out=own)
             coefficients[:, n_hidden] = scale * generative_weight
@@ -675,16 +678,24 @@ class AugmentedClassRBM(RestrictedTrainingForm):
             coefficients[:, n_hidden] = np.where(labelled, generative_weight,
                                                  unlabelled_weight) * scale
             pi[labelled, codes[labelled]] = 1
-            pi[unlabelled] = probability[unlabelled]
-            class_bias_step = (np.bincount(codes[labelled], minlength=self.n_classes)
-                               - probability[labelled].sum(axis=0))
+            if unlabelled is not None:
+                pi[unlabelled] = probability[unlabelled]
+            if per_row:  # the factors are in: sum_n scale_n (e_y - p) over labelled rows
+                class_bias_step = (
+                    np.bincount(codes[labelled], weights=scale[labelled],
+                                minlength=self.n_classes)
+                    - (probability[labelled] * scale[labelled, None]).sum(axis=0))
+            else:
+                class_bias_step = (np.bincount(codes[labelled], minlength=self.n_classes)
+                                   - probability[labelled].sum(axis=0))
         own -= mixed
         # U: C^T pi gives sum_n C_n pi_n^T; the terms need sum_n r_n pi_n^T - class_sums
         # more. d: C^T gives alpha e_y and beta p; the labelled rows need e_y - p more.
         class_weights_step = mixed.T @ pi
         class_weights_step -= class_sums.T
-        class_bias_step = (class_bias_step * scale).astype(dtype)
-        return class_weights_step, class_bias_step, probability
+        if not per_row:
+            class_bias_step = class_bias_step * scale
+        return class_weights_step, class_bias_step.astype(dtype), probability
 
     def positive_hidden_input(self, work, n_rows):
         """The hidden inputs of the positive rows ``[x, pi, 1]`` after

@@ -41,6 +41,7 @@ from ._capabilities import (
 )
 from ._energy import ModelView, clipped_rates, sum_log
 from ._layers import BinaryUnits, Layer
+from ._missing import IncompleteRows
 from ._noise import Noise
 
 #: The base models of annealing paths a view offers (see ``annealing_base``).
@@ -376,6 +377,26 @@ class RestrictedView(ModelView):
             return self.visible_mean(self._last_hidden(V, rng)).astype(self.dtype,
                                                                       copy=False)
         return V
+
+    def incomplete_rows(self, V, start=None):
+        """Return what the model says of rows with missing entries (NaN).
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible)
+            Visible rows, NaN in every unit of a missing entry (a unit, or a whole
+            softmax group).
+        start : ndarray of shape (n_visible,) or None, default=None
+            Means of the missing units where mean field and chains start.
+
+        Returns
+        -------
+        rows : skboltz._missing.IncompleteRows
+            What the model says of them: log p*(v_o) (exact, or estimated with a
+            standard error), P(h | v_o), E[v | v_o] and draws of the missing entries
+            (see the module ``skboltz._missing``).
+        """
+        return IncompleteRows(self, V, start)
 
     def _last_hidden(self, V, rng):
         """The hidden draw a chain's last step makes from ``V`` (``draw_samples``)."""
@@ -886,16 +907,21 @@ class RestrictedTrainingForm:
         return float(np.mean(np.square(reconstruction[RestrictedLayout.units]),
                              dtype=np.float64))
 
-    def statistics(self, H, V, means=False):
+    def statistics(self, H, V, means=False, weights=None):
         """Sums over rows of the update statistics for augmented rows, shaped like
         ``params``: h v^T, h and v in the blocks of W, c and b, and the visible
         layer's extra rows (a Gaussian layer's log-variance gradient).
 
         ``means`` says that the rows of ``V`` are means of v given some h rather than
         states; the blocks of W, c and b are linear in v, so they are the same either
-        way (an extra row may not be).
+        way (an extra row may not be). ``weights`` (one per row, or None) makes the
+        sums weighted: each row counts ``weights[i]`` times, as in the data's
+        statistics of a weighted fit (:mod:`skboltz._weights`).
         """
         layout = self.layout
+        if weights is not None:  # h's rows carry the weights into every product
+            weights = np.asarray(weights, dtype=H.dtype)
+            H = H * weights[:, None]
         if not layout.extra:
             return H.T @ V
         out = np.empty((self.params.shape[0], V.shape[1]), dtype=np.result_type(H, V))
@@ -908,8 +934,44 @@ class RestrictedTrainingForm:
             return out
         self.visible.extra_statistics(extra, V[RestrictedLayout.units],
                                       self.params[layout.weights],
-                                      products[:-1, :-1], means)
+                                      products[:-1, :-1], means,
+                                      **({} if weights is None else {"row_weights": weights}))
         return out
+
+    # -- rows with missing entries -----------------------------------------------------
+    def fill_missing(self, V, missing, noise, n_steps=1):
+        """Block Gibbs steps on augmented rows with their observed units clamped.
+
+        Each step draws h from P(h | v), then the missing units from p(v | h) (whole
+        entries: a softmax group is drawn as one), in place: the positive phase of
+        rows with missing entries, whose completions are states of the model given
+        the observed entries.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n_rows, n_visible + 1)
+            Augmented visible rows: the observed values, and the current completions
+            (or means, to start from) at the missing units.
+        missing : ndarray of shape (n_rows, n_visible), dtype=bool
+            The missing units.
+        noise : skboltz._noise.Noise
+            The buffered random streams.
+        n_steps : int, default=1
+            Gibbs steps.
+
+        Returns
+        -------
+        V : ndarray of shape (n_rows, n_visible + 1)
+            The rows, completed in place.
+        """
+        H = self.empty_hidden(V.shape[0])
+        drawn = self.empty_visible(V.shape[0])
+        units = V[RestrictedLayout.units]
+        for _ in range(n_steps):
+            self.draw_hidden(V, noise, H)
+            self.draw_visible(H, noise, drawn)
+            np.copyto(units, drawn[RestrictedLayout.units], where=missing)
+        return V
 
 
 #: Integer views that reach the sign bit of float32 / float64 numbers.

@@ -22,6 +22,7 @@ from . import _degeneracy as degeneracy
 from ._runtime import _LogZProgress, warn_user
 from ._transactions import reads_one_publication
 from ._validation import as_dense
+from ._weights import SCORE_SAMPLE_WEIGHT_DOC, score_weights, weighted_mean
 from .exceptions import ApproximateScoreWarning, DegenerateModelWarning
 from .partition._base import KINDS, LogZ
 from .partition._bounds import log_likelihood_bounds
@@ -204,6 +205,12 @@ class ScoringMixin:
         transform (``GaussianRBM(whiten=True)``) it is the density of the input rows,
         the log-Jacobian included.
 
+        A row with missing entries (NaN; RBM, GaussianRBM, CategoricalRBM, TabularRBM) scores
+        log p(x_observed), the missing entries summed out: exactly where the hidden
+        states or the row's completions are few enough to list, otherwise by
+        importance sampling, whose standard error ``score_samples_std_error`` gives
+        (see the estimators' Notes).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -218,15 +225,20 @@ class ScoringMixin:
         if not self._input_units().discrete:  # a density, not a probability
             normalizer = self._log_normalizer()
             X = self._validate_X(X, reset=False)
-            return -self._free_energy_of(self._model_view(), X) - normalizer
+            return self._log_weights_of(self._model_view(), X)[0] - normalizer
         X = self._validate_X(X, reset=False)
         log_z = self._log_z_for_scoring()
-        log_weight = -self._free_energy_of(self._model_view(), X)
-        self._check_below_zero(log_weight, log_z)
+        log_weight, std_error = self._log_weights_of(self._model_view(), X)
+        self._check_below_zero(log_weight, log_z, std_error)
         log_likelihood = log_weight - self._log_normalizer(log_z)
         return np.minimum(log_likelihood, 0.0, out=log_likelihood)
 
-    def _check_below_zero(self, log_weight, log_z):
+    def _log_weights_of(self, view, X):
+        """-F(x) of each validated row of ``X`` under ``view`` and its standard error
+        (None: exact), what ``score_samples`` subtracts log Z from."""
+        return -self._free_energy_of(view, X), None
+
+    def _check_below_zero(self, log_weight, log_z, std_error=None):
         """Refuse a log Z that the rows prove too low, beyond its error.
 
         A point of [0, 1]^n never has a positive log-probability (-F is convex in v, so
@@ -236,6 +248,8 @@ class ScoringMixin:
         weight is a better bound); anything else is a broken estimate, which capping
         would hide by scoring every row 0.
         """
+        if std_error is not None:  # rows estimated on their own: within 3 of their errors
+            log_weight = log_weight - 3 * std_error
         highest = float(np.max(log_weight, initial=-np.inf))  # the largest -F(x)
         excess = highest - log_z.value
         if excess <= 0 or not getattr(self._model_view(), "free_energy_is_cheap", True):
@@ -260,7 +274,7 @@ class ScoringMixin:
                    "error bar).")
             )
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, sample_weight=None):
         """Mean log-likelihood of the rows of ``X`` (higher is better).
 
         Makes ``GridSearchCV`` select models by held-out likelihood with no scorer;
@@ -276,13 +290,17 @@ class ScoringMixin:
             Rows to score.
         y : None
             Ignored.
+        {sample_weight}
 
         Returns
         -------
         score : float
-            Mean of :meth:`score_samples`.
+            Mean of :meth:`score_samples` (weighted by ``sample_weight``).
         """
-        return float(np.mean(self.score_samples(X)))
+        weights = score_weights(sample_weight, X)
+        return weighted_mean(self.score_samples(X), weights)
+
+    score.__doc__ = score.__doc__.replace("{sample_weight}", SCORE_SAMPLE_WEIGHT_DOC)
 
     @reads_one_publication
     def estimate_log_likelihood_bounds(self, X, *, n_betas="auto", max_rows=100,
@@ -338,6 +356,7 @@ class ScoringMixin:
         """
         check_is_fitted(self, "_training_state")
         X = as_dense(self._validate_X(X, reset=False))
+        self._check_complete(X, "estimate_log_likelihood_bounds")
         log_z = self._log_z_for_scoring()
         return log_likelihood_bounds(
             self._model_view(), X, log_z, data_rates=self._training_state.data_rates,

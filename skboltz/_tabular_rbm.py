@@ -31,12 +31,14 @@ from ._gaussian_rbm import (
     MIN_VARIANCE,
     RUNAWAY_SCALE,
     bounded_rows,
+    feature_moments,
     feature_spread,
     hidden_rates,
 )
 from ._layered_rbm import LayeredRBM
 from ._layers import BinaryUnits, GaussianUnits, LayerGroups, SoftmaxUnits
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
+from ._restricted import MISSING_ENTRIES_DOC
 from ._restricted_energy import RestrictedLayout, RestrictedTrainingForm, RestrictedView
 from ._sklearn import Interval, StrOptions
 from ._strategies import document_strategy_options, strategy_constraints
@@ -126,6 +128,12 @@ class NumericStandardisation:
     def log_abs_det(self):
         """sum(log scale): the log-Jacobian of the map back to the input's units."""
         return float(np.log(self.scale).sum())
+
+    def missing_log_abs_det(self, missing):
+        """The part of :attr:`log_abs_det` of each row's missing numeric entries
+        (``missing``: the rows' missing units), which the density of the observed
+        entries leaves out."""
+        return missing[:, :len(self.scale)] @ np.log(self.scale)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -314,6 +322,11 @@ class TabularRBM(LayeredRBM):
     density of repeated values grows without bound as a variance shrinks, and
     training stops with an error when one collapses.
 
+    {missing} A missing number is integrated out of the density (in the input's
+    units: its column's scale leaves the row's log-Jacobian), a missing category
+    (NaN, None or pandas.NA in a DataFrame) summed out; each column's mean and scale
+    are those of its observed values.
+
     Examples
     --------
     >>> import numpy as np
@@ -335,6 +348,9 @@ class TabularRBM(LayeredRBM):
     True
     >>> model.sample(2, random_state=0).shape  # size, colour code
     (2, 2)
+    >>> rows = pd.DataFrame({"size": [np.nan, 10.0],
+    ...                      "colour": pd.Categorical(["red", None])})
+    >>> log_p = model.score_samples(rows)  # log p(colour), log p(size): summed out
     """
 
     _view_class = TabularRBMView
@@ -389,7 +405,8 @@ class TabularRBM(LayeredRBM):
         self.random_state = random_state
 
     __doc__ = document_strategy_options(
-        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC), TabularRBMView, "pt"
+        __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC).replace(
+            "{missing}", MISSING_ENTRIES_DOC), TabularRBMView, "pt"
     )
 
     #: What validation records on the estimator (put back if a fit fails).
@@ -411,7 +428,8 @@ class TabularRBM(LayeredRBM):
                 self.is_categorical_ = self._categorical_mask(X, frame=True)
             numeric, codes = self._frame_columns(X, reset)
         else:
-            X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset)
+            X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset,
+                              ensure_all_finite="allow-nan")
             if reset:
                 self.is_categorical_ = self._categorical_mask(X, frame=False)
             numeric = X[:, ~self.is_categorical_]
@@ -499,25 +517,32 @@ class TabularRBM(LayeredRBM):
         numeric = None
         if numeric_columns.size:
             numeric = check_array(X.iloc[:, numeric_columns],
-                                  dtype=[np.float64, np.float32], estimator=self)
+                                  dtype=[np.float64, np.float32], estimator=self,
+                                  ensure_all_finite="allow-nan")
         categorical = np.flatnonzero(self.is_categorical_)
         if reset:
             self.categories_, self.n_categories_ = [], np.zeros(categorical.size, np.intp)
-        codes = np.empty((X.shape[0], categorical.size), dtype=np.intp)
+        codes = np.empty((X.shape[0], categorical.size))  # NaN: a missing category
         for position, j in enumerate(categorical):
             codes[:, position] = self._codes_of_column(X.iloc[:, j], position, j, reset)
         return numeric, codes
 
     def _codes_of_column(self, column, position, j, reset):
         """The codes of a DataFrame's categorical column (learning its categories on
-        the first call)."""
+        the first call), as floats: NaN where the entry is missing (NaN, None, NA)."""
         import pandas as pd
 
-        if column.isna().any():
+        missing = column.isna().to_numpy()
+        if reset and missing.all() and not isinstance(column.dtype, pd.CategoricalDtype):
             raise ValueError(
-                f"TabularRBM: the categorical column {self._column_name(j)} has missing "
-                "entries, which this model does not take yet: fill them in first (e.g. "
-                "sklearn.impute.SimpleImputer(strategy='most_frequent')).")
+                f"TabularRBM: the categorical column {self._column_name(j)} holds no "
+                "observed value (all missing) in the rows of this first call, so it has "
+                "no categories to model: drop it, give the first call rows that observe "
+                "it, or make it a pandas category dtype that declares its categories.")
+        if missing.any():
+            codes = np.full(len(column), np.nan)
+            codes[~missing] = self._codes_of_column(column[~missing], position, j, reset)
+            return codes
         if _column_kind(column.dtype) == "numeric":  # codes
             values = column.to_numpy(dtype=np.float64)
             self._check_codes(values[:, None], [j])
@@ -554,21 +579,30 @@ class TabularRBM(LayeredRBM):
         return codes
 
     def _codes_of_array(self, X, reset):
-        """The codes of an array's categorical columns (numbers), checked (learning
-        the number of categories on the first call)."""
+        """The codes of an array's categorical columns (numbers, NaN where missing),
+        checked (learning the number of categories on the first call)."""
         columns = np.flatnonzero(self.is_categorical_)
         self._check_codes(X, columns)
-        codes = X.astype(np.intp)
+        codes = np.where(np.isnan(X), -1, X).astype(np.intp)  # -1: missing
         if reset:
             self.n_categories_ = codes.max(axis=0, initial=0) + 1
             self.categories_ = [np.arange(k) for k in self.n_categories_]
         for position, j in enumerate(columns):
             self._known_codes(codes[:, position], position, j)
-        return codes
+        return X
 
     def _check_codes(self, values, columns):
         """Refuse codes that are not non-negative integers."""
-        bad = (values < 0) | (values != np.floor(values))
+        negative = values < 0  # NaN compares False: a missing entry passes
+        if negative.any():
+            row, position = np.argwhere(negative)[0]
+            raise ValueError(
+                "Negative values in data passed to TabularRBM: the categorical column "
+                f"{self._column_name(columns[position])} holds "
+                f"{values[row, position]:g}, but category codes are 0, 1, ..., K - 1. "
+                "Encode it first (e.g. sklearn.preprocessing.OrdinalEncoder()), or "
+                "declare it numeric in categorical_features.")
+        bad = (values != np.floor(values)) & ~np.isnan(values)
         if bad.any():
             row, position = np.argwhere(bad)[0]
             name = self._column_name(columns[position])
@@ -591,12 +625,17 @@ class TabularRBM(LayeredRBM):
                 "OrdinalEncoder fitted on them).")
         return codes
 
+    def _entry_columns(self):
+        # the numeric columns' entries first, then the categorical ones'
+        return np.concatenate([np.flatnonzero(~self.is_categorical_),
+                               np.flatnonzero(self.is_categorical_)])
+
     @property
     def _n_numeric(self):
         return int(np.sum(~self.is_categorical_))
 
     # -- the standardisation of the numeric columns ------------------------------------
-    def _new_input_transform(self, X):
+    def _new_input_transform(self, X, row_weights=None):
         n_numeric = self._n_numeric
         if not n_numeric:
             return None
@@ -606,7 +645,7 @@ class TabularRBM(LayeredRBM):
                 f"the first call's rows, which needs at least 2 samples; got {X.shape[0]} "
                 "sample. For partial_fit, make the first call a batch of representative "
                 "rows.")
-        scale, constant = feature_spread(X[:, :n_numeric])
+        scale, constant = feature_spread(X[:, :n_numeric], row_weights)
         if constant.any():
             numeric = np.flatnonzero(~self.is_categorical_)[constant]
             shown = [self._column_name(j) for j in numeric[:10]]
@@ -616,7 +655,13 @@ class TabularRBM(LayeredRBM):
                 "the first call has the same value there, which has no scale to "
                 "standardise by and a density that grows without bound. Drop them, or "
                 "declare them categorical (categorical_features).")
-        mean = X[:, :n_numeric].mean(axis=0, dtype=np.float64)
+        numeric = X[:, :n_numeric]
+        if row_weights is not None:
+            mean = feature_moments(numeric, row_weights)[0]
+        else:
+            mean = numeric.mean(axis=0, dtype=np.float64)
+            if np.isnan(mean).any():  # missing entries: over the observed values
+                mean = np.nanmean(numeric, axis=0, dtype=np.float64)
         return NumericStandardisation(mean, scale)
 
     def _input_transform(self):
@@ -671,8 +716,10 @@ class TabularRBM(LayeredRBM):
                                       RestrictedLayout.of_layer(visible))
 
     # -- training ---------------------------------------------------------------------
-    def _new_training_state(self, X, y, learning, rng):
-        visible_means = column_means(X)
+    def _new_training_state(self, X, y, learning, rng, row_weights=None):
+        # missing values at their columns' (weighted) means
+        X = self._with_missing_filled(X, weights=row_weights)
+        visible_means = column_means(X, row_weights)
         layout, n_numeric = self._layout, self._n_numeric
         extra = {"log_variance": np.zeros(n_numeric)} if n_numeric else {}
         # the visible biases of independent units at the data's means (the numeric
@@ -684,15 +731,16 @@ class TabularRBM(LayeredRBM):
         form = self._training_form_of(params, None)
         return self._fresh_state(TabularTrainingState, form, X, learning, rng,
                                  visible_means=visible_means,
-                                 data_rates=self._base_rates(form.view(), X, visible_means))
+                                 data_rates=self._base_rates(form.view(), X, visible_means,
+                                                             row_weights))
 
     @staticmethod
-    def _base_rates(view, X, visible_means):
+    def _base_rates(view, X, visible_means, weights=None):
         """The rates log Z samplers start their base model from: the hidden units' on
         the data when they are the samplers' states (numeric columns), else the
         visible units' means."""
         if view.sampler_state == "hidden":
-            return hidden_rates(view, X)
+            return hidden_rates(view, X, weights)
         return visible_means
 
     def _training_params(self, dtype):
@@ -725,10 +773,12 @@ class TabularRBM(LayeredRBM):
 
     def _train_epoch(self, X, y, state, learning):
         super()._train_epoch(X, y, state, learning)
+        X = self._training_rows(X, state)  # rows with missing entries: their completions
         if self._n_numeric:
             self._check_numeric_units(state, X)
         view = self._model_view_of(state)
-        state.data_rates = self._base_rates(view, X, state.visible_means)
+        state.data_rates = self._base_rates(view, X, state.visible_means,
+                                            state.row_weights)
 
     def _check_numeric_units(self, state, X):
         """Stop a fit whose Gaussian units ran away (visible means or deviations

@@ -220,10 +220,18 @@ class TrainingState:
     extreme_row_shares: tuple = shared(default=(0.0, 0.0))
     unchecked_updates: int = shared(default=0)
     check_reference: object = shared(default=None)
+    #: The relative weights of the call's training rows (``_weights.training_weights``;
+    #: None: unweighted), which the data's statistics read; set at the start of each
+    #: call and dropped before the state is published.
+    row_weights: np.ndarray | None = shared(default=None, transient=True)
     #: Set by :meth:`resume` in a call's first epoch: whether the parameters the call
     #: started from were edited by hand since the last call published them (None: the
     #: state cannot tell).
     hand_edited: bool | None = shared(default=None)
+    #: The completions of the call's rows with missing entries (estimators that take
+    #: NaN), which training keeps drawing with the observed entries clamped: set for
+    #: one call (None otherwise), never pickled.
+    imputation: object = shared(default=None, transient=True)
 
     def begin_update(self, learning):
         """A copy to update in place, and how to undo the update if it fails.

@@ -5,7 +5,7 @@ import pytest
 from sklearn import config_context
 from sklearn.base import BaseEstimator, clone
 from sklearn.neighbors import KernelDensity
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import estimator_checks_generator, parametrize_with_checks
 
 from skboltz import (
     DBM,
@@ -18,6 +18,7 @@ from skboltz import (
     GaussianRBM,
     LikelihoodOutlierDetector,
     RBMClassifier,
+    RBMImputer,
     TabularRBM,
 )
 from skboltz.learning import (
@@ -98,6 +99,16 @@ ESTIMATORS = [
                    random_state=0),
     CategoricalRBM(n_components=3, z_estimator="ais", min_categories=4, n_iter=2,
                    random_state=0),
+    # The imputer: its default model (chosen by the columns), draws, the indicator,
+    # empty features kept, each model given, another placeholder.
+    RBMImputer(),
+    RBMImputer(sample_posterior=True, add_indicator=True, random_state=0),
+    RBMImputer(keep_empty_features=True, random_state=0),
+    RBMImputer(RBM(n_components=3, n_iter=3), random_state=0),
+    RBMImputer(GaussianRBM(n_components=3, n_iter=3), sample_posterior=True, random_state=0),
+    RBMImputer(CategoricalRBM(n_components=3, n_iter=3), random_state=0),
+    RBMImputer(TabularRBM(n_components=3, n_iter=3), random_state=0),
+    RBMImputer(missing_values=-1, random_state=0),
     # Tabular RBMs: the defaults (every column of an array numeric), each learning
     # string it accepts, a categorical column of codes, the AIS over hidden states.
     TabularRBM(),
@@ -106,9 +117,15 @@ ESTIMATORS = [
                random_state=0),
     TabularRBM(n_components=3, learning="cd", learning_rate=0.01, n_iter=3,
                random_state=0),
-    TabularRBM(n_components=3, categorical_features=[0], n_iter=3, random_state=0),
-    TabularRBM(n_components=3, categorical_features=[0], z_estimator=AIS(n_chains=10,
-               n_betas=50), n_iter=2, random_state=0),
+    TabularRBM(n_components=3, z_estimator=AIS(n_chains=10, n_betas=50), n_iter=2,
+               random_state=0),
+    # Not here: a TabularRBM given categorical columns by position. scikit-learn's
+    # checks make an estimator tagged categorical and allow_nan float codes and then
+    # subtract their float mean (check_positive_only_tag_during_fit): fractional codes,
+    # which it rightly refuses, beside numeric columns of any sign that no honest
+    # positive_only tag covers. Its categorical path (codes, unknown codes, NaN, AIS
+    # over hidden states, pickling, cloning, dtypes) is tested in test_tabular.py and
+    # test_missing.py, and the softmax groups by CategoricalRBM's instances above.
     # Deep Boltzmann machines: the defaults, one and three hidden layers, pretraining,
     # the bound and the per-row estimate, every layer's features, strategy objects.
     DBM(),
@@ -133,7 +150,10 @@ ESTIMATORS = [
     # accuracy on them, the check wants 0.83 (a 5-nearest-neighbour classifier of the
     # clipped rows reaches 0.88).
     BoltzmannClassifier(RBM(n_components=8, n_iter=20, learning_rate=0.3, random_state=0)),
-    BoltzmannClassifier(GaussianRBM(n_components=3, n_iter=5, random_state=0)),
+    # (fixed variances: check_sample_weights_shape's classes hold constant features,
+    # whose learnt variance GaussianRBM refuses)
+    BoltzmannClassifier(GaussianRBM(n_components=3, n_iter=5, learn_variance=False,
+                                    random_state=0)),
     BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
     # Novelty detection over each density model, with "auto" and a fraction.
     LikelihoodOutlierDetector(RBM(n_components=3, n_iter=3, random_state=0)),
@@ -168,10 +188,74 @@ ESTIMATORS = [
 ]
 
 
+# Instances whose fit is deterministic and does not depend on the order of the rows,
+# so that scikit-learn's check that integer sample weights equal repeated rows (and
+# zero weights removed rows) can hold to rounding: exact or closed-form statistics
+# over one full minibatch (batch_size above any check's rows), or, for the models whose
+# every learning strategy samples, no epoch at all (n_iter=0: the fit is the
+# starting values learnt from the weighted data). They pass every check. (The exact
+# Boltzmann machine enumerates the check's 30 visible units, too many; a categorical
+# model refuses the check's real values: both stay with the instances below.)
+EXACT = {"learning": "exact", "batch_size": 1000}
+WEIGHT_EXACT_ESTIMATORS = [
+    RBM(n_components=3, n_iter=3, random_state=0, **EXACT),
+    RBM(n_components=3, visible_bias_init="data_rates", momentum=0.5,
+        average_window=None, n_iter=3, random_state=0, **EXACT),
+    RBM(n_components=3, z_estimator="ais", n_iter=2, random_state=0, **EXACT),
+    RBM(n_components=3, learning=ExactGradient(chunk_size=2), batch_size=1000, n_iter=2,
+        random_state=0),
+    BoltzmannMachine(n_hidden=2, learning="mean_field", batch_size=1000, n_iter=2,
+                     random_state=0),
+    BoltzmannMachine(n_hidden=3, learning=MeanFieldGradient(linear_response=True),
+                     batch_size=1000, n_iter=2, random_state=0),
+    BoltzmannMachine(n_hidden=0, learning="mean_field", batch_size=1000, n_iter=2,
+                     random_state=0),
+    GaussianRBM(n_components=3, n_iter=0, random_state=0),
+    TabularRBM(n_components=3, n_iter=0, random_state=0),
+    DBM(hidden_layer_sizes=(3, 2), n_iter=0, random_state=0),
+    DBN(hidden_layer_sizes=(4, 3), rbm=RBM(n_iter=2, **EXACT), random_state=0),
+    BoltzmannClassifier(RBM(n_components=8, n_iter=200, learning_rate=0.3, random_state=0,
+                            **EXACT)),
+    BoltzmannClassifier(KernelDensity(bandwidth=0.5)),
+    RBMClassifier(n_components=3, generative_weight=0.0, batch_size=1000, n_iter=30,
+                  random_state=0),
+    DBNClassifier(4, rbm=RBM(n_iter=2, **EXACT), solver="lbfgs", max_iter=30,
+                  random_state=0),
+    LikelihoodOutlierDetector(RBM(n_components=3, n_iter=3, random_state=0, **EXACT),
+                              contamination=0.1),
+    RBMImputer(RBM(n_components=3, n_iter=3, **EXACT), add_indicator=True, random_state=0),
+]
+
+
 @pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataRangeWarning")
 @pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataScaleWarning")
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: {})
+@parametrize_with_checks(WEIGHT_EXACT_ESTIMATORS, expected_failed_checks=lambda est: {})
 def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+#: The checks that compare a weighted fit with a fit on repeated rows, to rounding. A
+#: stochastic fit (shuffled minibatches, sampled negative phases, chains started at
+#: random rows) makes other draws on other rows, so its weighted fit equals the fit on
+#: repeated rows in expectation only (test_weights.py tests that, and the exact
+#: equivalence on the instances above and on the exact Boltzmann machine and the
+#: categorical models' starting values); every other check runs on these instances.
+WEIGHT_EQUIVALENCE_CHECKS = {"check_sample_weight_equivalence_on_dense_data",
+                             "check_sample_weight_equivalence_on_sparse_data"}
+
+
+def _checks_of_stochastic_fits():
+    for estimator in ESTIMATORS:
+        for estimator_, check in estimator_checks_generator(estimator):
+            name = getattr(check, "func", check).__name__
+            if name not in WEIGHT_EQUIVALENCE_CHECKS:
+                yield pytest.param(estimator_, check, id=f"{estimator!r}-{name}")
+
+
+@pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataRangeWarning")
+@pytest.mark.filterwarnings("ignore::skboltz.exceptions.DataScaleWarning")
+@pytest.mark.parametrize("estimator, check", list(_checks_of_stochastic_fits()))
+def test_sklearn_compatible_stochastic_fits(estimator, check):
     check(estimator)
 
 

@@ -199,7 +199,8 @@ def test_doc_page_doctests(page):
 def _documented_default(text):
     """The value of a numpydoc type's ``default=...`` (None when it is not a literal)."""
     try:
-        return True, eval(text, {"__builtins__": {}})  # literals: 1e-4, 2**16, "cd", ()
+        # literals: 1e-4, 2**16, "cd", (), and np.nan (an imputer's missing_values)
+        return True, eval(text, {"__builtins__": {}, "np": np})
     except Exception:
         return False, None
 
@@ -221,7 +222,8 @@ def test_documented_defaults_are_the_signatures(name):
         literal, value = _documented_default(documented)
         actual = signature[parameter.name].default
         assert literal, f"{name}({parameter.name}): default={documented} is not a literal"
-        assert value == actual or (not value and not actual), (
+        both_nan = all(isinstance(v, float) and np.isnan(v) for v in (value, actual))
+        assert value == actual or both_nan or (not value and not actual), (
             f"{name}({parameter.name}): documented default={documented}, "
             f"signature {actual!r}"
         )

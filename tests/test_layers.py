@@ -323,7 +323,7 @@ def test_auto_average_window_of_partial_fit_follows_its_first_call():
 @pytest.mark.parametrize("X, message", [
     ([[0, 1], [-1, 2]], "Negative values in data"),
     ([[0, 1.5], [1, 2]], "integer category codes; column 1 holds 1.5"),
-    ([[0, np.nan], [1, 2]], "NaN"),
+    ([[0, np.nan], [1, np.nan]], "NaN"),  # a column never observed (missing codes: test_missing.py)
 ])
 def test_bad_codes_get_clear_errors(X, message):
     with pytest.raises(ValueError, match=re.escape(message)):

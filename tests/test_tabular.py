@@ -503,8 +503,9 @@ def test_bad_tables_get_clear_errors():
         TabularRBM(n_iter=1).fit(table.assign(weight=3.0))
     with pytest.raises(ValueError, match="at least 2 samples; got 1 sample"):
         TabularRBM(n_iter=1).fit(table[:1])
-    missing = table.assign(shape=table["shape"].where(table["size"] > 12))
-    with pytest.raises(ValueError, match="'shape' has missing entries"):
+    # missing entries are taken (tests/test_missing.py), a column never observed is not
+    missing = table.assign(shape=table["shape"].where(table["size"] > 1e6))
+    with pytest.raises(ValueError, match="'shape' holds no observed value"):
         TabularRBM(n_iter=1).fit(missing)
     with pytest.raises(ValueError, match="column 1 holds 1.5, but a categorical column "
                                          "of numbers holds integer category codes"):
@@ -546,3 +547,22 @@ def test_a_failed_refit_keeps_the_columns_of_the_kept_model(fitted):
     assert [len(c) for c in model.categories_] == [3, 2]
     assert list(model.feature_names_in_) == list(table.columns)
     assert model.transform(table).shape == (len(table), 6)
+
+
+def test_categorical_columns_by_position_pickle_refit_and_negative_codes():
+    # The estimator API checks scikit-learn cannot run on codes given by position (see
+    # test_common.py): a pickled model scores alike, a refit is the same fit, and a
+    # negative code is refused as such.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 3, size=80), rng.normal(size=80),
+                         rng.integers(0, 2, size=80)]).astype(float)
+    model = TabularRBM(n_components=3, categorical_features=[0, 2], n_iter=3,
+                       z_estimator=AIS(n_chains=10, n_betas=50), random_state=0)
+    fitted = clone(model).fit(X)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.score_samples(X), fitted.score_samples(X))
+    np.testing.assert_array_equal(clone(model).fit(X).components_, fitted.components_)
+    bad = X.copy()
+    bad[3, 2] = -1
+    with pytest.raises(ValueError, match="Negative values in data passed to TabularRBM"):
+        clone(model).fit(bad)

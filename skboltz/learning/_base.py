@@ -381,9 +381,11 @@ class FusedSampler:
             self.sample(self.model.augment(batch), out)
         return out[:n_negative]
 
-    def negative_statistics(self, positive):
+    def negative_statistics(self, positive, weights=None):
         """Mean negative statistics of the minibatch of augmented rows ``positive``
-        (see :meth:`RBMLearningStrategy._negative_statistics`)."""
+        (see :meth:`RBMLearningStrategy._negative_statistics`). ``weights``: the
+        rows' weights in a weighted fit, by which the chains that start at them
+        (:attr:`starts_at_data`) count; other chains do not depend on the rows."""
         model = self.model
         n_negative = self.n_negative(positive.shape[0])
         out = model.empty_visible(n_negative + self.n_chain_rows)
@@ -398,8 +400,9 @@ class FusedSampler:
         x += 1
         self.observe(x)
         np.divide(1, x, out=x)  # 1 / (1 + exp(-x)) = sigmoid(x)
-        statistics = model.statistics(x[:n_negative], out[:n_negative],
-                                      means=self.rows_are_means)
+        statistics = model.statistics(
+            x[:n_negative], out[:n_negative], means=self.rows_are_means,
+            weights=weights if self.starts_at_data else None)
         return statistics / n_negative
 
 
@@ -423,7 +426,7 @@ class BMLearningStrategy(LearningStrategy):
 
     requires = Requires(operations={PAIRWISE})
 
-    def positive_phase(self, model, batch, state, rng):
+    def positive_phase(self, model, batch, state, rng, weights=None):
         """Clamped second moments (mean s s^T, diagonal = mean s) for ``batch``.
 
         Parameters
@@ -437,6 +440,11 @@ class BMLearningStrategy(LearningStrategy):
             What :meth:`init_state` returned.
         rng : numpy.random.Generator
             Source of randomness for sampling strategies.
+        weights : ndarray of shape (n_rows,) or None, default=None
+            In a fit with ``sample_weight``: the rows' relative weights (of mean 1
+            over the fit's rows); the mean is then ``sum_n weights[n] s_n s_n^T /
+            n_rows``. A strategy that leaves this parameter out cannot serve weighted
+            fits (they raise an error that says so).
 
         Returns
         -------
@@ -465,6 +473,12 @@ class BMLearningStrategy(LearningStrategy):
         -------
         moments : ndarray of shape (n_units, n_units)
             Mean of s s^T under the model's free-running distribution.
+
+        Notes
+        -----
+        A strategy whose runs start at the rows of ``batch`` takes a keyword
+        ``weights`` too (as :meth:`positive_phase`), so that a weighted fit counts
+        them by the rows' weights; one without it is called without the weights.
         """
         raise NotImplementedError
 

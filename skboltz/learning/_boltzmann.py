@@ -34,14 +34,21 @@ from .._sklearn import Interval, StrOptions
 from ._base import BMLearningStrategy, register
 
 
-def _factorised_clamped_moments(model, batch):
+def row_shares(weights, n_rows):
+    """Each row's share of a minibatch's weighted mean: its relative weight divided
+    by the rows (see :mod:`skboltz._weights`); None (unweighted) stays None."""
+    return None if weights is None else np.asarray(weights, dtype=np.float64) / n_rows
+
+
+def _factorised_clamped_moments(model, batch, weights=None):
     """Exact clamped moments when P(h | v) factorises (or there are no hidden units)."""
+    shares = row_shares(weights, batch.shape[0])
     if model.n_hidden == 0:
-        return bm_second_moments(batch)
+        return bm_second_moments(batch, shares)
     n_visible = model.n_visible
     fields = batch @ model.coupling[:n_visible, n_visible:] + model.bias[n_visible:]
     hidden = sigmoid(fields / model.temperature)
-    return bm_second_moments(np.hstack([batch, hidden]))
+    return bm_second_moments(np.hstack([batch, hidden]), shares)
 
 
 def _initial_chains(model, data, n_chains, rng):
@@ -86,16 +93,19 @@ def _validate_annealing(annealing, temperature):
     return schedule
 
 
-def exact_clamped_moments(model, batch):
+def exact_clamped_moments(model, batch, weights=None):
     """Exact clamped second moments: each row's 2**n_hidden hidden states enumerated.
 
     Uses the factorised P(h | v) when the hidden units are not coupled to each other.
+    ``weights``: the rows' relative weights in a weighted fit (None: unweighted).
     """
     if model.hidden_uncoupled:
-        return _factorised_clamped_moments(model, batch)
+        return _factorised_clamped_moments(model, batch, weights)
     H, Q = bm_hidden_code_posteriors(
         batch, model.coupling, model.bias, model.n_visible, model.temperature
     )
+    if weights is not None:
+        Q = Q * np.asarray(weights, dtype=np.float64)[:, None]
     return bm_code_moments(batch, H, Q / batch.shape[0])
 
 
@@ -180,8 +190,9 @@ class Gibbs(BMLearningStrategy):
     def n_persistent_chains(self, batch_size):
         return self.n_chains or max(100, batch_size)
 
-    def _run(self, model, S, state, rng, units):
-        """Anneal, then average the moments over ``n_steps`` sweeps at T (S F-ordered)."""
+    def _run(self, model, S, state, rng, units, shares=None):
+        """Anneal, then average the moments over ``n_steps`` sweeps at T (S F-ordered;
+        ``shares``: the rows' shares of the weighted mean, None for the plain mean)."""
         sweep = GibbsSweep(model.coupling, model.bias, units, S.dtype, model.coupling_mask)
         temperatures = [t for t, n_steps in state["schedule"] for _ in range(n_steps)]
         n_annealing = len(temperatures)
@@ -191,17 +202,18 @@ class Gibbs(BMLearningStrategy):
         for k, temperature in enumerate(temperatures):
             sweep(states_t, sweep.noise(rng, S.shape[0]), temperature)
             if k >= n_annealing:
-                moments = moments + bm_second_moments(S)
+                moments = moments + bm_second_moments(S, shares)
         return moments / self.n_steps
 
-    def positive_phase(self, model, batch, state, rng):
+    def positive_phase(self, model, batch, state, rng, weights=None):
         if model.hidden_uncoupled or model.n_hidden <= self.enumerate_hidden:
-            return exact_clamped_moments(model, batch)
+            return exact_clamped_moments(model, batch, weights)
         n_visible = model.n_visible
         S = np.empty((batch.shape[0], model.n_units), dtype=model.dtype, order="F")
         S[:, :n_visible] = batch
         S[:, n_visible:] = 0
-        return self._run(model, S, state, rng, np.arange(n_visible, model.n_units))
+        return self._run(model, S, state, rng, np.arange(n_visible, model.n_units),
+                         row_shares(weights, batch.shape[0]))
 
     def persistent_chains(self, state):
         return state["chains"]
@@ -343,39 +355,44 @@ class MeanFieldGradient(BMLearningStrategy):
                                    + model.bias_vector()[n_visible:])
         return self._solve(model, M, n_visible, state)
 
-    def _with_linear_response(self, moments, J, M, block):
-        """Add the mean off-diagonal linear-response covariance of ``block`` units."""
+    def _with_linear_response(self, moments, J, M, block, shares=None):
+        """Add the mean off-diagonal linear-response covariance of ``block`` units
+        (over the rows by their ``shares`` of the mean, or plainly)."""
         C = bm_linear_response(J[block, block], M[..., block])
         if C.ndim == 3:
-            C = C.mean(axis=0)
+            C = C.mean(axis=0) if shares is None else np.tensordot(shares, C, axes=1)
         np.fill_diagonal(C, 0.0)
         moments[block, block] += C
         return moments
 
-    def positive_phase(self, model, batch, state, rng):
+    def positive_phase(self, model, batch, state, rng, weights=None):
         if self._clamped_exactly(model):
-            return exact_clamped_moments(model, batch)
+            return exact_clamped_moments(model, batch, weights)
+        shares = row_shares(weights, batch.shape[0])
         M = self._clamped_means(model, batch, state)
-        moments = bm_second_moments(M)
+        moments = bm_second_moments(M, shares)
         if self.linear_response:
             hidden = slice(model.n_visible, None)
-            moments = self._with_linear_response(moments, model.coupling_matrix(), M, hidden)
+            moments = self._with_linear_response(moments, model.coupling_matrix(), M,
+                                                 hidden, shares)
         return moments
 
-    def negative_phase(self, model, batch, state, rng, progress):
+    def negative_phase(self, model, batch, state, rng, progress, weights=None):
         J = model.coupling_matrix()
-        if self.free_phase == "data":
+        shares = None
+        if self.free_phase == "data":  # runs that start at the rows count by weight
+            shares = row_shares(weights, batch.shape[0])
             M = self._clamped_means(model, batch, state)
             # A fixed number of iterations (tol=0): a brief relaxation, not convergence.
             M, _ = bm_mean_field(J, model.bias_vector(), M, 0, self.damping,
                                  self.n_steps, 0.0)
-            moments = bm_second_moments(M)
+            moments = bm_second_moments(M, shares)
         else:
             M = self._solve(model, state["magnetisation"][None, :], 0, state)
             state["magnetisation"] = M[0]
             moments = bm_second_moments(M)
         if self.linear_response:
-            moments = self._with_linear_response(moments, J, M, slice(None))
+            moments = self._with_linear_response(moments, J, M, slice(None), shares)
         return moments
 
 

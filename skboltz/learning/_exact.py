@@ -208,8 +208,8 @@ class ExactGradient(RBMLearningStrategy, BMLearningStrategy):
             )
         return None if is_rbm else {"plan": plan}
 
-    def positive_phase(self, model, batch, state, rng):
-        return exact_clamped_moments(model, batch)
+    def positive_phase(self, model, batch, state, rng, weights=None):
+        return exact_clamped_moments(model, batch, weights)
 
     def negative_phase(self, model, batch, state, rng, progress):
         if _pairwise(model):

@@ -1,0 +1,282 @@
+"""Array API dispatch: RBM on array-api-strict (always) and torch CPU (where installed).
+
+The namespace-generic path (skboltz/_array_api_rbm.py) computes in the input's
+namespace and on its device; these tests check where results live, that the NumPy
+path is the same as without dispatch, scikit-learn's own array API checks, the
+refusals of what is not supported, and statistical agreement with the NumPy path on
+the digits (a held-out log-likelihood and linear-classifier features).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn import config_context
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
+from sklearn.utils.estimator_checks import (
+    check_array_api_input,
+    check_array_api_same_namespace,
+)
+
+from skboltz import RBM, GaussianRBM
+from skboltz._array_api import random_source, to_numpy
+from skboltz.exceptions import DegenerateModelWarning
+from skboltz.learning import CD, PCD
+
+xp_strict = pytest.importorskip("array_api_strict")
+
+try:  # torch is never a requirement: its tests run where it is installed
+    import torch
+except ImportError:
+    torch = None
+
+NAMESPACES = ["array_api_strict"] + (["torch"] if torch is not None else [])
+
+
+def as_namespace(name, X, dtype="float64"):
+    if name == "torch":
+        return torch.asarray(X.astype(dtype))
+    return xp_strict.asarray(X.astype(dtype))
+
+
+def namespace_of(array):
+    return type(array).__module__.split(".")[0]
+
+
+def to_host(array):
+    """A NumPy copy of a torch or array-api-strict array (a NumPy array as it is)."""
+    if isinstance(array, np.ndarray):
+        return array
+    if namespace_of(array) == "torch":
+        return array.cpu().numpy()
+    return to_numpy(array, xp_strict)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    data = load_digits()
+    X, y = data.data / 16, data.target
+    order = np.random.default_rng(0).permutation(len(X))
+    train, test = order[:1347], order[1347:]
+    return X[train], y[train], X[test], y[test]
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("learning", ["pcd", "cd", CD(n_steps=2, negative_visible="sample"),
+                                      PCD(n_chains=7, n_steps=(1, 2))])
+def test_methods_compute_in_the_input_namespace(digits, name, learning):
+    X = digits[0][:200]
+    Xa = as_namespace(name, X)
+    rbm = RBM(n_components=8, n_iter=2, learning=learning, momentum=(0.5, 0.9),
+              random_state=0)
+    with config_context(array_api_dispatch=True):
+        rbm.fit(Xa)
+        for attribute in ("components_", "intercept_hidden_", "intercept_visible_"):
+            assert namespace_of(getattr(rbm, attribute)) == name
+        assert rbm.components_.shape == (8, 64)
+        outputs = {
+            "transform": rbm.transform(Xa), "reconstruct": rbm.reconstruct(Xa),
+            "free_energy": rbm.free_energy(Xa), "score_samples": rbm.score_samples(Xa),
+            "sample": rbm.sample(3, n_steps=5),
+            "sample_means": rbm.sample(3, n_steps=5, return_means=True),
+        }
+        for method, output in outputs.items():
+            assert namespace_of(output) == name, method
+        assert isinstance(rbm.score(Xa), float)
+        assert rbm.score(Xa) < 0
+        log_z = rbm.estimate_log_partition()
+        assert log_z.kind == "exact"
+        rbm.partial_fit(Xa[:10, ...])
+        assert rbm.n_iter_ == 3 and namespace_of(rbm.components_) == name
+    # torch draws with its own generator; array-api-strict with NumPy's, on the host
+    expected = {"torch": "_TorchSource", "array_api_strict": "_HostSource"}[name]
+    assert type(rbm._training_state.source).__name__ == expected
+    states = to_host(outputs["sample"])
+    assert set(np.unique(states)) <= {0.0, 1.0}
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_float32_is_kept(digits, name):
+    X32 = as_namespace(name, digits[0][:100], "float32")
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(X32)
+        assert "float32" in str(rbm.components_.dtype)
+        assert "float32" in str(rbm.transform(X32).dtype)
+        assert "float64" in str(rbm.score_samples(X32).dtype)  # scores in float64
+
+
+def test_array_api_strict_other_device(digits):
+    device = xp_strict.Device("device1")
+    X = xp_strict.asarray(digits[0][:100], device=device)
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(X)
+        assert rbm.components_.device == device
+        assert rbm.transform(X).device == device
+        assert rbm.sample(2, n_steps=2).device == device
+
+
+def test_same_seed_same_fit_and_numpy_path_unchanged(digits):
+    X = digits[0][:200]
+    with config_context(array_api_dispatch=True):
+        first = RBM(n_components=4, n_iter=2, random_state=3).fit(xp_strict.asarray(X))
+        second = RBM(n_components=4, n_iter=2, random_state=3).fit(xp_strict.asarray(X))
+        numpy_dispatched = RBM(n_components=4, n_iter=2, random_state=3).fit(X)
+    for a, b in ((first.components_, second.components_),):
+        np.testing.assert_array_equal(to_numpy(a, xp_strict), to_numpy(b, xp_strict))
+    numpy_plain = RBM(n_components=4, n_iter=2, random_state=3).fit(X)
+    assert type(numpy_dispatched.components_) is np.ndarray
+    np.testing.assert_array_equal(numpy_dispatched.components_, numpy_plain.components_)
+
+
+def test_exact_and_ais_log_z_agree(digits):
+    X = xp_strict.asarray(digits[0][:300])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=10, n_iter=3, random_state=0).fit(X)
+        exact = rbm.estimate_log_partition("exact")
+        ais = rbm.estimate_log_partition("ais")
+    assert abs(ais.value - exact.value) < max(4 * ais.std_error, 0.05)
+    # enumerating the visible layer (fewer visible than hidden units) agrees too
+    Xn = digits[0][:300, :8]
+    with config_context(array_api_dispatch=True):
+        wide = RBM(n_components=12, n_iter=2, random_state=0).fit(xp_strict.asarray(Xn))
+        by_visible = wide.estimate_log_partition("exact").value
+    numpy_model = RBM(n_components=12, n_iter=1, random_state=0).fit(Xn)
+    numpy_model.components_ = to_numpy(wide.components_, xp_strict)
+    numpy_model.intercept_hidden_ = to_numpy(wide.intercept_hidden_, xp_strict)
+    numpy_model.intercept_visible_ = to_numpy(wide.intercept_visible_, xp_strict)
+    assert by_visible == pytest.approx(numpy_model.estimate_log_partition("exact").value,
+                                       abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "array_namespace, device_name, dtype_name",
+    list(yield_namespace_device_dtype_combinations()),
+)
+def test_sklearn_array_api_input_check(array_namespace, device_name, dtype_name):
+    if device_name == "cuda" and (torch is None or not torch.cuda.is_available()):
+        pytest.skip("no CUDA device")  # (a CUDA build of torch without a usable GPU)
+    with warnings.catch_warnings():
+        # make_classification's rows, clipped into [0, 1]: a poor model is fine here
+        warnings.simplefilter("ignore", DegenerateModelWarning)
+        check_array_api_input("RBM", RBM(n_components=4, n_iter=2), array_namespace,
+                              device_name=device_name, dtype_name=dtype_name)
+
+
+def test_sklearn_array_api_same_namespace_check():
+    check_array_api_same_namespace("RBM", RBM(n_components=4, n_iter=2),
+                                   "array_api_strict")
+
+
+def test_namespace_mismatch_is_refused(digits):
+    X = digits[0][:100]
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(xp_strict.asarray(X))
+        with pytest.raises(ValueError, match="must use the same namespace"):
+            rbm.score_samples(X)
+        with pytest.raises(ValueError, match="must use the same namespace"):
+            rbm.partial_fit(X)
+        numpy_model = RBM(n_components=4, n_iter=1, random_state=0).fit(X)
+        with pytest.raises(ValueError, match="must use the same namespace"):
+            numpy_model.transform(xp_strict.asarray(X))
+    with pytest.raises(ValueError, match="array_api_dispatch=True"):
+        rbm.transform(X)  # dispatch off: the model's arrays are not NumPy's
+    with config_context(array_api_dispatch=True), pytest.raises(
+            NotImplementedError, match="not available for a model fitted under array"):
+        rbm.gibbs(xp_strict.asarray(X))
+
+
+@pytest.mark.parametrize("setting", [
+    {"learning": "pt"}, {"learning": "exact"}, {"z_estimator": "mean_field"},
+    {"validation_fraction": 0.2}, {"monitor_likelihood": True},
+])
+def test_unsupported_settings_are_refused(digits, setting):
+    rbm = RBM(n_components=4, n_iter=1, **setting)
+    assert not rbm.__sklearn_tags__().array_api_support
+    with config_context(array_api_dispatch=True), pytest.raises(
+            ValueError, match="not available under array API dispatch"):
+        rbm.fit(xp_strict.asarray(digits[0][:50]))
+    assert RBM().__sklearn_tags__().array_api_support
+
+
+def test_other_estimators_refuse_dispatch(digits):
+    with config_context(array_api_dispatch=True), pytest.raises(
+            TypeError, match="GaussianRBM.fit does not support array API dispatch"):
+        GaussianRBM(n_components=2, n_iter=1).fit(xp_strict.asarray(digits[0][:50]))
+
+
+def test_random_sources_are_seeded():
+    source = random_source(xp_strict, None, 5)
+    again = random_source(xp_strict, None, 5)
+    a, b = source.random((3, 4), xp_strict.float32), again.random((3, 4), xp_strict.float32)
+    np.testing.assert_array_equal(to_numpy(a, xp_strict), to_numpy(b, xp_strict))
+    assert sorted(to_numpy(source.permutation(6), xp_strict).tolist()) == list(range(6))
+    if torch is not None:
+        t1 = random_source(torch, torch.device("cpu"), 5).normal((4,), torch.float64)
+        t2 = random_source(torch, torch.device("cpu"), 5).normal((4,), torch.float64)
+        assert torch.equal(t1, t2)
+
+
+def _held_out_and_accuracy(rbm, X_train, y_train, X_test, y_test, convert):
+    features = LogisticRegression(max_iter=2000)
+    features.fit(convert(rbm.transform(X_train)), y_train)
+    accuracy = features.score(convert(rbm.transform(X_test)), y_test)
+    return rbm.score(X_test), accuracy
+
+
+def test_statistical_agreement_with_numpy_on_digits(digits):
+    """The held-out log-likelihood within 0.2 nats and the features' accuracy (a
+    logistic regression on 450 held-out digits) within 1.5 points of the NumPy path's,
+    as means over four seeds (16 hidden units, exact log Z, 10 epochs).
+
+    The two paths draw different random numbers, so their fits are different fits:
+    one seed's accuracy has a standard deviation of 0.6 (NumPy) to 1.0 points (torch)
+    across seeds, so the difference of two four-seed means has a standard error of
+    about 0.6 points, and 1.5 points is 2.6 of them (a test at 0.5 points would fail by
+    chance). Over 16 seeds (torch CPU) the means were 0.08 points and 0.016 nats
+    apart (0.9132 and 0.9124; -25.067 and -25.051 nats).
+    """
+    X_train, y_train, X_test, y_test = digits
+    name = "torch" if torch is not None else "array_api_strict"
+    numpy_runs, dispatched_runs = [], []
+    for seed in range(4):
+        settings = dict(n_components=16, n_iter=10, random_state=seed)
+        numpy_rbm = RBM(**settings).fit(X_train)
+        numpy_runs.append(_held_out_and_accuracy(numpy_rbm, X_train, y_train, X_test,
+                                                 y_test, to_host))
+        with config_context(array_api_dispatch=True):
+            Xa_train, Xa_test = as_namespace(name, X_train), as_namespace(name, X_test)
+            rbm = RBM(**settings).fit(Xa_train)
+            dispatched_runs.append(_held_out_and_accuracy(rbm, Xa_train, y_train,
+                                                          Xa_test, y_test, to_host))
+    numpy_ll, numpy_accuracy = np.mean(numpy_runs, axis=0)
+    dispatched_ll, dispatched_accuracy = np.mean(dispatched_runs, axis=0)
+    assert abs(dispatched_ll - numpy_ll) < 0.2, (dispatched_runs, numpy_runs)
+    assert abs(dispatched_accuracy - numpy_accuracy) < 0.015, (dispatched_runs, numpy_runs)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_pickled_model_continues_alike(digits, name):
+    import pickle
+
+    X = as_namespace(name, digits[0][:100])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(X)
+        copy = pickle.loads(pickle.dumps(rbm))
+        np.testing.assert_array_equal(to_host(copy.transform(X)), to_host(rbm.transform(X)))
+        rbm.partial_fit(X)
+        copy.partial_fit(X)  # the random stream was pickled with the model
+        np.testing.assert_array_equal(to_host(copy.components_), to_host(rbm.components_))
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_grid_search_on_torch_tensors(digits):
+    from sklearn.model_selection import GridSearchCV
+
+    X = torch.asarray(digits[0][:300])
+    with config_context(array_api_dispatch=True):
+        search = GridSearchCV(RBM(n_iter=2, random_state=0), {"n_components": [4, 8]},
+                              cv=2).fit(X)
+    assert namespace_of(search.best_estimator_.components_) == "torch"
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
