@@ -617,13 +617,13 @@ class BoltzmannBase(
         update = self._parameter_update(model, params, state, rule)
         self._train_minibatches(X, y, state, learning, model, rule, update)
         state.pending_decay = update.finish()
-        state.end_epoch(self._average_window())
+        state.end_epoch(self._average_window(state))
 
     def _train_minibatches(self, X, y, state, learning, model, rule, update):
         """The epoch's updates: for each minibatch, the gradient step from
         ``_minibatch_gradient``, then ``update.apply``; iterate averaging (if the
         state averages) counts each update."""
-        window = self._average_window()
+        window = self._average_window(state)
         order = state.rng.permutation(X.shape[0])
         report = EpochProgress(self, state.n_iter + 1, X.shape[0]) if self.verbose else None
         weights = state.row_weights
@@ -647,10 +647,11 @@ class BoltzmannBase(
 
     def _begin_epoch(self, state, learning):
         """The parameters this epoch's updates move (the iterate, when averaging)."""
-        return state.resume(self._average_window() is not None)
+        return state.resume(self._average_window(state) is not None)
 
-    def _average_window(self):
-        """Updates the published average spans, or None: no iterate averaging."""
+    def _average_window(self, state):
+        """Updates the published average spans, or None: no iterate averaging (the
+        training ``state`` may hold what a setting resolved to at the first call)."""
         return None
 
     def _training_model(self, X, params, state, learning):

@@ -390,7 +390,7 @@ class DBM(BoltzmannBase):
     def _layout_of(self, state):
         return state.layout
 
-    def _average_window(self):
+    def _average_window(self, state):
         return self.average_window
 
     def _begin_epoch(self, state, learning):

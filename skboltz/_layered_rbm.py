@@ -23,12 +23,23 @@ from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import RBMLayout
 from ._restricted import RestrictedBoltzmannBase
 from ._restricted_energy import RestrictedTrainingForm
-from ._sklearn import Interval
+from ._sklearn import Interval, StrOptions
 from ._strategies import strategy_constraints
 from ._training import AveragedTrainingState
 from ._weights import mean_square
 
 _BINARY = BinaryUnits(np.zeros(0))
+
+#: ``average_window="auto"``: a fifth of the updates of a fit, and at least this many.
+MIN_AUTO_AVERAGE_WINDOW = 100
+
+
+def auto_average_window(n_iter, n_rows, batch_size):
+    """The window ``average_window="auto"`` means: a fifth of the updates of ``n_iter``
+    epochs over ``n_rows`` rows in minibatches of ``batch_size``, at least
+    MIN_AUTO_AVERAGE_WINDOW."""
+    n_updates = n_iter * -(-n_rows // batch_size)
+    return max(MIN_AUTO_AVERAGE_WINDOW, n_updates // 5)
 
 
 class LayeredRBM(RestrictedBoltzmannBase):
@@ -61,9 +72,10 @@ class LayeredRBM(RestrictedBoltzmannBase):
         Momentum of the updates, in moving-average form (see :class:`~skboltz.RBM`).
     weight_decay : float, default=1e-3
         L2 penalty on the weights (not the biases).
-    average_window : int or None, default=100
-        Iterate averaging over about this many updates; None publishes the last
-        update's parameters.
+    average_window : int, "auto" or None, default=100
+        Iterate averaging over about this many updates; "auto": a fifth of the
+        updates of a fit (``n_iter`` epochs of the first call's training rows), at
+        least 100; None publishes the last update's parameters.
     {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
@@ -118,6 +130,33 @@ class LayeredRBM(RestrictedBoltzmannBase):
 
     __doc__ = __doc__.replace("{monitoring}", MONITORING_PARAMETERS_DOC)
 
+    # -- settings that follow from the data -----------------------------------------
+    def _default_n_chains(self, learning):
+        """The persistent chains of ``learning`` (a fresh strategy) when its
+        ``n_chains`` is None; None leaves the strategy's own default (the estimator's
+        ``batch_size``)."""
+        return None
+
+    def _resolve_learning(self):
+        learning = super()._resolve_learning()
+        if getattr(learning, "n_chains", 0) is None:
+            n_chains = self._default_n_chains(learning)
+            if n_chains is not None:
+                # the strategy is this call's own (made or cloned), never the user's
+                learning.n_chains = n_chains
+        return learning
+
+    def _average_window(self, state):
+        window = self.average_window
+        if isinstance(window, str):  # "auto"
+            return state.auto_average_window or MIN_AUTO_AVERAGE_WINDOW
+        return window
+
+    def _fresh_state(self, state_class, model, X, learning, rng, **fields):
+        fields.setdefault("auto_average_window", auto_average_window(
+            self.n_iter, X.shape[0], self._effective_batch_size(X)))
+        return super()._fresh_state(state_class, model, X, learning, rng, **fields)
+
     # -- the visible layer ---------------------------------------------------------
     def _visible_layer(self):
         """The visible layer's kind (its parameters are bound later): by default a
@@ -156,7 +195,8 @@ class LayeredRBM(RestrictedBoltzmannBase):
 
     def _fitted_attributes(self, state):
         return {**super()._fitted_attributes(state),
-                "learning_rate_": float(self.learning_rate)}
+                "learning_rate_": float(self.learning_rate),
+                "average_window_": self._average_window(state)}
 
     def _reconstruction_error(self, view, rows, weights=None):
         reconstruction = view.reconstruct(rows) - rows
@@ -179,11 +219,12 @@ def layered_constraints(view_class):
     return {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         **strategy_constraints(view_class),
-        "average_window": [Interval(Integral, 1, None, closed="left"), None],
+        "average_window": [Interval(Integral, 1, None, closed="left"),
+                           StrOptions({"auto"}), None],
         **TRAINING_CONSTRAINTS,
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         **MONITORING_CONSTRAINTS,
     }
 
 
-__all__ = ["LayeredRBM", "layered_constraints"]
+__all__ = ["LayeredRBM", "auto_average_window", "layered_constraints"]

@@ -165,7 +165,7 @@ class RestrictedBoltzmannBase(BoltzmannBase):
     _monitor_class = RestrictedMonitor
 
     # -- training --------------------------------------------------------------------
-    def _average_window(self):
+    def _average_window(self, state):
         return self.average_window
 
     def _training_product_size(self, X):
@@ -219,7 +219,7 @@ class RestrictedBoltzmannBase(BoltzmannBase):
         # rounding (both units are always on), and it starts each epoch afresh.
         state.params[self._layout.constant] = self._training_form.ALWAYS_ON
         state.velocity[self._layout.constant] = 0
-        return state.resume(self.average_window is not None)
+        return state.resume(self._average_window(state) is not None)
 
     def _training_model(self, X, params, state, learning):
         form = self._training_form_of(params, state)

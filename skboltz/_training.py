@@ -325,6 +325,9 @@ class AveragedTrainingState(TrainingState):
     average: IterateAverage | None = copied(default=None)
     #: Scratch space of the averaging: made on first use, never pickled.
     scratch: np.ndarray | None = shared(default=None)
+    #: The window ``average_window="auto"`` means, found from the first call's rows
+    #: (None: the estimator has no such setting).
+    auto_average_window: int | None = shared(default=None)
     #: The parameters a ``partial_fit`` call started from, to tell a hand edit of the
     #: public attributes from the published average.
     published: np.ndarray | None = shared(default=None)

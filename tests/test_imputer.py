@@ -156,6 +156,9 @@ def test_a_data_frame_with_categories_is_imputed_in_its_own_categories():
                           "constant": "same", "empty": np.nan})
     holed = table.copy()
     hidden = rng.random((n, 2)) < 0.2
+    # a kind is imputed by its size: never both missing (11 rows of 56 were a coin
+    # flip, which decided whether the accuracy below passed 0.9)
+    hidden[:, 1] &= ~hidden[:, 0]
     holed.loc[hidden[:, 0], "kind"] = None
     holed.loc[hidden[:, 1], "size"] = np.nan
     holed.loc[::7, "colour"] = None

@@ -14,7 +14,7 @@ from skboltz import CategoricalRBM
 from skboltz._noise import Noise
 from skboltz._rbm_energy import RBMLayout
 from skboltz._restricted_energy import RestrictedTrainingForm
-from skboltz.learning import CD, ParallelTempering
+from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.partition import AIS, Exact
 from skboltz.views import (
     BinaryUnits,
@@ -267,6 +267,57 @@ def test_min_categories_declares_categories_ahead():
     rbm.fit(X)
     assert list(rbm.n_categories_) == [3, 2]
     assert np.isfinite(rbm.score_samples([[2, 1]])).all()  # a category unseen in fit
+
+
+def test_pcd_runs_100_persistent_chains_by_default():
+    # the estimator's default number of chains reaches the sampler, for the named
+    # strategy and a PCD object without n_chains; an explicit n_chains is kept, the
+    # user's object is not changed, and parallel tempering keeps batch_size
+    X = np.random.default_rng(7).integers(0, 3, size=(60, 3))
+
+    def chains(**settings):
+        rbm = CategoricalRBM(n_components=2, n_iter=1, random_state=0, **settings).fit(X)
+        return (repr(rbm.learning_),
+                len(rbm.learning_.persistent_chains(rbm._training_state.sampler)))
+
+    assert chains() == ("PCD(n_chains=100)", 100)
+    user_strategy = PCD()
+    assert chains(learning=user_strategy) == ("PCD(n_chains=100)", 100)
+    assert user_strategy.n_chains is None
+    assert chains(learning=PCD(n_chains=7)) == ("PCD(n_chains=7)", 7)
+    assert chains(batch_size=150) == ("PCD(n_chains=150)", 150)
+    pt = ParallelTempering(n_temperatures=3)
+    assert chains(learning=pt, batch_size=4) == (repr(pt), 3 * 4)
+    rbm = CategoricalRBM(n_components=2, n_iter=1, random_state=0).partial_fit(X)
+    assert len(rbm.learning_.persistent_chains(rbm._training_state.sampler)) == 100
+
+
+@pytest.mark.parametrize("n_rows, settings, window", [
+    (230, {}, 50 * 23 // 5),  # a fifth of the fit's 1150 updates
+    (40, {}, 100),  # 200 updates: at least 100
+    (1000, {"n_iter": 10, "batch_size": 20}, 10 * 50 // 5),
+    (1000, {"validation_fraction": 0.2}, 50 * 80 // 5),  # the training rows' updates
+    (230, {"average_window": 30}, 30),
+    (230, {"average_window": None}, None),
+])
+def test_auto_average_window_is_a_fifth_of_the_fits_updates(n_rows, settings, window):
+    X = np.random.default_rng(8).integers(0, 3, size=(n_rows, 3))
+    rbm = CategoricalRBM(n_components=2, random_state=0, **settings)
+    assert rbm.fit(X).average_window_ == window
+    if "average_window" not in settings:  # the same fit as the window given as a number
+        same = CategoricalRBM(n_components=2, random_state=0, **settings)
+        same.set_params(average_window=window).fit(X)
+        assert_allclose(same.components_, rbm.components_, rtol=0, atol=0)
+
+
+def test_auto_average_window_of_partial_fit_follows_its_first_call():
+    X = np.random.default_rng(9).integers(0, 3, size=(3000, 3))
+    rbm = CategoricalRBM(n_components=2, n_iter=5, random_state=0)
+    assert rbm.partial_fit(X[:50]).average_window_ == 100
+    assert rbm.partial_fit(X).average_window_ == 100
+    rbm = CategoricalRBM(n_components=2, n_iter=5, average_window=None, random_state=0)
+    rbm.partial_fit(X).set_params(average_window="auto")
+    assert rbm.partial_fit(X[:50]).average_window_ == 5 * 300 // 5
 
 
 @pytest.mark.parametrize("X, message", [

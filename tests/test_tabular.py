@@ -340,8 +340,10 @@ def test_numeric_columns_only_are_a_gaussian_rbm_of_standardised_rows():
 
 def test_categorical_columns_only_are_a_categorical_rbm():
     X = np.random.default_rng(5).integers(0, 3, size=(100, 3))
-    settings = dict(n_components=3, learning="pcd", learning_rate=0.1, momentum=0.0,
-                    weight_decay=1e-3, n_iter=5, random_state=0)
+    # the same settings (CategoricalRBM's defaults differ: 100 chains, window "auto")
+    settings = dict(n_components=3, learning=PCD(n_chains=10), learning_rate=0.1,
+                    momentum=0.0, weight_decay=1e-3, average_window=100, n_iter=5,
+                    random_state=0)
     model = TabularRBM(categorical_features=[True] * 3, **settings).fit(X)
     categorical = CategoricalRBM(**settings).fit(X)
     assert_allclose(model.components_, categorical.components_, rtol=0, atol=0)
@@ -438,6 +440,12 @@ def test_grid_search_selects_by_its_own_score():
                           {"n_components": [2, 4]}, cv=2).fit(table)
     assert search.best_params_["n_components"] in (2, 4)
     assert np.isfinite(search.best_score_)
+
+
+@pytest.mark.parametrize("n_rows, n_iter, window", [(600, 20, 20 * 60 // 5), (60, 20, 100)])
+def test_the_default_window_is_a_fifth_of_the_fits_updates(n_rows, n_iter, window):
+    model = TabularRBM(n_components=2, n_iter=n_iter, random_state=0)
+    assert model.fit(mixed_table(n_rows)).average_window_ == window
 
 
 def test_float32_is_kept():

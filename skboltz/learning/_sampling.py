@@ -27,7 +27,7 @@ _NEGATIVE_VISIBLE_DOC = """negative_visible : {"auto", "mean", "sample"}, defaul
         persistent chains remain samplers of the model. ``"auto"``: the means for
         binary visible units (:class:`~skboltz.RBM`), the draws for Gaussian ones
         (:class:`~skboltz.GaussianRBM`, where the means gave lower held-out
-        densities)."""
+        densities) and for softmax groups (:class:`~skboltz.CategoricalRBM`)."""
 
 _NEGATIVE_VISIBLE_CONSTRAINT = {
     "negative_visible": [StrOptions({"auto", "mean", "sample"})],
@@ -238,7 +238,8 @@ class PCD(_GibbsNegativePhase):
     ----------
     {_N_STEPS_DOC}
     n_chains : int or None, default=None
-        Number of persistent chains; None uses the estimator's ``batch_size``.
+        Number of persistent chains; None uses the estimator's default: its
+        ``batch_size`` (:class:`~skboltz.CategoricalRBM`: ``max(100, batch_size)``).
     {_NEGATIVE_VISIBLE_DOC}
 
     Examples
