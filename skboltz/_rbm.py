@@ -605,48 +605,37 @@ class _Minibatches:
         the parts of the 1 / sigmoid buffer, the hidden buffer and the stacked rows
         that the statistics use (all rows but the chain rows), and the positive and
         negative parts of the hidden buffer (for a negative phase that starts at the
-        minibatch)."""
-        if self.weights is not None:
-            yield from self._weighted_epoch(rng)
+        minibatch). A weighted fit's minibatches carry their rows' weights in their
+        row weights (:meth:`_weigh`)."""
+        if self.weights is None:
+            for batches, _ in self._filled_blocks(rng):
+                yield from batches
             return
+        b = self.batch_size
+        for batches, rows in self._filled_blocks(rng):
+            for k, batch in enumerate(batches):
+                self._weigh(batch, self.weights if rows is None
+                            else self.weights[rows[k * b : (k + 1) * b]])
+                yield batch
+
+    def _filled_blocks(self, rng):
+        """Fill the minibatch buffers block by block, in a fresh order of the rows;
+        yield each block's minibatches and the source rows they hold, in order (None:
+        every row, as stored)."""
         b = self.batch_size
         if self.n_full + (self.n_rest > 0) == 1:
             # One minibatch (a partial_fit on one minibatch): its order is irrelevant
             self._fill(self.blocks[0, :b, :-1] if self.n_full else
                        self.rest_rows[: self.n_rest, :-1], None)
-            yield self.block_batches[0] if self.n_full else self.rest_batch
+            yield (self.block_batches[:1] if self.n_full else [self.rest_batch]), None
             return
         order = rng.permutation(self.source.shape[0])
         for first in range(0, self.n_full, len(self.blocks)):
             n_blocks = min(len(self.blocks), self.n_full - first)
             rows = order[first * b : (first + n_blocks) * b]
             self._fill(self.blocks[:n_blocks, :b, :-1], rows)
-            yield from self.block_batches[:n_blocks]
-        if self.n_rest:
-            self._fill(self.rest_rows[: self.n_rest, :-1], order[self.n_full * b :])
-            yield self.rest_batch
-
-    def _weighted_epoch(self, rng):
-        """:meth:`epoch` of a weighted fit: the same minibatches, each with its rows'
-        weights in its row weights (:meth:`_weigh`)."""
-        b, weights = self.batch_size, self.weights
-        if self.n_full + (self.n_rest > 0) == 1:
-            batch = self.block_batches[0] if self.n_full else self.rest_batch
-            self._fill(self.blocks[0, :b, :-1] if self.n_full else
-                       self.rest_rows[: self.n_rest, :-1], None)
-            self._weigh(batch, weights)
-            yield batch
-            return
-        order = rng.permutation(self.source.shape[0])
-        for first in range(0, self.n_full, len(self.blocks)):
-            n_blocks = min(len(self.blocks), self.n_full - first)
-            rows = order[first * b : (first + n_blocks) * b]
-            self._fill(self.blocks[:n_blocks, :b, :-1], rows)
-            for k, batch in enumerate(self.block_batches[:n_blocks]):
-                self._weigh(batch, weights[rows[k * b : (k + 1) * b]])
-                yield batch
+            yield self.block_batches[:n_blocks], rows
         if self.n_rest:
             rows = order[self.n_full * b :]
             self._fill(self.rest_rows[: self.n_rest, :-1], rows)
-            self._weigh(self.rest_batch, weights[rows])
-            yield self.rest_batch
+            yield [self.rest_batch], rows
