@@ -573,19 +573,12 @@ class RestrictedView(ModelView):
         """Whether exact enumeration lists the visible states (else the hidden ones):
         the countable layer with fewer states, the visible one on a tie."""
         visible, hidden = self.visible, self.hidden
-        if not hidden.discrete:
-            return True
-        if not visible.discrete:
-            return False
-        return visible.n_bits <= hidden.n_bits
+        return not hidden.discrete or (visible.discrete and visible.n_bits <= hidden.n_bits)
 
     @property
     def n_enumerated_units(self):
         """Binary digits of the states exact enumeration lists (the smaller layer's)."""
-        visible, hidden = self.visible, self.hidden
-        if visible.discrete and (not hidden.discrete or visible.n_bits <= hidden.n_bits):
-            return visible.n_bits
-        return hidden.n_bits
+        return (self.visible if self._enumerates_visible() else self.hidden).n_bits
 
     def enumerate_log_weights(self, chunk_size):
         view = self.astype(np.float64)
