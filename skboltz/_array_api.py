@@ -10,7 +10,7 @@ paths of an estimator that supports it:
   torch CPU tensors with ``np.asarray``, as for any estimator);
 - the namespace-generic path, taken when dispatch is on and the input is an array of
   another namespace, or when the model was fitted that way. It is a separate
-  implementation (for :class:`~skboltz.RBM`: :mod:`skboltz._array_api_rbm`), so
+  implementation (for the restricted models: :mod:`skboltz._array_api_restricted`), so
   the NumPy path and its fused training loop are untouched.
 
 :class:`ArrayAPIMixin` routes the public methods of an estimator between the two;
@@ -186,6 +186,28 @@ def random_source(xp, device, seed):
     return _SOURCES.get(namespace_name(xp), _HostSource)(xp, device, seed)
 
 
+# -- elementwise functions the standard lacks ----------------------------------------------
+def xp_sigmoid(xp, x):
+    """1 / (1 + exp(-x)): the library's own where it has one (torch), else
+    exp(-softplus(-x)), which never overflows."""
+    own = getattr(xp, "sigmoid", None)
+    if own is not None:
+        return own(x)
+    return xp.exp(-xp.logaddexp(xp.zeros_like(x), -x))
+
+
+def xp_softplus(xp, x):
+    """log(1 + exp(x)), without overflow."""
+    return xp.logaddexp(xp.zeros_like(x), x)
+
+
+def namespace_of(array):
+    """The array API namespace of ``array``: NumPy itself for an ndarray (at once)."""
+    if isinstance(array, np.ndarray):
+        return np
+    return get_namespace_and_device(array)[0]
+
+
 def bernoulli(source, probability):
     """Binary draws (in the dtype of ``probability``) with these probabilities."""
     xp = source.xp
@@ -323,7 +345,10 @@ __all__ = [
     "dispatched_namespace",
     "fitted_namespace",
     "namespace_name",
+    "namespace_of",
     "random_source",
     "score_dtype",
     "to_numpy",
+    "xp_sigmoid",
+    "xp_softplus",
 ]

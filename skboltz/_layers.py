@@ -24,6 +24,8 @@ A new unit type is one subclass of :class:`Layer`; ``tests/test_extending.py`` t
 and scores one exactly.
 """
 
+import math
+
 import numpy as np
 
 from ._capabilities import BINARY, GAUSSIAN, SOFTMAX
@@ -39,6 +41,7 @@ from ._energy import (
     softplus_row_sums,
     sum_log,
 )
+from ._array_api import bernoulli, namespace_of, xp_sigmoid, xp_softplus
 from ._noise import NOISE_DTYPE
 from ._validation import clipped_into_unit_interval
 
@@ -303,6 +306,48 @@ class Layer:
         for start in range(0, n_states, chunk_size):
             S = enumerated.states(start, min(start + chunk_size, n_states))
             yield -enumerated.energy(S) + self.log_partition(S @ to_self, overwrite=True)
+
+    # -- any array namespace (array API dispatch, skboltz/_array_api_restricted.py) --
+    # The same model in the standard's functions only, on a layer whose parameters are
+    # arrays of the namespace ``xp`` (on the input's device); ``fields`` hold the bias
+    # (b + input), ``source`` is the namespace's random source (skboltz/_array_api.py).
+    def xp_mean(self, xp, fields):
+        """E[s | fields] of each row (any namespace ``xp``)."""
+        raise NotImplementedError
+
+    def xp_draw(self, xp, source, fields):
+        """States drawn given the fields of each row (any namespace ``xp``)."""
+        raise NotImplementedError
+
+    def xp_log_partition(self, xp, fields):
+        """:meth:`log_partition` of the input ``fields - bias`` (any namespace ``xp``)."""
+        raise NotImplementedError
+
+    def xp_energy(self, xp, S):
+        """:meth:`energy` of each row of states (any namespace ``xp``)."""
+        return -(S @ self.bias)
+
+    def xp_seen(self, xp, S):
+        """The states as the other layer sees them through the weights."""
+        return S
+
+    def xp_tempered_fields(self, xp, input, beta):
+        """The fields at inverse temperature ``beta`` of annealing and tempering: the
+        whole field scaled, or only the input where the bias is not tempered (a
+        Gaussian layer keeps its quadratic term)."""
+        if self.tempers_bias:
+            return beta * (input + self.bias)
+        return self.bias + beta * input
+
+    def xp_states(self, xp, device, start, stop):
+        """:meth:`states` as an array of ``xp`` on ``device``, in the bias's dtype."""
+        return xp.asarray(self.states(start, stop), dtype=self.bias.dtype, device=device)
+
+    def xp_extra_gradients(self, xp, V, H, weights, means):
+        """The mean over rows of the gradient of each extra parameter (by name) of
+        rows ``V`` with hidden states (or probabilities) ``H``; ``means`` says the rows
+        are means standing for draws (see :meth:`extra_statistics`)."""
+        return {}
 
     # -- countable layers: states, rates, the data's range ------------------------------
     @property
@@ -948,6 +993,23 @@ class BinaryUnits(Layer):
     def draw_unit_columns(self, fields, noise, out):
         np.greater(fields, noise.logistic(out.shape), out=out)
 
+    # -- any array namespace ----------------------------------------------------------
+    def xp_mean(self, xp, fields):
+        return xp_sigmoid(xp, fields)
+
+    def xp_draw(self, xp, source, fields):
+        return bernoulli(source, xp_sigmoid(xp, fields))
+
+    def xp_log_partition(self, xp, fields):
+        return xp.sum(xp_softplus(xp, fields), axis=1)
+
+    def xp_states(self, xp, device, start, stop):
+        # the bits of the state numbers, made on the device
+        shifts = xp.arange(self.n_units, dtype=xp.int64, device=device)
+        numbers = xp.arange(start, stop, dtype=xp.int64, device=device)
+        bits = xp.bitwise_and(xp.bitwise_right_shift(numbers[:, None], shifts[None, :]), 1)
+        return xp.astype(bits, self.bias.dtype)
+
     # -- missing entries ---------------------------------------------------------------
     handles_missing = True
 
@@ -1007,19 +1069,21 @@ class GaussianUnits(Layer):
     def __init__(self, bias, variance=None, log_variance=None):
         self.bias = bias
         self.log_variance = log_variance
+        # NumPy's functions for NumPy parameters, the namespace's for others
+        xp = namespace_of(bias)
         if log_variance is not None:
-            self.std = np.exp(0.5 * log_variance)
-            self.inverse_variance = np.exp(-log_variance)
+            self.std = xp.exp(0.5 * log_variance)
+            self.inverse_variance = xp.exp(-log_variance)
             self._variance = None  # exp(z), made when asked for
         else:
             self._variance = variance
-            self.std = np.sqrt(variance)
+            self.std = xp.sqrt(variance)
 
     @property
     def variance(self):
         """The variances sigma^2."""
         if self._variance is None:
-            self._variance = np.exp(self.log_variance)
+            self._variance = namespace_of(self.log_variance).exp(self.log_variance)
         return self._variance
 
     def parameters(self):
@@ -1128,6 +1192,33 @@ class GaussianUnits(Layer):
 
     def mean_of_unit_fields(self, fields):
         pass  # the field is the mean
+
+    # -- any array namespace ----------------------------------------------------------
+    def xp_mean(self, xp, fields):
+        return fields
+
+    def xp_draw(self, xp, source, fields):
+        return fields + self.std * source.normal(tuple(fields.shape), fields.dtype)
+
+    def xp_log_partition(self, xp, fields):
+        # ((b + x)^2 - b^2) / (2 sigma^2) per unit, and the normalizer (see log_partition)
+        quadratic = xp.sum((fields * fields - self.bias * self.bias) / (2 * self.variance),
+                           axis=1)
+        return quadratic + float(xp.sum(0.5 * xp.log(2 * math.pi * self.variance)))
+
+    def xp_energy(self, xp, S):
+        centred = S - self.bias
+        return xp.sum(centred * centred / (2 * self.variance), axis=1)
+
+    def xp_seen(self, xp, S):
+        return S / self.variance
+
+    def xp_extra_gradients(self, xp, V, H, weights, means):
+        # log_variance_statistics, averaged over the rows
+        centred = V - self.bias
+        gradient = (0.5 * xp.mean(centred * centred, axis=0)
+                    - xp.mean(V * (H @ weights), axis=0)) / self.variance
+        return {"log_variance": gradient + 0.5 if means else gradient}
 
     def draw_fields_and_mean(self, x, noise, out):
         x[..., -1] = 1
@@ -1420,6 +1511,55 @@ class SoftmaxUnits(Layer):
         return SoftmaxUnits(self.bias[units],
                             [size for size, keep in zip(self.sizes, kept) if keep])
 
+    # -- any array namespace: the padded (rows, groups, largest K) gather ---------------
+    def _xp_indices(self, xp, device):
+        """The gather's column numbers, its padding mask and the padded array's
+        positions of the units, as arrays of ``xp`` on ``device`` (made once; every
+        layer of the same groups shares them)."""
+        cache = self.__dict__.setdefault("_xp_cache", {})
+        key = (namespace_of(self.bias).__name__, str(device))
+        if key not in cache:
+            cache[key] = (
+                xp.asarray(self._columns.ravel(), device=device),
+                xp.asarray(self._padding, device=device),
+                xp.asarray(np.flatnonzero(~self._padding.ravel()), device=device),
+            )
+        return cache[key]
+
+    def _xp_grouped(self, xp, fields):
+        columns, padding, _ = self._xp_indices(xp, fields.device)
+        grouped = xp.reshape(xp.take(fields, columns, axis=1),
+                             (fields.shape[0], *self._padding.shape))
+        if self._padded:
+            grouped = xp.where(padding, xp.full_like(grouped, -math.inf), grouped)
+        return grouped
+
+    def _xp_units(self, xp, grouped):
+        flat = xp.reshape(grouped, (grouped.shape[0], -1))
+        return xp.take(flat, self._xp_indices(xp, flat.device)[2], axis=1)
+
+    def xp_mean(self, xp, fields):
+        grouped = self._xp_grouped(xp, fields)
+        weights = xp.exp(grouped - xp.max(grouped, axis=-1, keepdims=True))
+        return self._xp_units(xp, weights / xp.sum(weights, axis=-1, keepdims=True))
+
+    def xp_draw(self, xp, source, fields):
+        # Gumbel-max: the category whose field plus Gumbel noise is largest is drawn
+        # with probability softmax(fields) (no cumulative sums, which the standard
+        # lacks before 2023.12)
+        grouped = self._xp_grouped(xp, fields)
+        uniform = source.random(tuple(grouped.shape), grouped.dtype)
+        chosen = xp.argmax(grouped - xp.log(-xp.log(uniform)), axis=-1)
+        categories = xp.arange(grouped.shape[-1], device=fields.device)
+        one_hot = xp.astype(chosen[..., None] == categories, fields.dtype)
+        return self._xp_units(xp, one_hot)
+
+    def xp_log_partition(self, xp, fields):
+        grouped = self._xp_grouped(xp, fields)
+        top = xp.max(grouped, axis=-1, keepdims=True)
+        log_sums = xp.log(xp.sum(xp.exp(grouped - top), axis=-1)) + top[..., 0]
+        return xp.sum(log_sums, axis=1)
+
 
 class LayerGroups(Layer):
     """A visible layer made of groups of units of different types, side by side.
@@ -1458,7 +1598,7 @@ class LayerGroups(Layer):
     def __init__(self, groups, bias=None):
         self.groups = list(groups)
         sizes = [group.n_units for group in self.groups]
-        self._slices = [slice(start, start + size) for start, size in
+        self._slices = [slice(int(start), int(start + size)) for start, size in
                         zip(np.cumsum([0, *sizes[:-1]]), sizes)]
         if bias is None:
             bias = np.concatenate([group.bias for group in self.groups])
@@ -1676,6 +1816,41 @@ class LayerGroups(Layer):
         for group, cut in zip(self.groups, self._slices):
             coupling[:-1, cut] = group.seen_weights(rows[:-1, cut])
         return coupling
+
+    # -- any array namespace: each group over its columns -----------------------------
+    def _xp_over_groups(self, xp, method, S, *args):
+        return xp.concat([getattr(group, method)(xp, *args, S[:, cut])
+                          for group, cut in zip(self.groups, self._slices)], axis=1)
+
+    def xp_mean(self, xp, fields):
+        return self._xp_over_groups(xp, "xp_mean", fields)
+
+    def xp_draw(self, xp, source, fields):
+        return self._xp_over_groups(xp, "xp_draw", fields, source)
+
+    def xp_log_partition(self, xp, fields):
+        return sum(group.xp_log_partition(xp, fields[:, cut])
+                   for group, cut in zip(self.groups, self._slices))
+
+    def xp_energy(self, xp, S):
+        return sum(group.xp_energy(xp, S[:, cut])
+                   for group, cut in zip(self.groups, self._slices))
+
+    def xp_seen(self, xp, S):
+        return self._xp_over_groups(xp, "xp_seen", S)
+
+    def xp_tempered_fields(self, xp, input, beta):
+        return xp.concat([group.xp_tempered_fields(xp, input[:, cut], beta)
+                          for group, cut in zip(self.groups, self._slices)], axis=1)
+
+    def xp_extra_gradients(self, xp, V, H, weights, means):
+        # each extra parameter over its block: its groups' gradients side by side
+        gradients = {}
+        for group, cut in zip(self.groups, self._slices):
+            own = group.xp_extra_gradients(xp, V[:, cut], H, weights[:, cut], means)
+            for name, gradient in own.items():
+                gradients.setdefault(name, []).append(gradient)
+        return {name: xp.concat(parts) for name, parts in gradients.items()}
 
     def extra_statistics(self, out, V, weights, products, means, row_weights=None):
         # each group's rows of its own parameters over its columns; 0 elsewhere

@@ -270,7 +270,7 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
     _training_form = AugmentedRBM
     _structural_parameters = ("n_components",)
     _accepts_missing = True
-    #: The namespace-generic path under array API dispatch (skboltz/_array_api_rbm.py).
+    #: The namespace-generic path under array API dispatch (skboltz/_array_api_restricted.py, skboltz/_array_api_rbm.py).
     _array_api_model = RBMArrayAPI
 
     _parameter_constraints = {

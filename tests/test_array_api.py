@@ -1,6 +1,6 @@
 """Array API dispatch: RBM on array-api-strict (always) and torch CPU (where installed).
 
-The namespace-generic path (skboltz/_array_api_rbm.py) computes in the input's
+The namespace-generic path (skboltz/_array_api_restricted.py, skboltz/_array_api_rbm.py) computes in the input's
 namespace and on its device; these tests check where results live, that the NumPy
 path is the same as without dispatch, scikit-learn's own array API checks, the
 refusals of what is not supported, and statistical agreement with the NumPy path on
