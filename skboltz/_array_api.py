@@ -33,6 +33,7 @@ from ._sklearn import (
     _convert_to_numpy,
     _max_precision_float_dtype,
     array_library,
+    array_namespace,
     check_same_namespace,
     get_namespace_and_device,
     is_array_api_array,
@@ -202,10 +203,11 @@ def xp_softplus(xp, x):
 
 
 def namespace_of(array):
-    """The array API namespace of ``array``: NumPy itself for an ndarray (at once)."""
+    """The array API namespace of ``array``, whatever the dispatch setting: NumPy
+    itself for an ndarray (at once)."""
     if isinstance(array, np.ndarray):
         return np
-    return get_namespace_and_device(array)[0]
+    return array_namespace(array)
 
 
 def bernoulli(source, probability):

@@ -1601,7 +1601,9 @@ class LayerGroups(Layer):
         self._slices = [slice(int(start), int(start + size)) for start, size in
                         zip(np.cumsum([0, *sizes[:-1]]), sizes)]
         if bias is None:
-            bias = np.concatenate([group.bias for group in self.groups])
+            biases = [group.bias for group in self.groups]
+            xp = namespace_of(biases[0]) if biases else np
+            bias = np.concatenate(biases) if xp is np else xp.concat(biases)
         else:
             self.groups = [group.replace(bias=bias[cut])
                            for group, cut in zip(self.groups, self._slices)]

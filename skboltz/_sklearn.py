@@ -29,6 +29,7 @@ from sklearn.utils.validation import _check_feature_names_in, _check_sample_weig
 # inputs share a namespace (scikit-learn 1.9; older versions get skboltz's own).
 from sklearn.utils._array_api import _convert_to_numpy, _max_precision_float_dtype
 from sklearn.utils._array_api import get_namespace_and_device
+from sklearn.externals.array_api_compat import array_namespace
 
 try:
     from sklearn.utils._array_api import check_same_namespace
@@ -132,6 +133,7 @@ __all__ = [
     "check_same_namespace",
     "get_namespace_and_device",
     "is_array_api_array",
+    "array_namespace",
     "check_count",
     "validate_params",
 ]
