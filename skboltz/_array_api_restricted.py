@@ -17,8 +17,9 @@ It is a separate implementation, so that the NumPy path keeps its fused loop: on
 plain minibatch loop, a handful of matrix products and elementwise calls per update,
 which on an accelerator is what runs fast.
 
-What it covers: ``fit`` and ``partial_fit`` with CD-k and PCD (their ``n_steps``, a
-schedule of them, ``n_chains`` and ``negative_visible``), the learning rate,
+What it covers: ``fit`` and ``partial_fit`` with CD-k, PCD and parallel tempering
+(their ``n_steps``, a schedule of them, ``n_chains``, ``n_temperatures``,
+``min_beta`` and ``negative_visible``), the learning rate,
 moving-average momentum (a schedule too), weight decay every
 :data:`~skboltz._update.DECAY_INTERVAL` updates and iterate averaging every
 :data:`~skboltz._training.AVERAGE_INTERVAL` updates, as the NumPy path applies them;
@@ -56,7 +57,7 @@ from ._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE
 from ._transactions import all_or_nothing, publish
 from ._update import DECAY_INTERVAL, UpdateRule
 from .exceptions import ApproximateScoreWarning, TrainingDivergedError
-from .learning import CD, PCD
+from .learning import CD, PCD, ParallelTempering
 from .learning._base import steps_at
 from .partition import AIS, Exact, LogZ
 from .partition._ais import beta_schedule
@@ -97,6 +98,16 @@ class Model:
     def visible_input(self, H):
         return H @ self.weights
 
+    def tempered_energy(self, V, H):
+        """The part of E(v, h) that tempering scales, of paired rows: all of it but
+        the visible biases of a layer that keeps them (a Gaussian one's quadratic
+        term), as the NumPy training form's ``energy``."""
+        xp = self.xp
+        energy = -xp.sum(H * self.hidden_input(V), axis=1) - H @ self.hidden.bias
+        if self.visible.tempers_bias:
+            energy = energy + self.visible.xp_energy(xp, V)
+        return energy
+
     def hidden_probability(self, V):
         return self.hidden.xp_mean(self.xp, self.hidden_input(V) + self.hidden.bias)
 
@@ -135,6 +146,10 @@ class RestrictedArrayState(ArrayAPIState):
     velocity: dict
     #: Persistent chains' hidden states (PCD), else None.
     hidden: object = None
+    #: Parallel tempering's chains: visible states, temperature-major rows (rows
+    #: [t n_chains, (t + 1) n_chains) at betas[t]), their betas as a column, and the
+    #: host's betas, rounds and swap counts; else None.
+    tempered: dict = None
     n_averaged: int = 1
     n_pending_average: int = 0
     pending_decay: int = 0
@@ -169,9 +184,10 @@ def _is_one_of(spec, names, classes):
 def unsupported_restricted_setting(estimator):
     """``(setting, why)`` of the first setting of a restricted estimator the generic
     path does not implement, or None (cheap: no strategy is made)."""
-    if not _is_one_of(estimator.learning, ("cd", "pcd"), (CD, PCD)):
+    if not _is_one_of(estimator.learning, ("cd", "pcd", "pt"), (CD, PCD, ParallelTempering)):
         return (f"learning={estimator.learning!r}",
-                ": only 'cd' and 'pcd' (CD and PCD objects) run there")
+                ": only 'cd', 'pcd' and 'pt' (CD, PCD and ParallelTempering objects) "
+                "run there")
     if not _is_one_of(estimator.z_estimator, ("auto", "exact", "ais"), (Exact, AIS)):
         return (f"z_estimator={estimator.z_estimator!r}",
                 ": only 'auto', 'exact' and 'ais' (Exact and AIS objects) run there")
@@ -388,6 +404,13 @@ class RestrictedArrayAPI:
             cls.check_epoch(estimator, state, V)
             state.n_iter += 1
             history = state.history
+            if state.tempered is not None:  # the share of swaps accepted this epoch
+                tempered = state.tempered
+                accepted = int(tempered["n_accepted"])
+                history.setdefault("swap_acceptance", []).append(
+                    accepted / tempered["n_proposed"] if tempered["n_proposed"]
+                    else float("nan"))
+                tempered["n_accepted"] = tempered["n_proposed"] = 0
             history["epoch"].append(state.n_iter)
             history["time"].append(time.perf_counter() - start)
             history["reconstruction_error"].append(cls._reconstruction_error(
@@ -457,6 +480,9 @@ class RestrictedArrayAPI:
                 negative = (visible.xp_mean(xp, fields) if k == n_steps and rows_are_means
                             else visible.xp_draw(xp, source, fields))
             negative_hidden = model.hidden_probability(negative)
+        elif type(learning) is ParallelTempering:
+            negative, negative_hidden = _tempered_negative_phase(
+                model, source, state.tempered, n_steps, rows_are_means)
         else:
             H = state.hidden
             for _ in range(n_steps - 1):
@@ -529,11 +555,23 @@ class RestrictedArrayAPI:
         model = cls.model(estimator, params, state)
         if model.visible.discrete:
             state.data_rates = state.visible_rates
+        n_chains = getattr(learning, "n_chains", None) or max(
+            1, min(estimator.batch_size, V.shape[0]))
         if type(learning) is PCD:
-            n_chains = learning.n_chains or max(1, min(estimator.batch_size, V.shape[0]))
             starts = xp.take(V, source.integers(V.shape[0], n_chains), axis=0)
             chains = cls._chain_starts(estimator, model, source, starts)
             state.hidden = bernoulli_of(xp, source, model.hidden_probability(chains))
+        elif type(learning) is ParallelTempering:
+            betas = np.linspace(1.0, learning.min_beta, learning.n_temperatures)
+            n_rows = n_chains * len(betas)
+            starts = xp.take(V, source.integers(V.shape[0], n_rows), axis=0)
+            state.tempered = {
+                "chains": cls._chain_starts(estimator, model, source, starts),
+                "row_betas": xp.asarray(np.repeat(betas, n_chains)[:, None], dtype=dtype,
+                                        device=device),
+                "betas": betas, "n_chains": n_chains, "n_rounds": 0,
+                "n_accepted": 0, "n_proposed": 0,
+            }
         state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
         state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
         state.extra["rows"] = V
@@ -556,6 +594,8 @@ class RestrictedArrayAPI:
         state = copy.copy(estimator._training_state)
         state.history = {key: list(values) for key, values in state.history.items()}
         state.extra = dict(state.extra)
+        if state.tempered is not None:
+            state.tempered = dict(state.tempered)
         estimator._check_structure_unchanged()
         if not isinstance(learning, type(estimator.learning_)) or (
                 learning.get_params() != estimator.learning_.get_params()):
@@ -578,6 +618,9 @@ class RestrictedArrayAPI:
         state.velocity = {k: xp.astype(p, dtype) for k, p in state.velocity.items()}
         if state.hidden is not None:
             state.hidden = xp.astype(state.hidden, dtype)
+        if state.tempered is not None:
+            for name in ("chains", "row_betas"):
+                state.tempered[name] = xp.astype(state.tempered[name], dtype)
 
     # -- inference -----------------------------------------------------------------
     @classmethod
@@ -682,6 +725,63 @@ class RestrictedArrayAPI:
                 source = random_source(xp, device, state.log_z_seed)
                 cache[key] = ais_log_partition(model, source, state.data_rates, estimator_)
         return cache[key]
+
+
+def _tempered_negative_phase(model, source, tempered, n_steps, rows_are_means):
+    """Parallel tempering (Desjardins et al., "Tempered Markov chain Monte Carlo for
+    training of restricted Boltzmann machines", 2010; Cho, Raiko & Ilin, "Parallel
+    tempering is efficient for learning restricted Boltzmann machines", 2010): the
+    chains at every beta take ``n_steps`` block Gibbs steps, then neighbouring
+    temperatures propose to swap states (even and odd pairs in turn, Metropolis rule);
+    the beta = 1 chains give the negative rows. Moves ``tempered``'s chains."""
+    xp, visible, hidden = model.xp, model.visible, model.hidden
+    V, row_betas = tempered["chains"], tempered["row_betas"]
+    for _ in range(n_steps):
+        H = hidden.xp_draw(xp, source, hidden.xp_tempered_fields(
+            xp, model.hidden_input(V), row_betas))
+        V = visible.xp_draw(xp, source, visible.xp_tempered_fields(
+            xp, model.visible_input(H), row_betas))
+    H = hidden.xp_draw(xp, source, hidden.xp_tempered_fields(
+        xp, model.hidden_input(V), row_betas))
+    V, H = _swapped(model, source, tempered, V, H)
+    tempered["chains"] = V
+    n_chains = tempered["n_chains"]
+    if rows_are_means:
+        negative = visible.xp_mean(xp, model.visible_fields(H[:n_chains, ...]))
+    else:
+        negative = V[:n_chains, ...]
+    return negative, model.hidden_probability(negative)
+
+
+def _swapped(model, source, tempered, V, H):
+    """The chains after Metropolis swaps of neighbouring temperatures: the pairs (t,
+    t + 1) with t of this round's parity swap with probability
+    min(1, exp((beta_t - beta_{t+1}) (E_t - E_{t+1}))), E the tempered energy. All on
+    the device: the accepted swaps become one gather of the rows."""
+    xp = model.xp
+    betas, n_chains = tempered["betas"], tempered["n_chains"]
+    n_temperatures = len(betas)
+    parity = tempered["n_rounds"] % 2
+    tempered["n_rounds"] += 1
+    energy = xp.reshape(model.tempered_energy(V, H), (n_temperatures, n_chains))
+    device, dtype = V.device, energy.dtype
+    gaps = xp.asarray((betas[:-1] - betas[1:])[:, None], dtype=dtype, device=device)
+    log_ratio = gaps * (energy[:-1, ...] - energy[1:, ...])
+    active = xp.asarray((np.arange(n_temperatures - 1) % 2 == parity)[:, None],
+                        device=device)
+    uniform = source.random(tuple(log_ratio.shape), dtype)
+    accepted = xp.logical_and(xp.log(uniform) < log_ratio, active)
+    tempered["n_accepted"] = tempered["n_accepted"] + xp.sum(xp.astype(accepted, xp.int64))
+    tempered["n_proposed"] += int(np.count_nonzero(
+        np.arange(n_temperatures - 1) % 2 == parity)) * n_chains
+    # row t moves to t + 1 where the pair (t, t + 1) swapped, to t - 1 where (t - 1, t)
+    steps = xp.astype(accepted, xp.int64)
+    none = xp.zeros((1, n_chains), dtype=xp.int64, device=device)
+    shift = xp.concat([steps, none], axis=0) - xp.concat([none, steps], axis=0)
+    rows = xp.reshape(xp.arange(n_temperatures * n_chains, dtype=xp.int64, device=device),
+                      (n_temperatures, n_chains))
+    order = xp.reshape(rows + n_chains * shift, (-1,))
+    return xp.take(V, order, axis=0), xp.take(H, order, axis=0)
 
 
 def bernoulli_of(xp, source, probability):

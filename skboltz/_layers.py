@@ -1355,14 +1355,15 @@ class SoftmaxUnits(Layer):
     def __init__(self, bias, sizes):
         self.bias = bias
         self.sizes = tuple(int(k) for k in sizes)
-        if sum(self.sizes) != len(bias) or min(self.sizes, default=1) < 1:
-            raise ValueError(f"group sizes {self.sizes} do not make {len(bias)} units.")
+        n_units = bias.shape[0]
+        if sum(self.sizes) != n_units or min(self.sizes, default=1) < 1:
+            raise ValueError(f"group sizes {self.sizes} do not make {n_units} units.")
         # A padded (groups x largest K) gather of the units makes every group one
         # slice of one array: a draw or a mean is a few calls whatever the groups.
         widest = max(self.sizes, default=0)
         starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.intp)
         position = np.arange(widest)
-        self._columns = np.minimum(starts[:, None] + position, len(bias) - 1)
+        self._columns = np.minimum(starts[:, None] + position, n_units - 1)
         self._padding = position >= np.asarray(self.sizes)[:, None]
         self._starts, self._last = starts, np.asarray(self.sizes) - 1
         self._padded = bool(self._padding.any())
@@ -1841,9 +1842,8 @@ class LayerGroups(Layer):
     def xp_seen(self, xp, S):
         return self._xp_over_groups(xp, "xp_seen", S)
 
-    def xp_tempered_fields(self, xp, input, beta):
-        return xp.concat([group.xp_tempered_fields(xp, input[:, cut], beta)
-                          for group, cut in zip(self.groups, self._slices)], axis=1)
+    # xp_tempered_fields is the base's: the whole layer's rule (a group of a layer that
+    # keeps some bias untempered keeps its own too), as the training form tempers it
 
     def xp_extra_gradients(self, xp, V, H, weights, means):
         # each extra parameter over its block: its groups' gradients side by side

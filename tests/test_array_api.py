@@ -20,7 +20,7 @@ from sklearn.utils.estimator_checks import (
     check_array_api_same_namespace,
 )
 
-from skboltz import RBM, GaussianRBM
+from skboltz import RBM, BoltzmannMachine
 from skboltz._array_api import random_source, to_numpy
 from skboltz.exceptions import DegenerateModelWarning
 from skboltz.learning import CD, PCD
@@ -64,7 +64,7 @@ def digits():
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
-@pytest.mark.parametrize("learning", ["pcd", "cd", CD(n_steps=2, negative_visible="sample"),
+@pytest.mark.parametrize("learning", ["pcd", "cd", "pt", CD(n_steps=2, negative_visible="sample"),
                                       PCD(n_chains=7, n_steps=(1, 2))])
 def test_methods_compute_in_the_input_namespace(digits, name, learning):
     X = digits[0][:200]
@@ -188,7 +188,7 @@ def test_namespace_mismatch_is_refused(digits):
 
 
 @pytest.mark.parametrize("setting", [
-    {"learning": "pt"}, {"learning": "exact"}, {"z_estimator": "mean_field"},
+    {"learning": "exact"}, {"z_estimator": "mean_field"},
     {"validation_fraction": 0.2}, {"monitor_likelihood": True},
 ])
 def test_unsupported_settings_are_refused(digits, setting):
@@ -202,8 +202,8 @@ def test_unsupported_settings_are_refused(digits, setting):
 
 def test_other_estimators_refuse_dispatch(digits):
     with config_context(array_api_dispatch=True), pytest.raises(
-            TypeError, match="GaussianRBM.fit does not support array API dispatch"):
-        GaussianRBM(n_components=2, n_iter=1).fit(xp_strict.asarray(digits[0][:50]))
+            TypeError, match="BoltzmannMachine.fit does not support array API dispatch"):
+        BoltzmannMachine(n_hidden=2, n_iter=1).fit(xp_strict.asarray(digits[0][:50]))
 
 
 def test_random_sources_are_seeded():
