@@ -377,13 +377,12 @@ class RestrictedArrayAPI:
         first_call = not (partial and hasattr(estimator, "_training_state"))
         if first_call:
             xp, device = dispatched_namespace(X)
-            state = cls._new_state(estimator, X, xp, device, learning)
+            state, V = cls._new_state(estimator, X, xp, device, learning)
         else:
             check_input_namespace(estimator, X, estimator._training_state, "partial_fit")
             state = cls._continued_state(estimator, learning)
-        V = state.extra.pop("rows") if first_call else cls.visible_rows(
-            estimator, X, reset=False, state=state)
-        cls._as_dtype(state, V.dtype)
+            V = cls.visible_rows(estimator, X, reset=False, state=state)
+            cls._as_dtype(state, V.dtype)
         xp = state.xp
         learning_rate = estimator._learning_rate_of(state)
         n_epochs = 1 if partial else estimator.n_iter
@@ -526,6 +525,7 @@ class RestrictedArrayAPI:
 
     @classmethod
     def _new_state(cls, estimator, X, xp, device, learning):
+        """The state of a first fit, and its visible rows."""
         rng = make_generator(estimator.random_state)
         source = random_source(xp, device, int(rng.integers(np.iinfo(np.int32).max)))
         state = RestrictedArrayState(
@@ -574,8 +574,7 @@ class RestrictedArrayAPI:
             }
         state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
         state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
-        state.extra["rows"] = V
-        return state
+        return state, V
 
     @classmethod
     def _chain_starts(cls, estimator, model, source, rows):
