@@ -706,6 +706,22 @@ class RestrictedArrayAPI:
         return cls.visible_out(estimator, V)
 
     @classmethod
+    def gibbs(cls, estimator, v, random_state=None):
+        """One block Gibbs step v -> h -> v' from each row, in the rows' namespace."""
+        V = cls._rows(estimator, v)
+        state = estimator._training_state
+        if random_state is not None:
+            seed = int(make_generator(random_state).integers(np.iinfo(np.int32).max))
+            source = random_source(state.xp, state.device, seed)
+        else:  # the model's own stream, made on first use from the fit's sampling seed
+            if estimator._sampling_rng is None:
+                estimator._sampling_rng = random_source(state.xp, state.device,
+                                                        state.sampling_seed)
+            source = estimator._sampling_rng
+        model = cls._fitted_model(estimator, V.dtype)
+        return cls.visible_out(estimator, model.gibbs_from_visible(source, V, 1)[1])
+
+    @classmethod
     def estimate_log_partition(cls, estimator, z_estimator=None):
         check_is_fitted(estimator, "_training_state")
         state = estimator._training_state

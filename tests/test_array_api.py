@@ -184,7 +184,20 @@ def test_namespace_mismatch_is_refused(digits):
         rbm.transform(X)  # dispatch off: the model's arrays are not NumPy's
     with config_context(array_api_dispatch=True), pytest.raises(
             NotImplementedError, match="not available for a model fitted under array"):
-        rbm.gibbs(xp_strict.asarray(X))
+        rbm.estimate_log_likelihood_bounds(xp_strict.asarray(X))
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_gibbs_step_in_the_namespace(digits, name):
+    X = as_namespace(name, digits[0][:50])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=4, n_iter=1, random_state=0).fit(X)
+        first, again = rbm.gibbs(X), rbm.gibbs(X)
+        seeded = [to_host(rbm.gibbs(X, random_state=3)) for _ in range(2)]
+    assert namespace_of(first) == name
+    assert set(np.unique(to_host(first))) <= {0.0, 1.0}
+    assert not np.array_equal(to_host(first), to_host(again))  # the model's own stream
+    np.testing.assert_array_equal(*seeded)
 
 
 @pytest.mark.parametrize("setting", [
