@@ -12,8 +12,14 @@ generated grey images of that size) at minibatches of 10, 100 and 1000,
 
 then AIS log Z of a fitted model on the NumPy path and on CUDA (the same fixed
 schedule), and, where ``learnergy`` is installed, its CD-1 epoch at the same settings
-on the same GPU. Prints the machine, the device and the ratios side by side. The epoch
-time is each fit's ``history_["time"][0]`` (the epoch alone, without validation).
+on the same GPU. Then one epoch of each other restricted estimator at its default
+learning strategy (batch 100, the first 10,000 rows; ``--no-others`` skips them):
+``RBM(500)`` with parallel tempering (10 temperatures), ``GaussianRBM(500)`` on the
+standardised pixels, ``CategoricalRBM(500)`` on the pixels cut into four grey levels
+(3,136 softmax units) and ``TabularRBM(500)`` on 392 standardised pixels beside 392
+four-level ones. Prints the machine, the device and the ratios side by side. The
+epoch time is each fit's ``history_["time"][0]`` (the epoch alone, without
+validation).
 
 Usage::
 
@@ -39,7 +45,7 @@ from sklearn import config_context  # noqa: E402
 
 from _machine import print_machine  # noqa: E402
 
-from skboltz import RBM  # noqa: E402
+from skboltz import RBM, CategoricalRBM, GaussianRBM, TabularRBM  # noqa: E402
 from skboltz.exceptions import LogZAccuracyWarning  # noqa: E402
 from skboltz.partition import AIS  # noqa: E402
 
@@ -70,6 +76,23 @@ def epoch_seconds(X, n_hidden, batch_size):
     return rbm.history_["time"][0], rbm
 
 
+def other_estimators(X, n_hidden):
+    """(name, make, rows) of the other restricted estimators' epochs: each at its
+    default learning strategy, batch 100."""
+    standardised = ((X - X.mean(axis=0)) / (X.std(axis=0) + 0.1)).astype(X.dtype)
+    levels = np.minimum((X * 4).astype(np.int64), 3).astype(X.dtype)  # codes 0..3
+    half = X.shape[1] // 2
+    mixed = np.hstack([standardised[:, :half], levels[:, half:]])
+    settings = dict(n_components=n_hidden, batch_size=100, n_iter=1, random_state=0)
+    return [
+        ("RBM, pt (10 temperatures)", lambda: RBM(learning="pt", **settings), X),
+        ("GaussianRBM (pt)", lambda: GaussianRBM(**settings), standardised),
+        ("CategoricalRBM (pcd)", lambda: CategoricalRBM(**settings), levels),
+        ("TabularRBM (pcd)", lambda: TabularRBM(
+            categorical_features=list(range(half, X.shape[1])), **settings), mixed),
+    ]
+
+
 def learnergy_epoch(X, n_hidden, batch_size, device):
     """learnergy's CD-1 epoch at the same settings, or None where it is absent."""
     try:
@@ -90,6 +113,8 @@ def main():
     parser.add_argument("--small", action="store_true",
                         help="3,000 rows, 64 hidden units, 100 AIS betas (a CPU check)")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--no-others", action="store_true",
+                        help="skip the other restricted estimators' epochs")
     parser.add_argument("--torch-threads", type=int, default=None,
                         help="torch's CPU threads (default: its own choice); on a "
                              "loaded machine its spinning threads can slow it tenfold")
@@ -159,6 +184,20 @@ def main():
     print(f"  NumPy CPU: {numpy_seconds:.3f} s, {numpy_log_z}")
     print(f"  torch {device}: {seconds:.3f} s, {log_z} (x{numpy_seconds / seconds:.2f})")
     print("  (two fits from different random streams: their log Z differ as fits do)")
+
+    if args.no_others:
+        return
+    n_others = 1000 if args.small else 10000
+    print(f"\nother restricted estimators: one epoch, batch 100, {n_others} rows "
+          "(ratio: NumPy time / this time)")
+    for name, make, rows in other_estimators(X[:n_others], n_hidden):
+        numpy_seconds = make().fit(rows).history_["time"][0]
+        cells = [f"NumPy {numpy_seconds:.3f} s"]
+        for device in devices:
+            with config_context(array_api_dispatch=True):
+                seconds = make().fit(torch.asarray(rows, device=device)).history_["time"][0]
+            cells.append(f"torch {device} {seconds:.3f} s (x{numpy_seconds / seconds:.2f})")
+        print(f"  {name:<28} " + "   ".join(cells), flush=True)
 
 
 if __name__ == "__main__":
