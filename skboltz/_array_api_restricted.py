@@ -60,12 +60,15 @@ from .exceptions import ApproximateScoreWarning, TrainingDivergedError
 from .learning import CD, PCD, ParallelTempering
 from .learning._base import steps_at
 from .partition import AIS, Exact, LogZ
-from .partition._ais import beta_schedule
+from .partition._ais import MAX_BETAS, MAX_LOG_WEIGHT_SPREAD, beta_schedule
 
-#: Betas of annealed importance sampling under dispatch when the AIS object asks for
-#: the adaptive schedule (not ported: it times and reruns its paths on the host); the
-#: fixed three-stage schedule of Salakhutdinov & Murray (2008) is used instead.
+#: The fewest betas of annealed importance sampling under dispatch when the AIS object
+#: asks for the adaptive schedule: its search starts from this many betas of the
+#: three-stage schedule of Salakhutdinov & Murray (2008) (see ais_log_partition).
 AIS_BETAS = 1000
+
+#: The most chains the adaptive search of annealed importance sampling takes.
+MAX_AIS_CHAINS = 2**14
 
 #: States enumerated per matrix product by the exact log Z.
 EXACT_CHUNK = 2**14
@@ -860,10 +863,78 @@ def ais_log_partition(model, source, data_rates, ais):
     the other layer O is summed out. The path is
     p_beta(a) proportional to exp(-(1 - beta) E_base(a) - beta E_A(a)
     + log_partition_O(fields of O at beta)), from independent units A with the data's
-    means (the base) to the model; ``ais.n_chains`` chains, ``ais.n_betas`` betas of
-    its fixed schedule (the adaptive one is replaced by AIS_BETAS betas of the
-    three-stage schedule).
+    means (the base) to the model.
+
+    A fixed schedule (``ais.schedule`` "linear", "three_stage", ...) runs once:
+    ``ais.n_chains`` chains, ``ais.n_betas`` betas. The adaptive one (the default) runs
+    the three-stage schedule from at least AIS_BETAS betas and, until the standard
+    error is at most ``ais.target_std_error`` or the next run would pass
+    ``ais.max_time``: doubles the betas while the log weights spread more than
+    MAX_LOG_WEIGHT_SPREAD nats (a longer path narrows them; the paths are run anew),
+    then adds as many chains on that schedule as the spread needs for the target
+    (chains run side by side: on an accelerator they cost little). The estimate pools
+    the paths of the last schedule.
     """
+    start = time.perf_counter()
+    if ais.schedule != "adaptive":
+        betas = beta_schedule(ais.n_betas, ais.schedule)
+        run = _annealing_run(model, source, data_rates, betas, ais.n_chains)
+        return _log_z_of(run, betas, ais, start, adaptive=False)
+    n_betas, n_new = max(AIS_BETAS, ais.n_betas), ais.n_chains
+    target, budget = ais.target_std_error, ais.max_time
+    run, pool, last = None, False, False
+    while True:
+        run_start = time.perf_counter()
+        betas = beta_schedule(n_betas, "three_stage")
+        new = _annealing_run(model, source, data_rates, betas, n_new)
+        run = _pooled(run, new) if pool else new
+        seconds_per_chain = (time.perf_counter() - run_start) / n_new
+        if last or target is None or run["std_error"] <= target:
+            break
+        n_chains = run["n_chains"]
+        if run["spread"] > MAX_LOG_WEIGHT_SPREAD and 2 * n_betas <= MAX_BETAS:
+            # a longer schedule, its paths anew
+            plan, forecast = (2 * n_betas, n_chains, False), 2 * seconds_per_chain * n_chains
+        else:  # narrow enough: more chains, as many as the spread asks (and half more)
+            needed = min(math.ceil(1.5 * n_chains * (run["std_error"] / target) ** 2),
+                         MAX_AIS_CHAINS)
+            if needed <= n_chains:
+                break
+            plan = (n_betas, needed - n_chains, True)
+            forecast = seconds_per_chain * plan[1]
+        left = None if budget is None else budget - (time.perf_counter() - start)
+        if left is not None and forecast > left:
+            # the budget's last run: as many more chains on this schedule as fit
+            n_fit = min(int(left / seconds_per_chain), MAX_AIS_CHAINS - n_chains)
+            if n_fit < max(1, n_chains // 4):  # too few to be worth a run
+                break
+            plan, last = (n_betas, n_fit, True), True
+        n_betas, n_new, pool = plan
+    return _log_z_of(run, betas, ais, start, adaptive=True)
+
+
+def _pooled(run, new):
+    """The estimate of two batches of paths on the same schedule taken together."""
+    log_weights = np.concatenate([run["log_weights"], new["log_weights"]])
+    return _estimate(log_weights, run["log_z_base"])
+
+
+def _estimate(log_weights, log_z_base):
+    """log Z, its standard error and the log weights' spread from paths' log weights."""
+    largest = log_weights.max()
+    weights = np.exp(log_weights - largest)
+    n_chains = len(log_weights)
+    return {
+        "value": log_z_base + largest + math.log(weights.mean()),
+        "std_error": float(weights.std(ddof=1) / weights.mean() / math.sqrt(n_chains)
+                           if n_chains > 1 else 0.0),
+        "spread": float(log_weights.std()), "n_chains": n_chains,
+        "log_weights": log_weights, "log_z_base": log_z_base,
+    }
+
+
+def _annealing_run(model, source, data_rates, betas, n_chains):
+    """One batch of annealing paths: their log Z estimate (see :func:`_estimate`)."""
     xp = model.xp
     visible_annealed = model.visible.discrete
     annealed, other = ((model.visible, model.hidden) if visible_annealed
@@ -883,14 +954,8 @@ def ais_log_partition(model, source, data_rates, ais):
         return (-(1 - beta) * base.xp_energy(xp, S) - beta * annealed.xp_energy(xp, S)
                 + other.xp_log_partition(xp, other_fields))
 
-    if ais.schedule == "adaptive":
-        betas = beta_schedule(max(AIS_BETAS, ais.n_betas), "three_stage")
-    else:
-        betas = beta_schedule(ais.n_betas, ais.schedule)
-    n_chains = ais.n_chains
     S = base.xp_draw(xp, source, xp.broadcast_to(base.bias, (n_chains, annealed.n_units)))
     log_weights = xp.zeros(n_chains, dtype=dtype, device=device)
-    start = time.perf_counter()
     for previous, beta in zip(betas[:-1], betas[1:]):
         previous, beta = float(previous), float(beta)
         log_weights = log_weights + log_weight(S, beta) - log_weight(S, previous)
@@ -900,27 +965,29 @@ def ais_log_partition(model, source, data_rates, ais):
             fields = (1 - beta) * base.bias + beta * (annealed.bias + input_to_annealed(O))
             S = annealed.xp_draw(xp, source, fields)
     log_weights = to_numpy(log_weights, xp).astype(np.float64)
-    largest = log_weights.max()
-    weights = np.exp(log_weights - largest)
     # at beta = 0: the independent base layer, and the other layer at its beta-0 fields
     zero_input = xp.zeros((1, other.n_units), dtype=dtype, device=device)
     other_at_zero = float(other.xp_log_partition(
         xp, other.xp_tempered_fields(xp, zero_input, 0.0))[0])
     log_z_base = base.replace(bias=base_bias).independent_log_partition() + other_at_zero
-    value = log_z_base + largest + math.log(weights.mean())
-    std_error = float(weights.std(ddof=1) / weights.mean() / math.sqrt(n_chains)
-                      if n_chains > 1 else 0.0)
+    return _estimate(log_weights, log_z_base)
+
+
+def _log_z_of(run, betas, ais, start, adaptive):
+    value, std_error = run["value"], run["std_error"]
     converged = ais.target_std_error is None or std_error <= ais.target_std_error
+    why = ("the time budget max_time or the largest schedule ran out first" if adaptive
+           else "the schedule is fixed: more chains or betas lower it")
     return LogZ(
         value, std_error, lower=value - 3 * std_error, upper=value + 3 * std_error,
         method="ais",
-        cost={"n_chains": n_chains, "n_betas": len(betas),
-              "seconds": time.perf_counter() - start},
+        cost={"n_chains": run["n_chains"], "n_betas": len(betas),
+              "seconds": time.perf_counter() - start,
+              "log_weight_spread": run["spread"]},
         converged=converged,
         caveats=() if converged else (
             f"its standard error {std_error:.3g} is above target_std_error "
-            f"{ais.target_std_error:g} (under array API dispatch the schedule is "
-            "fixed: more chains or betas lower it)",),
+            f"{ais.target_std_error:g} ({why})",),
     )
 
 

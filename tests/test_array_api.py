@@ -293,3 +293,23 @@ def test_grid_search_on_torch_tensors(digits):
                               cv=2).fit(X)
     assert namespace_of(search.best_estimator_.components_) == "torch"
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_adaptive_ais_searches_for_its_target(digits):
+    """The adaptive schedule doubles the betas while the log weights spread wide, then
+    adds chains until the standard error is at the target; a budget too short for it
+    leaves an estimate that says so."""
+    from skboltz.partition import AIS
+
+    X = xp_strict.asarray(digits[0][:300])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=12, n_iter=3, random_state=0).fit(X)
+        exact = rbm.estimate_log_partition("exact")
+        searched = rbm.estimate_log_partition(AIS(n_chains=16, target_std_error=0.01,
+                                                  max_time=None))
+        short = rbm.estimate_log_partition(AIS(n_chains=16, target_std_error=1e-4,
+                                               max_time=0.5))
+    assert searched.converged and searched.std_error <= 0.01
+    assert searched.cost["n_chains"] > 16  # chains were added to reach the target
+    assert abs(searched.value - exact.value) < max(4 * searched.std_error, 0.02)
+    assert not short.converged and "max_time" in " ".join(short.caveats)
