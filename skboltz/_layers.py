@@ -312,41 +312,162 @@ class Layer:
     # arrays of the namespace ``xp`` (on the input's device); ``fields`` hold the bias
     # (b + input), ``source`` is the namespace's random source (skboltz/_array_api.py).
     def xp_mean(self, xp, fields):
-        """E[s | fields] of each row (any namespace ``xp``)."""
+        """Compute E[s | fields] of each row, in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        fields : array of shape (n_rows, n_units)
+            The fields: the bias plus what the other layer sends.
+
+        Returns
+        -------
+        mean : array of shape (n_rows, n_units)
+            The conditional means.
+        """
         raise NotImplementedError
 
     def xp_draw(self, xp, source, fields):
-        """States drawn given the fields of each row (any namespace ``xp``)."""
+        """Draw states of each row given its fields, in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        source : object
+            The namespace's random source (``random``, ``normal``: see
+            ``skboltz._array_api.random_source``).
+        fields : array of shape (n_rows, n_units)
+            The fields: the bias plus what the other layer sends.
+
+        Returns
+        -------
+        S : array of shape (n_rows, n_units)
+            The draws.
+        """
         raise NotImplementedError
 
     def xp_log_partition(self, xp, fields):
-        """:meth:`log_partition` of the input ``fields - bias`` (any namespace ``xp``)."""
+        """Compute :meth:`log_partition` of the input ``fields - bias`` of each row.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        fields : array of shape (n_rows, n_units)
+            The fields: the bias plus what the other layer sends.
+
+        Returns
+        -------
+        log_partition : array of shape (n_rows,)
+            The log-sums (log-integrals) over the layer's states.
+        """
         raise NotImplementedError
 
     def xp_energy(self, xp, S):
-        """:meth:`energy` of each row of states (any namespace ``xp``)."""
+        """Compute :meth:`energy` of each row of states, in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        S : array of shape (n_rows, n_units)
+            States of the layer.
+
+        Returns
+        -------
+        energy : array of shape (n_rows,)
+            The layer's own energy terms.
+        """
         return -(S @ self.bias)
 
     def xp_seen(self, xp, S):
-        """The states as the other layer sees them through the weights."""
+        """Return the states as the other layer sees them through the weights.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        S : array of shape (n_rows, n_units)
+            States of the layer.
+
+        Returns
+        -------
+        seen : array of shape (n_rows, n_units)
+            The states themselves, unless the type scales them (a Gaussian unit is
+            seen as v / sigma^2).
+        """
         return S
 
     def xp_tempered_fields(self, xp, input, beta):
-        """The fields at inverse temperature ``beta`` of annealing and tempering: the
-        whole field scaled, or only the input where the bias is not tempered (a
-        Gaussian layer keeps its quadratic term)."""
+        """Compute the fields at inverse temperature ``beta``.
+
+        The fields of annealing and tempering: the whole field scaled, or only the
+        input where the bias is not tempered (a Gaussian layer keeps its quadratic
+        term).
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        input : array of shape (n_rows, n_units)
+            What the other layer sends through the weights (the bias excluded).
+        beta : float or array of shape (n_rows, 1)
+            The inverse temperature (of each row).
+
+        Returns
+        -------
+        fields : array of shape (n_rows, n_units)
+            The tempered fields.
+        """
         if self.tempers_bias:
             return beta * (input + self.bias)
         return self.bias + beta * input
 
     def xp_states(self, xp, device, start, stop):
-        """:meth:`states` as an array of ``xp`` on ``device``, in the bias's dtype."""
+        """List some of the layer's states (:meth:`states`) in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        device : object
+            The device the states are made on.
+        start, stop : int
+            The positions of the first state and one past the last.
+
+        Returns
+        -------
+        S : array of shape (stop - start, n_units)
+            The states, in the bias's dtype.
+        """
         return xp.asarray(self.states(start, stop), dtype=self.bias.dtype, device=device)
 
     def xp_extra_gradients(self, xp, V, H, weights, means):
-        """The mean over rows of the gradient of each extra parameter (by name) of
-        rows ``V`` with hidden states (or probabilities) ``H``; ``means`` says the rows
-        are means standing for draws (see :meth:`extra_statistics`)."""
+        """Compute the mean gradient of each extra parameter over rows.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        V : array of shape (n_rows, n_units)
+            Visible rows (states, or means standing for draws).
+        H : array of shape (n_rows, n_hidden)
+            Their hidden states or probabilities.
+        weights : array of shape (n_hidden, n_units)
+            The weights W.
+        means : bool
+            Whether the rows of ``V`` are means rather than draws (see
+            :meth:`extra_statistics`).
+
+        Returns
+        -------
+        gradients : dict
+            Name -> array of shape (n_units,): the gradient of the log-likelihood
+            with respect to each extra parameter, averaged over the rows (none for a
+            layer whose only parameter is its bias).
+        """
         return {}
 
     # -- countable layers: states, rates, the data's range ------------------------------
