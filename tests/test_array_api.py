@@ -20,7 +20,7 @@ from sklearn.utils.estimator_checks import (
     check_array_api_same_namespace,
 )
 
-from skboltz import RBM, GaussianRBM
+from skboltz import RBM, BoltzmannMachine
 from skboltz._array_api import random_source, to_numpy
 from skboltz.exceptions import DegenerateModelWarning
 from skboltz.learning import CD, PCD
@@ -201,9 +201,10 @@ def test_unsupported_settings_are_refused(digits, setting):
 
 
 def test_other_estimators_refuse_dispatch(digits):
+    # (GaussianRBM computes under dispatch now: tests/test_array_api_gaussian.py)
     with config_context(array_api_dispatch=True), pytest.raises(
-            TypeError, match="GaussianRBM.fit does not support array API dispatch"):
-        GaussianRBM(n_components=2, n_iter=1).fit(xp_strict.asarray(digits[0][:50]))
+            TypeError, match="BoltzmannMachine.fit does not support array API dispatch"):
+        BoltzmannMachine(n_hidden=2, n_iter=1).fit(xp_strict.asarray(digits[0][:50]))
 
 
 def test_random_sources_are_seeded():
