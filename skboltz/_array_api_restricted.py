@@ -645,6 +645,15 @@ class RestrictedArrayAPI:
         return log_likelihood
 
     @classmethod
+    def score_samples_std_error(cls, estimator, X):
+        """Zeros: rows are complete under dispatch, and a complete row's score has no
+        error of its own (that of log Z, shared by every row, is apart)."""
+        V = cls._rows(estimator, X)
+        state = estimator._training_state
+        return state.xp.zeros(V.shape[0], dtype=score_dtype(state.xp, state.device),
+                              device=state.device)
+
+    @classmethod
     def score(cls, estimator, X, y=None):
         scores = cls.score_samples(estimator, X)
         return float(estimator._training_state.xp.mean(scores))

@@ -101,6 +101,8 @@ def test_methods_compute_in_the_input_namespace(wine, name, learning, whiten):
         assert outputs["sample"].shape == (3, 13)
         assert isinstance(model.score(Xa), float)
         assert model.estimate_log_partition().kind == "exact"
+        errors = model.score_samples_std_error(Xa)  # complete rows: exact
+        assert namespace_of(errors) == name and not np.any(to_host(errors))
         model.partial_fit(Xa[:20, ...])
         assert model.n_iter_ == 3 and namespace_of(model.variance_) == name
     assert model.learning_rate_ == 0.02
