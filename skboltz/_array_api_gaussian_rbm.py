@@ -98,7 +98,8 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
         X = bounded_rows(xp, X)
         if reset:
             return cls._first_rows(estimator, xp, X, state)
-        X = cls._whitening(estimator).transform(X) if estimator.whiten else X
+        whitening = cls._whitening(estimator)
+        X = X if whitening is None else whitening.transform(X)
         if state is not None:  # a partial_fit call after the first
             deviation = X - xp.astype(state.extra["data_mean"], X.dtype)
             rms = float(xp.sqrt(xp.sum(deviation * deviation) / max(X.shape[0] * X.shape[1],
@@ -134,21 +135,26 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
     @classmethod
     def _whitening(cls, estimator):
         """The whitening of the published ``whitening_mean_`` and ``whitening_factor_``
-        (that of the fit, unless they were replaced)."""
-        fitted = estimator._training_state.extra["whitening"]
+        (that of the fit, unless they were replaced), or None (as the NumPy path's
+        ``_input_transform``)."""
         mean, factor = estimator.whitening_mean_, estimator.whitening_factor_
+        if factor is None:
+            return None
+        fitted = estimator._training_state.extra["whitening"]
         if fitted is not None and fitted.mean is mean and fitted.factor is factor:
             return fitted
         return NamespaceWhitening(estimator._training_state.xp, mean, factor)
 
     @classmethod
     def visible_out(cls, estimator, V):
-        return cls._whitening(estimator).inverse_transform(V) if estimator.whiten else V
+        whitening = cls._whitening(estimator)
+        return V if whitening is None else whitening.inverse_transform(V)
 
     @classmethod
     def log_density_offset(cls, estimator):
         # the change of variables: log p(x) = log p(z) - log |det L|
-        return -cls._whitening(estimator).log_abs_det if estimator.whiten else 0.0
+        whitening = cls._whitening(estimator)
+        return 0.0 if whitening is None else -whitening.log_abs_det
 
     # -- the model -------------------------------------------------------------------
     @classmethod
