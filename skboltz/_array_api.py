@@ -332,6 +332,7 @@ ROUTED_METHODS = {
     "free_energy": True,
     "score_samples": True,
     "score": True,
+    "score_samples_std_error": True,
     "gibbs": True,
     "estimate_log_likelihood_bounds": True,
     "sample": False,

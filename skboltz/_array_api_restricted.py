@@ -169,6 +169,9 @@ class RestrictedArrayState(ArrayAPIState):
     structure: dict = field(default_factory=dict)
     #: What an estimator keeps besides (its input transform, its data's scale, ...).
     extra: dict = field(default_factory=dict)
+    #: Whether the call that made the state was a ``partial_fit`` (its first call, which
+    #: may be one small minibatch: the checks of the rows are milder).
+    partial: bool = False
 
 
 def refuse(estimator, setting, why=""):
@@ -208,10 +211,11 @@ class _Update:
     """The update rule of :mod:`skboltz._update` on a dict of arrays: moving-average
     momentum, weight decay on W every DECAY_INTERVAL updates (that many updates'
     worth), then the move: added, or for the parameters in ``log_scale`` (name ->
-    largest decrease) the ratio step z += log1p(max(update, -largest decrease))."""
+    largest decrease) the ratio step z += log1p(max(update, -largest decrease)); the
+    parameters named in ``fixed`` stay exactly as they are."""
 
-    def __init__(self, xp, rule, log_scale):
-        self.xp, self.rule, self.log_scale = xp, rule, log_scale
+    def __init__(self, xp, rule, log_scale, fixed=()):
+        self.xp, self.rule, self.log_scale, self.fixed = xp, rule, log_scale, fixed
         self.decay_step = DECAY_INTERVAL * rule.decay
         self.last_step = None
 
@@ -233,6 +237,9 @@ class _Update:
             self.last_step = update
         xp, moved = self.xp, {}
         for name, value in state.iterate.items():
+            if name in self.fixed:  # not learnt: left exactly as it is
+                moved[name] = value
+                continue
             step = update[name]
             if name in self.log_scale:
                 step = xp.log1p(xp.maximum(step, xp.full_like(step, -self.log_scale[name])))
@@ -304,6 +311,12 @@ class RestrictedArrayAPI:
     def log_scale(cls, estimator):
         """The parameters stepped as ratios, name -> largest decrease."""
         return {}
+
+    @classmethod
+    def fixed_parameters(cls, estimator):
+        """The names of the extra parameters the updates leave exactly as they are
+        (settings that do not learn them)."""
+        return ()
 
     @classmethod
     def fitted_attributes(cls, estimator, params, state):
@@ -380,7 +393,7 @@ class RestrictedArrayAPI:
         first_call = not (partial and hasattr(estimator, "_training_state"))
         if first_call:
             xp, device = dispatched_namespace(X)
-            state, V = cls._new_state(estimator, X, xp, device, learning)
+            state, V = cls._new_state(estimator, X, xp, device, learning, partial=partial)
         else:
             check_input_namespace(estimator, X, estimator._training_state, "partial_fit")
             state = cls._continued_state(estimator, learning)
@@ -440,7 +453,7 @@ class RestrictedArrayAPI:
         n_rows = V.shape[0]
         batch_size = max(1, min(estimator.batch_size, n_rows))
         n_steps = steps_at(learning.n_steps, progress)
-        update = _Update(xp, rule, cls.log_scale(estimator))
+        update = _Update(xp, rule, cls.log_scale(estimator), cls.fixed_parameters(estimator))
         window = state.extra["average_window"]
         averaging = window is not None
         step = rule.step
@@ -527,14 +540,14 @@ class RestrictedArrayAPI:
         return float(state.xp.mean((means - rows) ** 2))
 
     @classmethod
-    def _new_state(cls, estimator, X, xp, device, learning):
+    def _new_state(cls, estimator, X, xp, device, learning, *, partial=False):
         """The state of a first fit, and its visible rows."""
         rng = make_generator(estimator.random_state)
         source = random_source(xp, device, int(rng.integers(np.iinfo(np.int32).max)))
         state = RestrictedArrayState(
             xp=xp, device=device, source=source, iterate={}, params={}, velocity={},
             history={"epoch": [], "time": [], "reconstruction_error": []},
-            structure=estimator._structure(),
+            structure=estimator._structure(), partial=partial,
         )
         V = cls.visible_rows(estimator, X, reset=True, state=state)
         dtype = V.dtype
@@ -675,6 +688,15 @@ class RestrictedArrayAPI:
             # -F(x) <= log Z for every state: an AIS estimate below it is capped
             log_likelihood = xp.minimum(log_likelihood, xp.zeros_like(log_likelihood))
         return log_likelihood
+
+    @classmethod
+    def score_samples_std_error(cls, estimator, X):
+        """Zeros: rows are complete under dispatch, and a complete row's score has no
+        error of its own (that of log Z, shared by every row, is apart)."""
+        V = cls._rows(estimator, X)
+        state = estimator._training_state
+        return state.xp.zeros(V.shape[0], dtype=score_dtype(state.xp, state.device),
+                              device=state.device)
 
     @classmethod
     def score(cls, estimator, X, y=None):

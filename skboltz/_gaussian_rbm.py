@@ -9,6 +9,7 @@ from scipy.linalg import solve_triangular
 from sklearn.covariance import LedoitWolf
 from sklearn.utils.validation import validate_data
 
+from ._array_api import ArrayAPIMixin
 from ._base import TRAINING_CONSTRAINTS
 from ._divergence import DivergenceCheck
 from ._energy import column_means
@@ -77,14 +78,71 @@ def bounded_rows(X, what="values"):
     outside = np.any(np.abs(X) > bound, axis=1)
     if not outside.any():  # NaN (missing entries) made max and min NaN
         return X
+    warn_clipped_rows(int(outside.sum()), X.shape[0], what, bound)
+    return np.clip(X, -bound, bound)
+
+
+def warn_clipped_rows(n_clipped, n_rows, what, bound):
+    """The warning of :func:`bounded_rows` (and of its array API counterpart)."""
     warn_user(
-        f"{int(outside.sum())} of {X.shape[0]} rows have {what} beyond +-{bound:.3g}, "
+        f"{n_clipped} of {n_rows} rows have {what} beyond +-{bound:.3g}, "
         "where a Gaussian RBM's arithmetic would overflow: they are used at values "
         f"clipped to +-{bound:.3g}, where their log density is astronomically low and "
         "their hidden units saturated either way. Check the scale of the input.",
         DataRangeWarning,
     )
-    return np.clip(X, -bound, bound)
+
+
+def visible_spread(xp, visible_bias, weights, log_variance, data_mean):
+    """How far a model puts visible values from the data: the farthest visible mean
+    b + W^T h over all h from the data's mean, or the largest standard deviation (at
+    least 1), whichever is larger (float64 arrays of namespace ``xp``: NumPy on the
+    NumPy path)."""
+    reach = xp.abs(visible_bias - data_mean) + xp.sum(xp.abs(weights), axis=0)
+    largest_log_variance = max(float(xp.max(log_variance)), 0.0)
+    return max(float(xp.max(reach)), float(np.exp(0.5 * largest_log_variance)))
+
+
+def runaway_error(estimator, epoch, spread, data_scale, hint):
+    """The error of a fit whose model put visible values ``spread`` away from data of
+    scale ``data_scale`` (beyond RUNAWAY_SCALE times it) in ``epoch`` (from 1)."""
+    return TrainingDivergedError(
+        f"{type(estimator).__name__} diverged in epoch {epoch}: the model "
+        f"put visible values {spread:.3g} away from the data, more than "
+        f"{RUNAWAY_SCALE:g} times the largest feature's standard deviation "
+        f"({data_scale:.3g}). {hint} "
+        "The estimator was left as it was before this call."
+    )
+
+
+def collapse_error(estimator, collapsed, epoch):
+    """The error of a fit whose variances of features ``collapsed`` (indices) fell
+    below MIN_VARIANCE in ``epoch`` (from 1)."""
+    return TrainingDivergedError(
+        f"{type(estimator).__name__}: the variance of feature(s) "
+        f"{collapsed[:5].tolist()} collapsed towards zero (below "
+        f"{MIN_VARIANCE:g}) in epoch {epoch}. Many rows share "
+        "the same value there (repeated points or (near-)constant "
+        "features), where a Gaussian's density grows without bound as its "
+        "variance shrinks. Drop constant features, remove duplicates or add a "
+        "little noise, or set learn_variance=False. The estimator was left "
+        "as it was before this call."
+    )
+
+
+def warn_if_off_scale(rms, n_values):
+    """The scale check of a ``partial_fit`` call after the first: its ``n_values``
+    values lie at a root-mean-square distance ``rms`` from the training mean."""
+    if rms > SCALE_TOLERANCE or (n_values >= MIN_SCALE_VALUES and rms < 1 / SCALE_TOLERANCE):
+        warn_user(
+            f"The rows of this partial_fit call lie at a root-mean-square distance of "
+            f"{rms:.3g} from the training mean, where standardised features lie at "
+            "about 1. GaussianRBM models standardised features (its variances start "
+            "at 1 and its learning rate assumes that scale): put "
+            "sklearn.preprocessing.StandardScaler() in front of it in a Pipeline, "
+            "fitted once, before streaming.",
+            DataScaleWarning,
+        )
 
 @dataclass(eq=False, kw_only=True)
 class GaussianRBMTrainingState(AveragedTrainingState):
@@ -305,7 +363,7 @@ class GaussianDivergenceCheck(DivergenceCheck):
         return None
 
 
-class GaussianRBM(RestrictedBoltzmannBase):
+class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
     """Gaussian-Bernoulli restricted Boltzmann machine: real-valued data, true log density.
 
     Visible units are real-valued (Gaussian given the hidden units), hidden units
@@ -502,6 +560,15 @@ class GaussianRBM(RestrictedBoltzmannBase):
     _divergence_check_class = GaussianDivergenceCheck
     _accepts_missing = True
 
+    @property
+    def _array_api_model(self):
+        # The namespace-generic path under array API dispatch
+        # (skboltz/_array_api_restricted.py, skboltz/_array_api_gaussian_rbm.py),
+        # imported on first use: its module imports this one's functions.
+        from ._array_api_gaussian_rbm import GaussianRBMArrayAPI
+
+        return GaussianRBMArrayAPI
+
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         **strategy_constraints(GaussianRBMView),
@@ -621,18 +688,7 @@ class GaussianRBM(RestrictedBoltzmannBase):
             observed = ~np.isnan(deviation)
             deviation = deviation[observed]
             rms = float(np.sqrt(np.vdot(deviation, deviation) / max(deviation.size, 1)))
-        if rms > SCALE_TOLERANCE or (
-            deviation.size >= MIN_SCALE_VALUES and rms < 1 / SCALE_TOLERANCE
-        ):
-            warn_user(
-                f"The rows of this partial_fit call lie at a root-mean-square distance of "
-                f"{rms:.3g} from the training mean, where standardised features lie at "
-                "about 1. GaussianRBM models standardised features (its variances start "
-                "at 1 and its learning rate assumes that scale): put "
-                "sklearn.preprocessing.StandardScaler() in front of it in a Pipeline, "
-                "fitted once, before streaming.",
-                DataScaleWarning,
-            )
+        warn_if_off_scale(rms, deviation.size)
 
     # -- training hooks ------------------------------------------------------------
     def _new_training_state(self, X, y, learning, rng, row_weights=None):
@@ -677,35 +733,17 @@ class GaussianRBM(RestrictedBoltzmannBase):
     def _train_epoch(self, X, y, state, learning):
         super()._train_epoch(X, y, state, learning)  # the plain loop, for every strategy
         iterate = state.iterate.astype(np.float64)
-        # the farthest visible mean b + W^T h over all h, and the largest deviation
-        reach = np.abs(iterate[GaussianRBMLayout.visible_bias] - state.data_mean) + np.abs(
-            iterate[GaussianRBMLayout.weights]
-        ).sum(axis=0)
-        largest_log_variance = iterate[GaussianRBMLayout.log_variance].max(initial=0)
-        spread = max(reach.max(initial=0), np.exp(0.5 * largest_log_variance))
+        spread = visible_spread(
+            np, iterate[GaussianRBMLayout.visible_bias], iterate[GaussianRBMLayout.weights],
+            iterate[GaussianRBMLayout.log_variance], state.data_mean)
         if spread > RUNAWAY_SCALE * state.data_scale:
             hint = self._divergence_check_class(self).hint(X, state, learning)
-            raise TrainingDivergedError(
-                f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the model "
-                f"put visible values {spread:.3g} away from the data, more than "
-                f"{RUNAWAY_SCALE:g} times the largest feature's standard deviation "
-                f"({state.data_scale:.3g}). {hint} "
-                "The estimator was left as it was before this call."
-            )
+            raise runaway_error(self, state.n_iter + 1, spread, state.data_scale, hint)
         if self.learn_variance:
             variance = np.exp(iterate[GaussianRBMLayout.log_variance])
             collapsed = np.flatnonzero(variance < MIN_VARIANCE)
             if collapsed.size:
-                raise TrainingDivergedError(
-                    f"{type(self).__name__}: the variance of feature(s) "
-                    f"{collapsed[:5].tolist()} collapsed towards zero (below "
-                    f"{MIN_VARIANCE:g}) in epoch {state.n_iter + 1}. Many rows share "
-                    "the same value there (repeated points or (near-)constant "
-                    "features), where a Gaussian's density grows without bound as its "
-                    "variance shrinks. Drop constant features, remove duplicates or add a "
-                    "little noise, or set learn_variance=False. The estimator was left "
-                    "as it was before this call."
-                )
+                raise collapse_error(self, collapsed, state.n_iter + 1)
         state.data_rates = self._hidden_rates(self._model_view_of(state),
                                               self._training_rows(X, state),
                                               state.row_weights)

@@ -214,6 +214,7 @@ def test_unsupported_settings_are_refused(digits, setting):
 
 
 def test_other_estimators_refuse_dispatch(digits):
+    # (GaussianRBM computes under dispatch now: tests/test_array_api_gaussian.py)
     with config_context(array_api_dispatch=True), pytest.raises(
             TypeError, match="BoltzmannMachine.fit does not support array API dispatch"):
         BoltzmannMachine(n_hidden=2, n_iter=1).fit(xp_strict.asarray(digits[0][:50]))
