@@ -1682,6 +1682,31 @@ class SoftmaxUnits(Layer):
         log_sums = xp.log(xp.sum(xp.exp(grouped - top), axis=-1)) + top[..., 0]
         return xp.sum(log_sums, axis=1)
 
+    # -- rows of category codes (the estimators' input and output) --------------------
+    def _xp_unit_categories(self, xp, device):
+        """Each unit's group and its category within the group, as arrays of ``xp``
+        on ``device`` (made once, shared as :meth:`_xp_indices`)."""
+        cache = self.__dict__.setdefault("_xp_cache", {})
+        key = ("categories", namespace_of(self.bias).__name__, str(device))
+        if key not in cache:
+            group = np.repeat(np.arange(len(self.sizes)), self.sizes)
+            cache[key] = (xp.asarray(group, device=device),
+                          xp.asarray(np.arange(self.n_units) - self._starts[group],
+                                     device=device))
+        return cache[key]
+
+    def xp_one_hot(self, xp, codes):
+        """The one-hot rows of ``codes`` (rows x groups of integer-valued category
+        codes, each below its group's size), in the dtype of ``codes``."""
+        group, category = self._xp_unit_categories(xp, codes.device)
+        return xp.astype(xp.take(codes, group, axis=1) == xp.astype(category, codes.dtype),
+                         codes.dtype)
+
+    def xp_most_probable(self, xp, V):
+        """Each group's most probable category (its first on a tie) in one-hot or
+        probability rows ``V``: integer codes, rows x groups."""
+        return xp.argmax(self._xp_grouped(xp, V), axis=-1)
+
 
 class LayerGroups(Layer):
     """A visible layer made of groups of units of different types, side by side.
