@@ -267,7 +267,12 @@ class TabularRBMArrayAPI(_TableArrayAPI):
         mask = estimator._categorical_mask(host, frame=False)
         estimator.is_categorical_ = mask
         estimator._codes_of_array(host[:, mask], reset=True)  # checks, categories
-        transform = estimator._new_input_transform(host[:, ~mask])
+        # the numeric block laid out as in the NumPy path's rows (numeric columns,
+        # then the units of the categories), so that its mean is summed alike
+        rows = np.zeros((host.shape[0], int((~mask).sum() + estimator.n_categories_.sum())),
+                        dtype=host.dtype)
+        rows[:, :int((~mask).sum())] = host[:, ~mask]
+        transform = estimator._new_input_transform(rows)
         columns = TableColumns(tuple(int(k) for k in estimator.n_categories_),
                                tuple(int(j) for j in np.flatnonzero(~mask)),
                                tuple(int(j) for j in np.flatnonzero(mask)))
