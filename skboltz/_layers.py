@@ -1696,15 +1696,41 @@ class SoftmaxUnits(Layer):
         return cache[key]
 
     def xp_one_hot(self, xp, codes):
-        """The one-hot rows of ``codes`` (rows x groups of integer-valued category
-        codes, each below its group's size), in the dtype of ``codes``."""
+        """Return the one-hot rows of rows of category codes, in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        codes : array of shape (n_rows, n_groups)
+            Integer-valued category codes (floats or integers), each below its
+            group's size.
+
+        Returns
+        -------
+        rows : array of shape (n_rows, n_units)
+            One unit on in each group, the code's; in the dtype of ``codes``.
+        """
         group, category = self._xp_unit_categories(xp, codes.device)
         return xp.astype(xp.take(codes, group, axis=1) == xp.astype(category, codes.dtype),
                          codes.dtype)
 
     def xp_most_probable(self, xp, V):
-        """Each group's most probable category (its first on a tie) in one-hot or
-        probability rows ``V``: integer codes, rows x groups."""
+        """Return each group's most probable category, in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        V : array of shape (n_rows, n_units)
+            One-hot rows, or each group's category probabilities.
+
+        Returns
+        -------
+        codes : array of shape (n_rows, n_groups)
+            The category of each group with the largest value (the first on a
+            tie), as integers.
+        """
         return xp.argmax(self._xp_grouped(xp, V), axis=-1)
 
 

@@ -26,7 +26,7 @@ from sklearn.utils.estimator_checks import (
 from skboltz import CategoricalRBM, TabularRBM
 from skboltz._array_api import to_numpy
 from skboltz.exceptions import DegenerateModelWarning
-from skboltz.learning import CD, PCD
+from skboltz.learning import CD, PCD, ParallelTempering
 
 xp_strict = pytest.importorskip("array_api_strict")
 
@@ -97,7 +97,8 @@ def tabular(**settings):
 # -- where the results live ----------------------------------------------------------
 @pytest.mark.parametrize("name", NAMESPACES)
 @pytest.mark.parametrize("learning", ["pcd", "cd", CD(n_steps=2, negative_visible="mean"),
-                                      PCD(n_chains=7, n_steps=(1, 2))])
+                                      PCD(n_chains=7, n_steps=(1, 2)),
+                                      ParallelTempering(n_temperatures=3)])
 def test_categorical_computes_in_the_input_namespace(codes, name, learning):
     Xa = as_namespace(name, codes[:200])
     model = CategoricalRBM(n_components=4, n_iter=2, learning=learning,
@@ -135,10 +136,12 @@ def test_categorical_computes_in_the_input_namespace(codes, name, learning):
 
 @pytest.mark.parametrize("name", NAMESPACES)
 @pytest.mark.parametrize("categorical", [[1, 3], None, [0, 1, 2, 3]])
-def test_tabular_computes_in_the_input_namespace(mixed, name, categorical):
+@pytest.mark.parametrize("learning", ["pcd", "pt"])  # "pt": TabularRBM's default
+def test_tabular_computes_in_the_input_namespace(mixed, name, categorical, learning):
     X = mixed if categorical != [0, 1, 2, 3] else np.round(np.abs(mixed) % 3)
     Xa = as_namespace(name, X)
-    model = tabular(categorical_features=categorical, momentum=(0.5, 0.9))
+    model = tabular(categorical_features=categorical, momentum=(0.5, 0.9),
+                    learning=learning)
     with config_context(array_api_dispatch=True):
         model.fit(Xa)
         for attribute in ("components_", "intercept_hidden_", "intercept_visible_",
@@ -383,9 +386,8 @@ def test_a_constant_numeric_column_is_refused(mixed):
 
 
 @pytest.mark.parametrize("estimator, setting", [
-    (TabularRBM(), "learning='pt'"),  # TabularRBM's default
-    (CategoricalRBM(learning="pt"), "learning='pt'"),
     (CategoricalRBM(z_estimator="visited_states"), "z_estimator='visited_states'"),
+    (CategoricalRBM(n_iter_no_change=3), "n_iter_no_change=3"),
     (CategoricalRBM(validation_fraction=0.2), "validation_fraction=0.2"),
     (tabular(monitor_likelihood=True), "monitor_likelihood=True"),
 ])
@@ -395,7 +397,7 @@ def test_unsupported_settings_are_refused(codes, estimator, setting):
             ValueError, match="not available under array API dispatch"):
         estimator.fit(xp_strict.asarray(codes[:50]))
     assert CategoricalRBM().__sklearn_tags__().array_api_support
-    assert TabularRBM(learning="pcd").__sklearn_tags__().array_api_support
+    assert TabularRBM().__sklearn_tags__().array_api_support
 
 
 def test_namespace_mismatch_is_refused(codes):
@@ -411,6 +413,7 @@ def test_namespace_mismatch_is_refused(codes):
 # -- scikit-learn's checks ----------------------------------------------------------
 ARRAY_API_ESTIMATORS = [
     CategoricalRBM(n_components=3, n_iter=3),
+    TabularRBM(n_components=3, n_iter=3),  # parallel tempering
     CategoricalRBM(n_components=3, z_estimator="ais", min_categories=4, n_iter=2),
     TabularRBM(n_components=3, learning="pcd", learning_rate=0.01, n_iter=3),
     TabularRBM(n_components=3, learning="cd", learning_rate=0.01, n_iter=3,
@@ -434,7 +437,7 @@ def test_sklearn_array_api_input_check(estimator, array_namespace, device_name,
                               device_name=device_name, dtype_name=dtype_name)
 
 
-@pytest.mark.parametrize("estimator", ARRAY_API_ESTIMATORS[:1] + ARRAY_API_ESTIMATORS[2:3],
+@pytest.mark.parametrize("estimator", ARRAY_API_ESTIMATORS[:2],
                          ids=repr)
 def test_sklearn_array_api_same_namespace_check(estimator):
     check_array_api_same_namespace(type(estimator).__name__, estimator,
