@@ -464,3 +464,29 @@ def test_statistical_agreement_with_numpy():
             dispatched_scores.append(model.score(as_namespace(name, test)))
     assert abs(np.mean(dispatched_scores) - np.mean(numpy_scores)) < 0.2, (
         dispatched_scores, numpy_scores)
+
+
+def test_tabular_statistical_agreement_with_numpy():
+    """The same for TabularRBM at its defaults (parallel tempering) but 4 hidden
+    units and 20 epochs, on 600 rows of a mixed table (two numeric columns, two
+    categorical ones that they depend on; 300 held out): the held-out mean log
+    density (exact log Z, in the input's units) within 0.2 nats of the NumPy path's,
+    as means over three seeds. Measured on torch CPU: -6.296 (NumPy) and -6.302."""
+    rng = np.random.default_rng(1)
+    colour = rng.integers(0, 3, 900)
+    size = np.where(colour == 0, 10.0, 20.0) + rng.normal(size=900)
+    kind = (colour + rng.integers(0, 2, 900)) % 4
+    weight = 3 * kind + rng.normal(scale=2.0, size=900)
+    X = np.column_stack([size, colour, weight, kind])
+    train, test = X[:600], X[600:]
+    name = "torch" if torch is not None else "array_api_strict"
+    numpy_scores, dispatched_scores = [], []
+    for seed in range(3):
+        settings = {"n_components": 4, "n_iter": 20, "categorical_features": [1, 3],
+                    "random_state": seed}
+        numpy_scores.append(TabularRBM(**settings).fit(train).score(test))
+        with config_context(array_api_dispatch=True):
+            model = TabularRBM(**settings).fit(as_namespace(name, train))
+            dispatched_scores.append(model.score(as_namespace(name, test)))
+    assert abs(np.mean(dispatched_scores) - np.mean(numpy_scores)) < 0.2, (
+        dispatched_scores, numpy_scores)
