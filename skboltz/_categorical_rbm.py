@@ -5,6 +5,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_non_negative, validate_data
 
+from ._array_api import ArrayAPIMixin, fitted_namespace
+from ._array_api_tables import CategoricalRBMArrayAPI
 from ._layered_rbm import LayeredRBM, layered_constraints
 from ._layers import BinaryUnits, SoftmaxUnits
 from ._monitoring import MONITORING_PARAMETERS_DOC
@@ -86,7 +88,7 @@ def most_probable_codes(V, n_categories):
     return codes
 
 
-class CategoricalRBM(LayeredRBM):
+class CategoricalRBM(ArrayAPIMixin, LayeredRBM):
     """Restricted Boltzmann machine of categorical columns, with a true log-likelihood.
 
     Each column of ``X`` holds integer category codes (0, 1, ..., K - 1, as
@@ -226,6 +228,7 @@ class CategoricalRBM(LayeredRBM):
 
     _view_class = CategoricalRBMView
     _structural_parameters = ("n_components", "min_categories")
+    _array_api_model = CategoricalRBMArrayAPI
 
     _parameter_constraints = {
         **layered_constraints(CategoricalRBMView),
@@ -283,6 +286,14 @@ class CategoricalRBM(LayeredRBM):
         # first call records the number of categories of each column.
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=reset,
                           ensure_all_finite="allow-nan")
+        self._check_codes(X)
+        if reset:
+            self.n_categories_ = self._categories_of(X)
+        return one_hot(X, self.n_categories_)
+
+    def _check_codes(self, X):
+        """Refuse rows (validated, NumPy) that are not non-negative integer codes (NaN,
+        a missing code, passes)."""
         if (X < 0).any():  # NaN (a missing code) compares False
             check_non_negative(np.where(X < 0, X, 0), type(self).__name__)
         fractional = X != np.floor(X)
@@ -294,9 +305,6 @@ class CategoricalRBM(LayeredRBM):
                 f"{X[row, column]:g}. Encode each column first, e.g. with "
                 "sklearn.preprocessing.OrdinalEncoder() in a Pipeline."
             )
-        if reset:
-            self.n_categories_ = self._categories_of(X)
-        return one_hot(X, self.n_categories_)
 
     def _default_n_chains(self, learning):
         # 100 persistent chains (not batch_size = 10) gained on every table of
@@ -329,6 +337,8 @@ class CategoricalRBM(LayeredRBM):
     @property
     def categories_(self):
         """The codes of each column's categories (``arange(n_categories_[i])``)."""
+        if fitted_namespace(self) is not None:  # in the namespace of the fit's input
+            return self._array_api_model.categories(self)
         return [np.arange(k) for k in self.n_categories_]
 
     def _visible_layer(self):

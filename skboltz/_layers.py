@@ -1682,6 +1682,57 @@ class SoftmaxUnits(Layer):
         log_sums = xp.log(xp.sum(xp.exp(grouped - top), axis=-1)) + top[..., 0]
         return xp.sum(log_sums, axis=1)
 
+    # -- rows of category codes (the estimators' input and output) --------------------
+    def _xp_unit_categories(self, xp, device):
+        """Each unit's group and its category within the group, as arrays of ``xp``
+        on ``device`` (made once, shared as :meth:`_xp_indices`)."""
+        cache = self.__dict__.setdefault("_xp_cache", {})
+        key = ("categories", namespace_of(self.bias).__name__, str(device))
+        if key not in cache:
+            group = np.repeat(np.arange(len(self.sizes)), self.sizes)
+            cache[key] = (xp.asarray(group, device=device),
+                          xp.asarray(np.arange(self.n_units) - self._starts[group],
+                                     device=device))
+        return cache[key]
+
+    def xp_one_hot(self, xp, codes):
+        """Return the one-hot rows of rows of category codes, in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        codes : array of shape (n_rows, n_groups)
+            Integer-valued category codes (floats or integers), each below its
+            group's size.
+
+        Returns
+        -------
+        rows : array of shape (n_rows, n_units)
+            One unit on in each group, the code's; in the dtype of ``codes``.
+        """
+        group, category = self._xp_unit_categories(xp, codes.device)
+        return xp.astype(xp.take(codes, group, axis=1) == xp.astype(category, codes.dtype),
+                         codes.dtype)
+
+    def xp_most_probable(self, xp, V):
+        """Return each group's most probable category, in any array namespace.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of the parameters and rows.
+        V : array of shape (n_rows, n_units)
+            One-hot rows, or each group's category probabilities.
+
+        Returns
+        -------
+        codes : array of shape (n_rows, n_groups)
+            The category of each group with the largest value (the first on a
+            tie), as integers.
+        """
+        return xp.argmax(self._xp_grouped(xp, V), axis=-1)
+
 
 class LayerGroups(Layer):
     """A visible layer made of groups of units of different types, side by side.

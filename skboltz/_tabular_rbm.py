@@ -14,6 +14,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils.validation import check_array, validate_data
 
+from ._array_api import ArrayAPIMixin
+from ._array_api_tables import TabularRBMArrayAPI
 from ._base import TRAINING_CONSTRAINTS
 from ._capabilities import (
     ANNEALING,
@@ -167,7 +169,7 @@ def _column_kind(dtype):
     return None
 
 
-class TabularRBM(LayeredRBM):
+class TabularRBM(ArrayAPIMixin, LayeredRBM):
     """Restricted Boltzmann machine of a mixed table: numeric and categorical columns.
 
     A table's numeric columns are Gaussian visible units with learned variances and its
@@ -355,6 +357,7 @@ class TabularRBM(LayeredRBM):
 
     _view_class = TabularRBMView
     _structural_parameters = ("n_components", "categorical_features")
+    _array_api_model = TabularRBMArrayAPI
 
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
