@@ -25,14 +25,17 @@ moving-average momentum (a schedule too), weight decay every
 :data:`~skboltz._training.AVERAGE_INTERVAL` updates, as the NumPy path applies them;
 ``transform``, ``reconstruct``, ``free_energy``, ``score_samples``, ``score``,
 ``sample`` and ``estimate_log_partition`` with log Z exact or by annealed importance
-sampling. The rest of the NumPy path's options (other learning strategies and log Z
-estimators, validation monitoring, early stopping, callbacks, sample weights, missing
-entries, the degeneracy check at the end of a fit) are refused with an error that says
-to pass NumPy arrays.
+sampling; ``sample_weight`` in ``fit``, ``partial_fit`` and ``score`` (rows of weight
+0 dropped, the others relative, weighting every update's data statistics and the
+starting rates, as :mod:`skboltz._weights` says). The rest of the NumPy path's options
+(other learning strategies and log Z estimators, validation monitoring, early
+stopping, callbacks, missing entries, the degeneracy check at the end of a fit) are
+refused with an error that says to pass NumPy arrays.
 """
 
 import copy
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -43,6 +46,7 @@ from ._array_api import (
     ArrayAPIState,
     check_input_namespace,
     dispatched_namespace,
+    namespace_of,
     random_source,
     score_dtype,
     to_numpy,
@@ -51,11 +55,12 @@ from ._energy import logit_of_rates
 from ._layered_rbm import auto_average_window
 from ._layers import BinaryUnits
 from ._runtime import make_generator, warn_user
-from ._sklearn import check_count
+from ._sklearn import _check_sample_weight, check_count
 from ._strategies import AUTO_EXACT_MAX_STATES
 from ._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE
 from ._transactions import all_or_nothing, publish
 from ._update import DECAY_INTERVAL, UpdateRule
+from ._weights import relative_weights
 from .exceptions import ApproximateScoreWarning, TrainingDivergedError
 from .learning import CD, PCD, ParallelTempering
 from .learning._base import steps_at
@@ -383,7 +388,7 @@ class RestrictedArrayAPI:
             return cls._fit(estimator, X, partial=partial, **kwargs)
 
     @classmethod
-    def _fit(cls, estimator, X, *, partial, **kwargs):
+    def _fit(cls, estimator, X, *, partial, sample_weight=None, **kwargs):
         given = {k: v for k, v in kwargs.items() if v is not None}
         if given:
             refuse(estimator, ", ".join(f"{k}=..." for k in given),
@@ -391,15 +396,20 @@ class RestrictedArrayAPI:
         cls._check_settings(estimator)
         learning = estimator._resolve_learning()
         first_call = not (partial and hasattr(estimator, "_training_state"))
+        if not first_call:
+            check_input_namespace(estimator, X, estimator._training_state, "partial_fit")
+        X, weights = _weighted_rows(X, sample_weight)
         if first_call:
             xp, device = dispatched_namespace(X)
-            state, V = cls._new_state(estimator, X, xp, device, learning, partial=partial)
+            state, V = cls._new_state(estimator, X, xp, device, learning, partial=partial,
+                                      weights=weights)
         else:
-            check_input_namespace(estimator, X, estimator._training_state, "partial_fit")
             state = cls._continued_state(estimator, learning)
             V = cls.visible_rows(estimator, X, reset=False, state=state)
             cls._as_dtype(state, V.dtype)
         xp = state.xp
+        row_weights = None if weights is None else xp.asarray(
+            weights, dtype=V.dtype, device=state.device)
         learning_rate = estimator._learning_rate_of(state)
         n_epochs = 1 if partial else estimator.n_iter
         for _ in range(n_epochs):
@@ -408,7 +418,7 @@ class RestrictedArrayAPI:
             rule = UpdateRule.of(float(estimator._momentum_at(state.n_iter)),
                                  learning_rate, estimator.weight_decay)
             cls._train_epoch(estimator, V, state, learning, rule,
-                             estimator._progress(state))
+                             estimator._progress(state), row_weights)
             if _diverged(xp, state.params) or _diverged(xp, state.iterate):
                 raise TrainingDivergedError(
                     f"{type(estimator).__name__} diverged in epoch {state.n_iter + 1}: "
@@ -448,7 +458,8 @@ class RestrictedArrayAPI:
         return estimator
 
     @classmethod
-    def _train_epoch(cls, estimator, V, state, learning, rule, progress):
+    def _train_epoch(cls, estimator, V, state, learning, rule, progress,
+                     row_weights=None):
         xp, source = state.xp, state.source
         n_rows = V.shape[0]
         batch_size = max(1, min(estimator.batch_size, n_rows))
@@ -460,9 +471,13 @@ class RestrictedArrayAPI:
         order = source.permutation(n_rows) if n_rows > batch_size else None
         for start in range(0, n_rows, batch_size):
             stop = min(start + batch_size, n_rows)
-            positive = V if order is None else xp.take(V, order[start:stop], axis=0)
+            rows = None if order is None else order[start:stop]
+            positive = V if rows is None else xp.take(V, rows, axis=0)
+            weights = (row_weights if rows is None or row_weights is None
+                       else xp.take(row_weights, rows, axis=0))
             model = cls.model(estimator, state.iterate, state)
-            gradient = cls._gradient(model, state, learning, positive, n_steps, step)
+            gradient = cls._gradient(model, state, learning, positive, n_steps, step,
+                                     weights)
             update.apply(state, gradient)
             if averaging:
                 state.n_pending_average += 1
@@ -475,9 +490,14 @@ class RestrictedArrayAPI:
             _move_average(state, window)
 
     @classmethod
-    def _gradient(cls, model, state, learning, positive, n_steps, step):
+    def _gradient(cls, model, state, learning, positive, n_steps, step, weights=None):
         """One update's step times the gradient: the data's statistics minus the
-        negative phase's (CD-k from the minibatch, or PCD's chains, which it moves)."""
+        negative phase's (CD-k from the minibatch, or PCD's chains, which it moves).
+
+        ``weights`` (of the minibatch's rows, or None) weight the data's statistics,
+        and CD's negative rows started at them, in a mean over the minibatch's rows
+        (not divided by its weights: every update's gradient then has the
+        expectation of the whole weighted data's, see :mod:`skboltz._weights`)."""
         xp, visible = model.xp, model.visible
         positive_hidden = model.hidden_probability(positive)
         choice = learning.negative_visible
@@ -513,18 +533,24 @@ class RestrictedArrayAPI:
             else:
                 negative, negative_hidden = chains, chains_hidden
         n_pos, n_neg = positive.shape[0], negative.shape[0]
+        negative_weights = weights if type(learning) is CD else None
+        weighted_positive, weighted_hidden = _weighted(positive, positive_hidden, weights)
+        weighted_negative, weighted_negative_hidden = _weighted(negative, negative_hidden,
+                                                                negative_weights)
         gradient = {
-            WEIGHTS: step * (positive_hidden.T @ positive / n_pos
-                             - negative_hidden.T @ negative / n_neg),
-            VISIBLE_BIAS: step * (xp.mean(positive, axis=0) - xp.mean(negative, axis=0)),
-            HIDDEN_BIAS: step * (xp.mean(positive_hidden, axis=0)
-                                 - xp.mean(negative_hidden, axis=0)),
+            WEIGHTS: step * (positive_hidden.T @ weighted_positive / n_pos
+                             - negative_hidden.T @ weighted_negative / n_neg),
+            VISIBLE_BIAS: step * (xp.mean(weighted_positive, axis=0)
+                                  - xp.mean(weighted_negative, axis=0)),
+            HIDDEN_BIAS: step * (xp.mean(weighted_hidden, axis=0)
+                                 - xp.mean(weighted_negative_hidden, axis=0)),
         }
         W = model.weights
-        data = visible.xp_extra_gradients(xp, positive, positive_hidden, W, False)
+        data = visible.xp_extra_gradients(xp, positive, positive_hidden, W, False,
+                                          weights)
         if data:
             free = visible.xp_extra_gradients(xp, negative, negative_hidden, W,
-                                              rows_are_means)
+                                              rows_are_means, negative_weights)
             for name in data:
                 gradient[name] = step * (data[name] - free[name])
         for name in state.iterate:  # parameters that are not learnt stay
@@ -540,7 +566,8 @@ class RestrictedArrayAPI:
         return float(state.xp.mean((means - rows) ** 2))
 
     @classmethod
-    def _new_state(cls, estimator, X, xp, device, learning, *, partial=False):
+    def _new_state(cls, estimator, X, xp, device, learning, *, partial=False,
+                   weights=None):
         """The state of a first fit, and its visible rows."""
         rng = make_generator(estimator.random_state)
         source = random_source(xp, device, int(rng.integers(np.iinfo(np.int32).max)))
@@ -557,7 +584,7 @@ class RestrictedArrayAPI:
             window = auto_average_window(estimator.n_iter, V.shape[0],
                                          max(1, min(estimator.batch_size, V.shape[0])))
         state.extra["average_window"] = window
-        state.visible_rates = _host_means(xp, V)
+        state.visible_rates = _host_means(xp, V, weights)
         n_visible, n_hidden = V.shape[1], estimator.n_components
         params = {
             WEIGHTS: 0.01 * source.normal((n_hidden, n_visible), dtype),
@@ -699,9 +726,14 @@ class RestrictedArrayAPI:
                               device=state.device)
 
     @classmethod
-    def score(cls, estimator, X, y=None):
+    def score(cls, estimator, X, y=None, sample_weight=None):
         scores = cls.score_samples(estimator, X)
-        return float(estimator._training_state.xp.mean(scores))
+        xp = estimator._training_state.xp
+        if sample_weight is None:
+            return float(xp.mean(scores))
+        weights = xp.asarray(host_weights(sample_weight, scores.shape[0]),
+                             dtype=scores.dtype, device=scores.device)
+        return float(xp.sum(scores * weights) / xp.sum(weights))
 
     @classmethod
     def sample(cls, estimator, n_samples=1, random_state=None, n_steps=1000,
@@ -830,10 +862,45 @@ def bernoulli_of(xp, source, probability):
     return xp.astype(draws, probability.dtype)
 
 
-def _host_means(xp, rows):
-    """The column means of ``rows`` as float64 NumPy on the host."""
-    return to_numpy(xp.mean(xp.astype(rows, score_dtype(xp, rows.device)), axis=0),
-                    xp).astype(np.float64)
+def _host_means(xp, rows, weights=None):
+    """The column means of ``rows`` (weighted by the host's ``weights``, of mean 1) as
+    float64 NumPy on the host."""
+    dtype = score_dtype(xp, rows.device)
+    rows = xp.astype(rows, dtype)
+    if weights is not None:
+        rows = rows * xp.asarray(weights[:, None], dtype=dtype, device=rows.device)
+    return to_numpy(xp.mean(rows, axis=0), xp).astype(np.float64)
+
+
+def _weighted(V, H, weights):
+    """Rows and their hidden states times the rows' weights (as they are for None)."""
+    if weights is None:
+        return V, H
+    return V * weights[:, None], H * weights[:, None]
+
+
+def host_weights(sample_weight, n_rows):
+    """``sample_weight`` of any namespace (or a list) validated as scikit-learn does,
+    float64 NumPy on the host."""
+    if not isinstance(sample_weight, (np.ndarray, list, tuple, numbers.Number)):
+        sample_weight = to_numpy(sample_weight, namespace_of(sample_weight))
+    return _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64,
+                                ensure_non_negative=True)
+
+
+def _weighted_rows(X, sample_weight):
+    """The rows of a fit (those of positive weight) and their relative weights on the
+    host (None: unweighted), as :func:`skboltz._weights.training_weights` makes
+    them."""
+    if sample_weight is None:
+        return X, None
+    weights = host_weights(sample_weight, X.shape[0])
+    present = weights > 0
+    if not present.all():  # a row of weight 0 is no row
+        xp, device = dispatched_namespace(X)
+        X = xp.take(X, xp.asarray(np.flatnonzero(present), device=device), axis=0)
+        weights = weights[present]
+    return X, relative_weights(weights)
 
 
 # -- log Z in the input's namespace ---------------------------------------------------

@@ -444,7 +444,7 @@ class Layer:
         """
         return xp.asarray(self.states(start, stop), dtype=self.bias.dtype, device=device)
 
-    def xp_extra_gradients(self, xp, V, H, weights, means):
+    def xp_extra_gradients(self, xp, V, H, weights, means, row_weights=None):
         """Compute the mean gradient of each extra parameter over rows.
 
         Parameters
@@ -460,6 +460,9 @@ class Layer:
         means : bool
             Whether the rows of ``V`` are means rather than draws (see
             :meth:`extra_statistics`).
+        row_weights : array of shape (n_rows,) or None, default=None
+            How many times each row counts (a weighted fit); the mean is still over
+            ``n_rows``.
 
         Returns
         -------
@@ -1334,12 +1337,15 @@ class GaussianUnits(Layer):
     def xp_seen(self, xp, S):
         return S / self.variance
 
-    def xp_extra_gradients(self, xp, V, H, weights, means):
+    def xp_extra_gradients(self, xp, V, H, weights, means, row_weights=None):
         # log_variance_statistics, averaged over the rows
         centred = V - self.bias
-        gradient = (0.5 * xp.mean(centred * centred, axis=0)
-                    - xp.mean(V * (H @ weights), axis=0)) / self.variance
-        return {"log_variance": gradient + 0.5 if means else gradient}
+        per_row = 0.5 * centred * centred - V * (H @ weights)
+        if means:  # the expected quadratic term of the draws the means stand for
+            per_row = per_row + 0.5 * self.variance
+        if row_weights is not None:
+            per_row = per_row * row_weights[:, None]
+        return {"log_variance": xp.mean(per_row, axis=0) / self.variance}
 
     def draw_fields_and_mean(self, x, noise, out):
         x[..., -1] = 1
@@ -2017,11 +2023,12 @@ class LayerGroups(Layer):
     # xp_tempered_fields is the base's: the whole layer's rule (a group of a layer that
     # keeps some bias untempered keeps its own too), as the training form tempers it
 
-    def xp_extra_gradients(self, xp, V, H, weights, means):
+    def xp_extra_gradients(self, xp, V, H, weights, means, row_weights=None):
         # each extra parameter over its block: its groups' gradients side by side
         gradients = {}
         for group, cut in zip(self.groups, self._slices):
-            own = group.xp_extra_gradients(xp, V[:, cut], H, weights[:, cut], means)
+            own = group.xp_extra_gradients(xp, V[:, cut], H, weights[:, cut], means,
+                                           row_weights)
             for name, gradient in own.items():
                 gradients.setdefault(name, []).append(gradient)
         return {name: xp.concat(parts) for name, parts in gradients.items()}

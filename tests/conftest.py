@@ -20,9 +20,11 @@ def pytest_collection_modifyitems(config, items):
     scikit-learn skips them when torch was built without CUDA, but a CUDA build of
     torch on a machine without a GPU (or with an older driver) fails them instead.
     torch is imported only where it is installed, and only if such checks were
-    collected.
+    collected. A check of ``parametrize_with_checks`` names its device in its
+    parameters (a partial with ``device_name='cuda'``), not in the test's id.
     """
-    cuda_items = [item for item in items if "cuda" in item.nodeid]
+    cuda_items = [item for item in items if "cuda" in item.nodeid or "cuda" in repr(
+        getattr(getattr(item, "callspec", None), "params", {}).get("check", ""))]
     if not cuda_items or importlib.util.find_spec("torch") is None:
         return
     try:

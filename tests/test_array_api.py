@@ -7,6 +7,7 @@ refusals of what is not supported, and statistical agreement with the NumPy path
 the digits (a held-out log-likelihood and linear-classifier features).
 """
 
+import copy
 import warnings
 
 import numpy as np
@@ -314,3 +315,56 @@ def test_adaptive_ais_searches_for_its_target(digits):
     assert searched.cost["n_chains"] > 16  # chains were added to reach the target
     assert abs(searched.value - exact.value) < max(4 * searched.std_error, 0.02)
     assert not short.converged and "max_time" in " ".join(short.caveats)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_zero_weights_are_no_rows(digits, name):
+    """0/1 weights fit exactly the model of the kept rows (rows of weight 0 are
+    dropped before anything is drawn; equal weights are the unweighted fit)."""
+    X = digits[0][:120]
+    keep = np.arange(120) % 3 != 0
+    weights = keep.astype(float)
+    settings = dict(n_components=6, n_iter=2, random_state=0)
+    with config_context(array_api_dispatch=True):
+        weighted = RBM(**settings).fit(as_namespace(name, X), sample_weight=weights)
+        kept = RBM(**settings).fit(as_namespace(name, X[keep]))
+    np.testing.assert_array_equal(to_host(weighted.components_), to_host(kept.components_))
+
+
+def test_weights_count_as_repeated_rows_in_the_gradient(digits):
+    """With integer weights an update's gradient is the one of the rows repeated: PCD's
+    negative phase draws from its chains alone, so with the same chains and random
+    numbers the two gradients are equal (to rounding)."""
+    from skboltz._array_api_restricted import _weighted_rows
+    from skboltz._array_api_rbm import RBMArrayAPI
+
+    X = digits[0][:8]
+    counts = np.array([1, 2, 3, 1, 1, 4, 2, 1])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=5, n_iter=1, random_state=0).fit(xp_strict.asarray(X))
+        state = rbm._training_state
+        gradients = []
+        for rows, weights in ((X, counts), (np.repeat(X, counts, axis=0), None)):
+            rows, relative = _weighted_rows(xp_strict.asarray(rows), weights)
+            chains_state = copy.copy(state)
+            chains_state.source = random_source(xp_strict, None, 7)
+            model = RBMArrayAPI.model(rbm, state.iterate, state)
+            gradients.append(RBMArrayAPI._gradient(
+                model, chains_state, rbm.learning_, rows, 1, 0.1,
+                None if relative is None else xp_strict.asarray(relative)))
+    for name in gradients[0]:
+        np.testing.assert_allclose(to_host(gradients[0][name]), to_host(gradients[1][name]),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_weighted_score_is_the_repeated_rows_score(digits):
+    X = digits[0][:30]
+    counts = np.arange(30) % 4
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=5, n_iter=1, random_state=0).fit(xp_strict.asarray(X))
+        weighted = rbm.score(xp_strict.asarray(X), sample_weight=xp_strict.asarray(
+            counts.astype(float)))
+        repeated = rbm.score(xp_strict.asarray(np.repeat(X, counts, axis=0)))
+        with pytest.raises(ValueError, match="Negative values"):
+            rbm.fit(xp_strict.asarray(X), sample_weight=-np.ones(30))
+    assert weighted == pytest.approx(repeated, rel=1e-12)

@@ -347,7 +347,7 @@ def test_finite_rows_never_give_nan(name, whiten, dtype):
                           < -1e15)
 
 
-def test_missing_entries_and_weights_are_refused(wine):
+def test_missing_entries_are_refused_and_zero_weights_are_no_rows(wine):
     X = wine.copy()
     X[0, 0] = np.nan
     with config_context(array_api_dispatch=True):
@@ -357,10 +357,13 @@ def test_missing_entries_and_weights_are_refused(wine):
             xp_strict.asarray(wine))
         with pytest.raises(ValueError, match="NaN"):
             model.transform(xp_strict.asarray(X))
-        with pytest.raises(ValueError, match="sample_weight"):
-            dispatched(n_components=2, n_iter=1).fit(
-                xp_strict.asarray(wine), sample_weight=np.ones(len(wine)))
-        # NumPy arrays keep taking them
+        keep = np.arange(len(wine)) % 4 != 0
+        weighted = dispatched(n_components=2, n_iter=1, random_state=0).fit(
+            xp_strict.asarray(wine), sample_weight=keep.astype(float))
+        kept = dispatched(n_components=2, n_iter=1, random_state=0).fit(
+            xp_strict.asarray(wine[keep]))
+        assert_array_equal(to_host(weighted.components_), to_host(kept.components_))
+        # NumPy arrays keep taking missing entries
         assert np.isfinite(dispatched(n_components=2, n_iter=1).fit(X).score(X))
 
 

@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn import config_context
 from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
 from sklearn.utils.estimator_checks import (
@@ -334,7 +335,8 @@ def test_partial_fit_from_scratch_and_after_edits(mixed):
 # -- what is refused ----------------------------------------------------------------
 @pytest.mark.parametrize("estimator", [CategoricalRBM(n_components=2, n_iter=1),
                                        tabular()], ids=["categorical", "tabular"])
-def test_missing_entries_and_weights_are_refused(codes, mixed, estimator):
+def test_missing_entries_are_refused_and_zero_weights_are_no_rows(codes, mixed,
+                                                                  estimator):
     X = (codes if isinstance(estimator, CategoricalRBM) else mixed)[:50].copy()
     X_missing = X.copy()
     X_missing[3, 1] = np.nan
@@ -342,8 +344,12 @@ def test_missing_entries_and_weights_are_refused(codes, mixed, estimator):
         with pytest.raises(ValueError, match="missing entries .NaN. are not supported"):
             estimator.fit(xp_strict.asarray(X_missing))
         assert not hasattr(estimator, "n_features_in_")  # put back
-        with pytest.raises(ValueError, match="sample_weight"):
-            estimator.fit(xp_strict.asarray(X), sample_weight=np.ones(50))
+        keep = np.arange(50) % 5 != 0
+        weighted = clone(estimator).set_params(random_state=0).fit(
+            xp_strict.asarray(X), sample_weight=keep.astype(float))
+        kept = clone(estimator).set_params(random_state=0).fit(xp_strict.asarray(X[keep]))
+        np.testing.assert_array_equal(to_numpy(weighted.components_, xp_strict),
+                                      to_numpy(kept.components_, xp_strict))
         estimator.fit(xp_strict.asarray(X))
         with pytest.raises(ValueError, match="missing entries .NaN. are not supported"):
             estimator.score_samples(xp_strict.asarray(X_missing))
