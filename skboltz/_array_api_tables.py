@@ -399,16 +399,8 @@ class TabularRBMArrayAPI(_TableArrayAPI):
                 "call.")
         if float(xp.min(log_variance)) < np.log(MIN_VARIANCE):
             collapsed = np.flatnonzero(np.exp(to_numpy(log_variance, xp)) < MIN_VARIANCE)
-            shown = ", ".join(estimator._column_name(columns.numeric[i])
-                              for i in collapsed[:5])
-            raise TrainingDivergedError(
-                f"TabularRBM: the variance of the numeric column(s) {shown} collapsed "
-                f"towards zero (below {MIN_VARIANCE:g} of the standardised column) in "
-                f"epoch {state.n_iter + 1}. Many rows share the same values there, where "
-                "a Gaussian's density grows without bound as its variance shrinks: "
-                "declare a column of few distinct values categorical "
-                "(categorical_features), or add a little noise. The estimator was left "
-                "as it was before this call.")
+            raise estimator._collapsed_variance_error(
+                np.asarray(columns.numeric)[collapsed], state.n_iter + 1)
 
     @classmethod
     def visible_out(cls, estimator, V):

@@ -802,15 +802,19 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
                 "The estimator was left as it was before this call.")
         collapsed = columns[np.exp(log_variance) < MIN_VARIANCE]
         if collapsed.size:
-            shown = ", ".join(self._column_name(j) for j in collapsed[:5])
-            raise TrainingDivergedError(
-                f"TabularRBM: the variance of the numeric column(s) {shown} collapsed "
-                f"towards zero (below {MIN_VARIANCE:g} of the standardised column) in "
-                f"epoch {state.n_iter + 1}. Many rows share the same values there, where "
-                "a Gaussian's density grows without bound as its variance shrinks: "
-                "declare a column of few distinct values categorical "
-                "(categorical_features), or add a little noise. The estimator was left "
-                "as it was before this call.")
+            raise self._collapsed_variance_error(collapsed, state.n_iter + 1)
+
+    def _collapsed_variance_error(self, columns, epoch):
+        """The error of numeric columns (their positions) whose variance collapsed."""
+        shown = ", ".join(self._column_name(j) for j in columns[:5])
+        return TrainingDivergedError(
+            f"TabularRBM: the variance of the numeric column(s) {shown} collapsed "
+            f"towards zero (below {MIN_VARIANCE:g} of the standardised column) in "
+            f"epoch {epoch}. Many rows share the same values there, where "
+            "a Gaussian's density grows without bound as its variance shrinks: "
+            "declare a column of few distinct values categorical "
+            "(categorical_features), or add a little noise. The estimator was left "
+            "as it was before this call.")
 
     def _fitted_attributes(self, state):
         attributes = super()._fitted_attributes(state)

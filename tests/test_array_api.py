@@ -26,33 +26,10 @@ from skboltz._array_api import random_source, to_numpy
 from skboltz.exceptions import DegenerateModelWarning
 from skboltz.learning import CD, PCD
 
-xp_strict = pytest.importorskip("array_api_strict")
-
-try:  # torch is never a requirement: its tests run where it is installed
-    import torch
-except ImportError:
-    torch = None
-
-NAMESPACES = ["array_api_strict"] + (["torch"] if torch is not None else [])
+from _namespaces import NAMESPACES, as_namespace, namespace_of, to_host, torch, xp_strict
 
 
-def as_namespace(name, X, dtype="float64"):
-    if name == "torch":
-        return torch.asarray(X.astype(dtype))
-    return xp_strict.asarray(X.astype(dtype))
 
-
-def namespace_of(array):
-    return type(array).__module__.split(".")[0]
-
-
-def to_host(array):
-    """A NumPy copy of a torch or array-api-strict array (a NumPy array as it is)."""
-    if isinstance(array, np.ndarray):
-        return array
-    if namespace_of(array) == "torch":
-        return array.cpu().numpy()
-    return to_numpy(array, xp_strict)
 
 
 @pytest.fixture(scope="module")

@@ -26,42 +26,18 @@ from sklearn.utils.estimator_checks import (
 )
 
 from skboltz import GaussianRBM
-from skboltz._array_api import to_numpy
 from skboltz._array_api_gaussian_rbm import LOG_VARIANCE, GaussianRBMArrayAPI
 from skboltz.exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 from skboltz.learning import CD, PCD
 
-xp_strict = pytest.importorskip("array_api_strict")
-
-try:  # torch is never a requirement: its tests run where it is installed
-    import torch
-except ImportError:
-    torch = None
-
-NAMESPACES = ["array_api_strict"] + (["torch"] if torch is not None else [])
+from _namespaces import NAMESPACES, as_namespace, namespace_of, to_host, torch, xp_strict
 
 #: The fitted arrays of a GaussianRBM (whitening_* with whiten=True).
 PARAMETERS = ("components_", "intercept_hidden_", "intercept_visible_", "variance_")
 WHITENING = ("whitening_mean_", "whitening_factor_")
 
 
-def as_namespace(name, X, dtype="float64"):
-    if name == "torch":
-        return torch.asarray(np.asarray(X, dtype=dtype))
-    return xp_strict.asarray(np.asarray(X, dtype=dtype))
 
-
-def namespace_of(array):
-    return type(array).__module__.split(".")[0]
-
-
-def to_host(array):
-    """A NumPy copy of a torch or array-api-strict array (a NumPy array as it is)."""
-    if isinstance(array, np.ndarray):
-        return array
-    if namespace_of(array) == "torch":
-        return array.cpu().numpy()
-    return to_numpy(array, xp_strict)
 
 
 def dispatched(**settings):

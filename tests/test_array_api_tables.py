@@ -10,6 +10,7 @@ the refusals, scikit-learn's own array API checks and statistical agreement with
 NumPy path on a table drawn from a known categorical RBM.
 """
 
+import copy
 import itertools
 import pickle
 import warnings
@@ -29,32 +30,10 @@ from skboltz._array_api import to_numpy
 from skboltz.exceptions import DegenerateModelWarning
 from skboltz.learning import CD, PCD, ParallelTempering
 
-xp_strict = pytest.importorskip("array_api_strict")
-
-try:  # torch is never a requirement: its tests run where it is installed
-    import torch
-except ImportError:
-    torch = None
-
-NAMESPACES = ["array_api_strict"] + (["torch"] if torch is not None else [])
+from _namespaces import NAMESPACES, as_namespace, namespace_of, to_host, torch, xp_strict
 
 
-def as_namespace(name, X, dtype="float64"):
-    if name == "torch":
-        return torch.asarray(np.asarray(X).astype(dtype))
-    return xp_strict.asarray(np.asarray(X).astype(dtype))
 
-
-def namespace_of(array):
-    return type(array).__module__.split(".")[0]
-
-
-def to_host(array):
-    if isinstance(array, np.ndarray):
-        return array
-    if namespace_of(array) == "torch":
-        return array.cpu().numpy()
-    return to_numpy(array, xp_strict)
 
 
 def codes_table(seed=0, n_rows=1200, sizes=(3,) * 6, n_hidden=4):
@@ -496,3 +475,19 @@ def test_tabular_statistical_agreement_with_numpy():
             dispatched_scores.append(model.score(as_namespace(name, test)))
     assert abs(np.mean(dispatched_scores) - np.mean(numpy_scores)) < 0.2, (
         dispatched_scores, numpy_scores)
+
+
+def test_collapsed_variance_names_the_column(mixed):
+    """The per-epoch check of the dispatched path names a numeric column whose variance
+    collapsed, with the NumPy path's message."""
+    from skboltz._array_api_tables import TabularRBMArrayAPI
+    from skboltz.exceptions import TrainingDivergedError
+
+    with config_context(array_api_dispatch=True):
+        model = tabular(n_iter=1).fit(xp_strict.asarray(mixed))
+        state = copy.copy(model._training_state)
+        log_variance = np.zeros(2)
+        log_variance[1] = -20.0  # the second numeric column: position 2 in the table
+        state.iterate = {**state.iterate, "log_variance": xp_strict.asarray(log_variance)}
+        with pytest.raises(TrainingDivergedError, match=r"column\(s\) 2 collapsed"):
+            TabularRBMArrayAPI.check_epoch(model, state, None)
