@@ -42,6 +42,7 @@ from ._energy import (
     sum_log,
 )
 from ._array_api import bernoulli, namespace_of, xp_sigmoid, xp_softplus
+from ._enumeration import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from ._noise import NOISE_DTYPE
 from ._validation import clipped_into_unit_interval
 
@@ -1267,10 +1268,7 @@ class GaussianUnits(Layer):
     def enumeration_log_weights(self, enumerated, to_self, chunk_size):
         # Summing Gaussian units out leaves a Boltzmann machine over the binary layer
         # (pairwise couplings J = W diag(1 / sigma^2) W^T), whose states the
-        # split-half enumerator lists with one matrix product per block. (Imported
-        # here: the Boltzmann machine's module declares its units with these layers.)
-        from ._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
-
+        # split-half enumerator lists with one matrix product per block.
         coupling, bias, log_normalizer = self.summed_out_couplings(enumerated, to_self)
         for log_weights in split_half_log_weights(
             coupling, bias, max(chunk_size, SPLIT_HALF_BLOCK_STATES)

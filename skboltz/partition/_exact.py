@@ -6,8 +6,8 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._boltzmann_energy import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from .._capabilities import ENUMERATION, Requires
+from .._enumeration import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from .._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import LogZ, ZEstimator, register
