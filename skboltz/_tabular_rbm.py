@@ -26,7 +26,7 @@ from ._capabilities import (
     SOFTMAX,
     Capabilities,
 )
-from ._categorical_rbm import most_probable_codes, one_hot
+from ._categorical_rbm import check_category_count, most_probable_codes, one_hot
 from ._energy import column_means
 from ._gaussian_rbm import (
     MAX_VARIANCE_DECREASE,
@@ -555,12 +555,15 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
         if _column_kind(column.dtype) == "numeric" and (reset or self._holds_codes(position)):
             values = column.to_numpy(dtype=np.float64)
             self._check_codes(values[:, None], [j])
-            codes = values.astype(np.intp)
             if reset:
-                n_categories = int(codes.max(initial=0)) + 1
+                largest = values.max(initial=0)
+                check_category_count([largest], len(values), "TabularRBM",
+                                     lambda position: self._column_name(j))
+                n_categories = int(largest) + 1
                 self.categories_.append(np.arange(n_categories))
                 self.n_categories_[position] = n_categories
-            return self._known_codes(codes, position, j)
+            self._known_codes(values, self.n_categories_[position], j)
+            return values.astype(np.intp)
         if reset:
             if isinstance(column.dtype, pd.CategoricalDtype):
                 categories = np.asarray(column.dtype.categories)
@@ -605,12 +608,14 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
         checked (learning the number of categories on the first call)."""
         columns = np.flatnonzero(self.is_categorical_)
         self._check_codes(X, columns)
-        codes = np.where(np.isnan(X), -1, X).astype(np.intp)  # -1: missing
         if reset:
-            self.n_categories_ = codes.max(axis=0, initial=0) + 1
+            largest = np.fmax.reduce(X, axis=0, initial=0)  # NaN: a missing code
+            check_category_count(largest, X.shape[0], "TabularRBM",
+                                 lambda position: self._column_name(columns[position]))
+            self.n_categories_ = largest.astype(np.intp) + 1
             self.categories_ = [np.arange(k) for k in self.n_categories_]
         for position, j in enumerate(columns):
-            self._known_codes(codes[:, position], position, j)
+            self._known_codes(X[:, position], self.n_categories_[position], j)
         return X
 
     def _check_codes(self, values, columns):
@@ -635,17 +640,19 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
                 "sklearn.preprocessing.OrdinalEncoder()), or declare it numeric in "
                 "categorical_features.")
 
-    def _known_codes(self, codes, position, j):
-        """``codes`` of a column, refused when beyond its number of categories."""
-        n_categories = self.n_categories_[position]
-        if codes.size and codes.max() >= n_categories:
+    def _known_codes(self, codes, n_categories, j):
+        """Refuse the codes (checked, as floats: NaN where missing) of the column ``j``
+        beyond its ``n_categories`` (compared as floats: a code of 1e20 has no
+        integer)."""
+        largest = float(np.fmax.reduce(codes, initial=0))
+        if largest >= n_categories:
+            shown = f"{int(largest)}" if largest < 2**53 else f"{largest:g}"
             raise ValueError(
                 f"TabularRBM: the column {self._column_name(j)} holds the code "
-                f"{int(codes.max())}, but the model knows {n_categories} categories there "
+                f"{shown}, but the model knows {n_categories} categories there "
                 f"(codes 0 to {n_categories - 1}), learnt from the first call's rows. "
                 "Encode every column with the training data's categories (e.g. one "
                 "OrdinalEncoder fitted on them).")
-        return codes
 
     def _entry_columns(self):
         # the numeric columns' entries first, then the categorical ones'
