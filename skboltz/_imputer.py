@@ -117,7 +117,8 @@ class RBMImputer(_BaseImputer):
     :class:`~sklearn.pipeline.Pipeline`. A pandas DataFrame with categorical columns
     (category, object, string or bool dtype) is imputed in its own categories by a
     :class:`~skboltz.TabularRBM`, the output then an object array (or, with
-    ``set_output(transform="pandas")``, a DataFrame of the same columns).
+    ``set_output(transform="pandas")``, a DataFrame of the same columns, numbers as
+    floats and categories in their columns' dtypes).
 
     Parameters
     ----------

@@ -218,9 +218,12 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
         cannot be numeric, and this model encodes categories itself). A categorical
         column holds integer codes 0, 1, ..., K - 1 (numeric dtypes, as
         :class:`~sklearn.preprocessing.OrdinalEncoder` makes them: K is the largest
-        code of the first call plus one) or, in a DataFrame, values encoded inside:
-        a ``category`` column's declared categories, otherwise the sorted values of
-        the first call.
+        code of the first call plus one, at most max(1000, 10 x its rows)) or, in a
+        DataFrame, values encoded inside: a ``category`` column's declared
+        categories, otherwise the sorted values of the first call (numbers given
+        there later are looked up among them, as OrdinalEncoder does). Integer and
+        float columns, pandas' nullable ``Int64`` and ``Float64`` among them, are
+        numeric.
     learning : {learning_options} or RBMLearningStrategy, default="pt"
         How the negative-phase statistics are estimated: parallel tempering
         (:class:`~skboltz.learning.ParallelTempering`; the visible groups' biases and
