@@ -295,15 +295,7 @@ class TabularRBMArrayAPI(_TableArrayAPI):
         codes = host[:, categorical]
         estimator._check_codes(codes, categorical)
         for position, j in enumerate(categorical):
-            n_categories = columns.n_categories[position]
-            largest = int(codes[:, position].max(initial=0))
-            if largest >= n_categories:
-                raise ValueError(
-                    f"TabularRBM: the column {estimator._column_name(j)} holds the code "
-                    f"{largest}, but the model knows {n_categories} categories there "
-                    f"(codes 0 to {n_categories - 1}), learnt from the first call's "
-                    "rows. Encode every column with the training data's categories "
-                    "(e.g. one OrdinalEncoder fitted on them).")
+            estimator._known_codes(codes[:, position], columns.n_categories[position], j)
 
     @classmethod
     def standardisation(cls, estimator, state, reset):

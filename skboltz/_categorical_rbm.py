@@ -16,8 +16,45 @@ from ._sklearn import Interval
 from ._strategies import document_strategy_options
 from .learning import PCD
 
-#: Persistent chains of ``learning="pcd"`` (at least ``batch_size``).
+#: Persistent chains of ``learning="pcd"`` (with a ``batch_size`` up to it).
 DEFAULT_N_CHAINS = 100
+
+#: A column of codes may have at most max(MIN_CATEGORY_LIMIT, CATEGORIES_PER_ROW *
+#: n_rows) categories (its largest code + 1), n_rows the first call's rows: a code far
+#: beyond what the rows can show is a mistake (an identifier, a measure), and each
+#: category is a visible unit (a code of 1e9 asked numpy for 447 GiB of one-hot rows).
+MIN_CATEGORY_LIMIT = 1000
+CATEGORIES_PER_ROW = 10
+
+
+def check_category_count(largest, n_rows, estimator, column_name, declared=None):
+    """Refuse the columns whose largest code (``largest``, floats, one per column)
+    makes more categories than :data:`MIN_CATEGORY_LIMIT` and
+    :data:`CATEGORIES_PER_ROW` allow for ``n_rows`` rows (or than ``declared``, the
+    categories a user declared per column, when more), before any one-hot row is
+    made; ``column_name(i)`` names column i in the message."""
+    largest = np.asarray(largest, dtype=np.float64)
+    allowed = max(MIN_CATEGORY_LIMIT, CATEGORIES_PER_ROW * n_rows)
+    limit = np.full(largest.shape, float(allowed))
+    if declared is not None:
+        limit = np.maximum(limit, declared)
+    too_many = largest >= limit  # the code K - 1 makes K categories
+    if not too_many.any():
+        return
+    i = int(np.flatnonzero(too_many)[0])
+    code = largest[i]
+    shown, count = ((f"{int(code)}", f"{int(code) + 1:,}") if code < 2**53
+                    else (f"{code:g}", f"{code:g}"))
+    declare = " (more if min_categories declares them)" if declared is not None else ""
+    raise ValueError(
+        f"{estimator}: the column {column_name(i)} holds the code {shown}, which would "
+        f"make {count} categories there (a visible unit each), far more than the "
+        f"{n_rows} rows of the first call can show: a column of codes may have at most "
+        f"max({MIN_CATEGORY_LIMIT}, {CATEGORIES_PER_ROW} x rows) = {allowed:,} "
+        f"categories{declare}. "
+        "Category codes are 0, 1, ..., K - 1, as sklearn.preprocessing.OrdinalEncoder "
+        "makes them: encode the column first, or, if it holds numbers rather than "
+        "categories, model it as numeric.")
 
 
 class CategoricalRBMView(RestrictedView):
@@ -115,14 +152,15 @@ class CategoricalRBM(ArrayAPIMixin, LayeredRBM):
         Number of hidden units.
     learning : {learning_options} or RBMLearningStrategy, default="pcd"
         How the negative-phase statistics are estimated: persistent contrastive
-        divergence (:class:`~skboltz.learning.PCD`) with ``max(100, batch_size)``
-        persistent chains unless its ``n_chains`` says otherwise, CD-k or parallel
+        divergence (:class:`~skboltz.learning.PCD`) with 100 persistent chains
+        (with a ``batch_size`` above 100, one per minibatch row, never more than the
+        rows) unless its ``n_chains`` says otherwise, CD-k or parallel
         tempering (``batch_size`` chains per temperature), or a strategy object
         (cloned). With ``negative_visible="auto"`` the negative statistics use the
         categories the chains draw (the category probabilities given the chains'
         hidden states, ``negative_visible="mean"``, lost 0.4 to 3.7 nats per row
         held out in ``benchmarks/bench_tabular.py``). ``learning_`` shows the
-        number of chains used.
+        number of chains used (None: one per minibatch row).
     z_estimator : {z_estimator_options} or ZEstimator, default="auto"
         How log Z is found for ``score_samples``: "auto" enumerates exactly when the
         smaller layer has at most 2**20 states, and otherwise uses annealed
@@ -308,17 +346,19 @@ class CategoricalRBM(ArrayAPIMixin, LayeredRBM):
 
     def _default_n_chains(self, learning):
         # 100 persistent chains (not batch_size = 10) gained on every table of
-        # benchmarks/bench_tabular.py; parallel tempering keeps batch_size per
-        # temperature
-        if isinstance(learning, PCD):
-            return max(DEFAULT_N_CHAINS, self.batch_size)
+        # benchmarks/bench_tabular.py; a larger batch_size keeps PCD's own default, a
+        # chain per minibatch row, never more than the rows (batch_size=10**7 on 80
+        # rows ran 10**7 chains); parallel tempering keeps batch_size per temperature
+        if isinstance(learning, PCD) and self.batch_size <= DEFAULT_N_CHAINS:
+            return DEFAULT_N_CHAINS
         return None
 
     def _categories_of(self, X):
         """The number of categories of each column of the first call's codes."""
-        n_categories = np.fmax.reduce(X, axis=0, initial=0).astype(np.intp) + 1
+        largest = np.fmax.reduce(X, axis=0, initial=0)
         if self.min_categories is None:
-            return n_categories
+            check_category_count(largest, X.shape[0], "CategoricalRBM", str)
+            return largest.astype(np.intp) + 1
         least = np.asarray(self.min_categories)
         if least.ndim > 1 or (least.ndim == 1 and least.shape != (X.shape[1],)):
             raise ValueError(
@@ -329,7 +369,8 @@ class CategoricalRBM(ArrayAPIMixin, LayeredRBM):
             raise ValueError(
                 f"min_categories must hold positive integers, got {self.min_categories!r}."
             )
-        return np.maximum(n_categories, least)
+        check_category_count(largest, X.shape[0], "CategoricalRBM", str, declared=least)
+        return np.maximum(largest.astype(np.intp) + 1, least)
 
     def _visible_out(self, V):
         return most_probable_codes(V, self.n_categories_)

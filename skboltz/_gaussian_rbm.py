@@ -667,6 +667,15 @@ class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         if constant.size:
             names = getattr(self, "feature_names_in_", None)
             shown = [str(names[i]) if names is not None else int(i) for i in constant[:10]]
+            bound = value_bound(X.dtype)
+            if (np.fmax.reduce(np.abs(X[:, constant]), axis=0) >= bound).any():
+                # the input varies there; its copy clipped at the value bound does not
+                raise ValueError(
+                    f"GaussianRBM cannot model the feature(s) {shown}: their values lie "
+                    f"beyond +-{bound:.3g}, where they were clipped (the DataRangeWarning), "
+                    "and the clipped values are all the same. Bring the features to a "
+                    "moderate scale first (e.g. divide them by their largest magnitude, "
+                    "then StandardScaler()).")
             raise ValueError(
                 f"GaussianRBM cannot learn the variance of {constant.size} constant "
                 f"feature(s) {shown}{' + ...' if constant.size > 10 else ''}: every row "

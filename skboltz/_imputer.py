@@ -23,9 +23,11 @@ from ._sklearn import (
     _check_feature_names_in,
     _fit_context,
     _get_mask,
+    _get_output_config,
     is_scalar_nan,
 )
-from ._weights import FIT_SAMPLE_WEIGHT_DOC, score_weights
+from ._transactions import all_or_nothing, publish
+from ._weights import FIT_SAMPLE_WEIGHT_DOC, relative_weights, score_weights
 
 #: ``estimator=None`` models columns of non-negative integer codes below this as
 #: categories (CategoricalRBM); larger codes are counts or measures (GaussianRBM).
@@ -115,7 +117,8 @@ class RBMImputer(_BaseImputer):
     :class:`~sklearn.pipeline.Pipeline`. A pandas DataFrame with categorical columns
     (category, object, string or bool dtype) is imputed in its own categories by a
     :class:`~skboltz.TabularRBM`, the output then an object array (or, with
-    ``set_output(transform="pandas")``, a DataFrame of the same columns).
+    ``set_output(transform="pandas")``, a DataFrame of the same columns, numbers as
+    floats and categories in their columns' dtypes).
 
     Parameters
     ----------
@@ -219,6 +222,13 @@ class RBMImputer(_BaseImputer):
         self.sample_posterior = sample_posterior
         self.random_state = random_state
 
+    #: What a fit sets on the imputer, put back as it was when a fit fails or is
+    #: interrupted (:func:`~skboltz._transactions.all_or_nothing`), so that the
+    #: imputer fitted before stays whole: its model, columns and standardisation.
+    _input_attributes = ("n_features_in_", "feature_names_in_", "_frame", "indicator_",
+                         "random_state_", "_valid_mask", "_constant_values", "_modelled",
+                         "estimator_", "_location", "_scale")
+
     def _validate_input(self, X, *, reset):
         """The rows and the mask of their missing values: a float copy of ``X``, or
         a DataFrame with categorical columns as it is (``frame``: whether it is one)."""
@@ -278,6 +288,12 @@ class RBMImputer(_BaseImputer):
         self : object
             The fitted imputer.
         """
+        with all_or_nothing(self):  # a failed refit keeps the imputer fitted before
+            return self._fit(X, sample_weight)
+
+    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
+
+    def _fit(self, X, sample_weight):
         X, mask = self._validate_input(X, reset=True)
         weights = score_weights(sample_weight, X)  # validated, or None
         if weights is not None:  # a row of weight 0 is no row
@@ -298,27 +314,29 @@ class RBMImputer(_BaseImputer):
                 constant[j] = True
                 self._constant_values[j] = values[0]
         self._modelled = self._valid_mask & ~constant
-        self.estimator_ = None
         self._location, self._scale = None, None
         if not self._modelled.any():
+            publish(self, {"estimator_": None})
             return self
         everything, modelled = np.arange(X.shape[0]), np.flatnonzero(self._modelled)
         columns = self._model_input(X, mask, everything, modelled)
         estimator = self._estimator_for(columns)
         if estimator._input_units() is GaussianUnits:  # real-valued units: standardised
-            if weights is None:
+            # the weights relative (of mean 1), as every fit counts them: raw weights
+            # of 1e306 overflowed the weighted sums
+            relative = relative_weights(weights)
+            if relative is None:
                 self._location = np.nanmean(columns, axis=0)
                 self._scale = np.nanstd(columns, axis=0)
             else:
-                self._location, self._scale = feature_moments(columns, weights)
+                self._location, self._scale = feature_moments(columns, relative)
             columns = (columns - self._location) / self._scale
         if weights is None:
-            self.estimator_ = estimator.fit(columns)
+            estimator.fit(columns)
         else:
-            self.estimator_ = estimator.fit(columns, sample_weight=weights)
+            estimator.fit(columns, sample_weight=weights)
+        publish(self, {"estimator_": estimator})
         return self
-
-    fit.__doc__ = fit.__doc__.replace("{sample_weight}", FIT_SAMPLE_WEIGHT_DOC)
 
     def _estimator_for(self, columns):
         """A new estimator for the modelled columns (cloned or chosen), seeded."""
@@ -400,7 +418,33 @@ class RBMImputer(_BaseImputer):
             out[:, ~self._valid_mask] = 0
         else:
             out = out[:, self._valid_mask]
-        return self._concatenate_indicator(out, X_indicator)
+        out = self._concatenate_indicator(out, X_indicator)
+        if self._frame and _get_output_config("transform", self)["dense"] == "pandas":
+            return self._typed_frame(out, X)
+        return out
+
+    def _typed_frame(self, out, X):
+        """The object array ``out`` of a DataFrame with categorical columns as a
+        DataFrame whose columns have the input's kinds (set_output's wrapping then
+        names them): numbers as floats, categories in their column's dtype, the
+        indicator's columns as bools."""
+        pd = _pandas()
+        kept = (np.arange(self.n_features_in_) if self.keep_empty_features
+                else np.flatnonzero(self._valid_mask))
+        columns = {}
+        for position in range(out.shape[1]):
+            values = pd.Series(out[:, position], index=X.index)
+            if position >= kept.size:  # the missing indicator
+                columns[position] = values.astype(bool)
+                continue
+            dtype = X.dtypes.iloc[kept[position]]
+            try:
+                columns[position] = (values.astype(np.float64)
+                                     if _column_kind(dtype) == "numeric"
+                                     else values.astype(dtype))
+            except (TypeError, ValueError):  # e.g. a kept empty column's 0
+                columns[position] = values
+        return pd.DataFrame(columns, index=X.index)
 
     def _categories_of(self, filled):
         """The TabularRBM's rows of numbers and codes with each categorical column's

@@ -22,6 +22,7 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 from sklearn.utils._param_validation import Interval as _Interval
+from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import _check_feature_names_in, _check_sample_weight
 
 # Array API dispatch (skboltz/_array_api.py): the namespace and device of the inputs,
@@ -120,6 +121,7 @@ __all__ = [
     "_BaseImputer",
     "_check_feature_names_in",
     "_get_mask",
+    "_get_output_config",
     "is_scalar_nan",
     "HasMethods",
     "Interval",

@@ -26,7 +26,7 @@ from ._capabilities import (
     SOFTMAX,
     Capabilities,
 )
-from ._categorical_rbm import most_probable_codes, one_hot
+from ._categorical_rbm import check_category_count, most_probable_codes, one_hot
 from ._energy import column_means
 from ._gaussian_rbm import (
     MAX_VARIANCE_DECREASE,
@@ -163,7 +163,9 @@ def _column_kind(dtype):
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
         return "categorical"
     if pd.api.types.is_numeric_dtype(dtype):
-        return "numeric" if np.dtype(dtype).kind in "iuf" else None
+        # pandas' nullable Int64 and Float64 dtypes (convert_dtypes, read_csv with a
+        # dtype_backend) have a kind but are no NumPy dtype
+        return "numeric" if getattr(dtype, "kind", None) in tuple("iuf") else None
     if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
         return "categorical"
     return None
@@ -216,9 +218,12 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
         cannot be numeric, and this model encodes categories itself). A categorical
         column holds integer codes 0, 1, ..., K - 1 (numeric dtypes, as
         :class:`~sklearn.preprocessing.OrdinalEncoder` makes them: K is the largest
-        code of the first call plus one) or, in a DataFrame, values encoded inside:
-        a ``category`` column's declared categories, otherwise the sorted values of
-        the first call.
+        code of the first call plus one, at most max(1000, 10 x its rows)) or, in a
+        DataFrame, values encoded inside: a ``category`` column's declared
+        categories, otherwise the sorted values of the first call (numbers given
+        there later are looked up among them, as OrdinalEncoder does). Integer and
+        float columns, pandas' nullable ``Int64`` and ``Float64`` among them, are
+        numeric.
     learning : {learning_options} or RBMLearningStrategy, default="pt"
         How the negative-phase statistics are estimated: parallel tempering
         (:class:`~skboltz.learning.ParallelTempering`; the visible groups' biases and
@@ -546,15 +551,22 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
             codes = np.full(len(column), np.nan)
             codes[~missing] = self._codes_of_column(column[~missing], position, j, reset)
             return codes
-        if _column_kind(column.dtype) == "numeric":  # codes
+        # Numbers are codes in a column of codes; in a column whose categories are
+        # values (a category dtype's, or the first call's strings), they are values
+        # looked up among them, as OrdinalEncoder does (a table read back from a CSV
+        # file has the numbers 1, 2, 3 where a Categorical of them was fitted).
+        if _column_kind(column.dtype) == "numeric" and (reset or self._holds_codes(position)):
             values = column.to_numpy(dtype=np.float64)
             self._check_codes(values[:, None], [j])
-            codes = values.astype(np.intp)
             if reset:
-                n_categories = int(codes.max(initial=0)) + 1
+                largest = values.max(initial=0)
+                check_category_count([largest], len(values), "TabularRBM",
+                                     lambda position: self._column_name(j))
+                n_categories = int(largest) + 1
                 self.categories_.append(np.arange(n_categories))
                 self.n_categories_[position] = n_categories
-            return self._known_codes(codes, position, j)
+            self._known_codes(values, self.n_categories_[position], j)
+            return values.astype(np.intp)
         if reset:
             if isinstance(column.dtype, pd.CategoricalDtype):
                 categories = np.asarray(column.dtype.categories)
@@ -573,25 +585,40 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
         unknown = codes < 0
         if unknown.any():
             value = column.iloc[int(np.flatnonzero(unknown)[0])]
-            shown = list(categories[:10]) + (["..."] if len(categories) > 10 else [])
+            value = value.item() if isinstance(value, np.generic) else value
+            shown = [c.item() if isinstance(c, np.generic) else c for c in categories[:10]]
+            shown += ["..."] if len(categories) > 10 else []
+            numbers = ("; numbers there are its categories' values, looked up in "
+                       "categories_ as OrdinalEncoder does, not codes"
+                       if _column_kind(column.dtype) == "numeric" else "")
             raise ValueError(
                 f"TabularRBM: the column {self._column_name(j)} holds the category "
                 f"{value!r}, which the model does not know (its categories: {shown}, "
-                "learnt from the first call's rows). Fit on rows with every category, or "
-                "make the column a pandas category dtype that declares them all.")
+                f"learnt from the first call's rows{numbers}). Fit on rows with every "
+                "category, or make the column a pandas category dtype that declares them "
+                "all.")
         return codes
+
+    def _holds_codes(self, position):
+        """Whether the categorical column at ``position`` (among the categorical ones)
+        has its codes 0, 1, ..., K - 1 as its categories (a column of codes, or values
+        that are their own codes): then a number there is read as a code."""
+        categories = self.categories_[position]
+        return bool(np.array_equal(categories, np.arange(len(categories))))
 
     def _codes_of_array(self, X, reset):
         """The codes of an array's categorical columns (numbers, NaN where missing),
         checked (learning the number of categories on the first call)."""
         columns = np.flatnonzero(self.is_categorical_)
         self._check_codes(X, columns)
-        codes = np.where(np.isnan(X), -1, X).astype(np.intp)  # -1: missing
         if reset:
-            self.n_categories_ = codes.max(axis=0, initial=0) + 1
+            largest = np.fmax.reduce(X, axis=0, initial=0)  # NaN: a missing code
+            check_category_count(largest, X.shape[0], "TabularRBM",
+                                 lambda position: self._column_name(columns[position]))
+            self.n_categories_ = largest.astype(np.intp) + 1
             self.categories_ = [np.arange(k) for k in self.n_categories_]
         for position, j in enumerate(columns):
-            self._known_codes(codes[:, position], position, j)
+            self._known_codes(X[:, position], self.n_categories_[position], j)
         return X
 
     def _check_codes(self, values, columns):
@@ -616,17 +643,19 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
                 "sklearn.preprocessing.OrdinalEncoder()), or declare it numeric in "
                 "categorical_features.")
 
-    def _known_codes(self, codes, position, j):
-        """``codes`` of a column, refused when beyond its number of categories."""
-        n_categories = self.n_categories_[position]
-        if codes.size and codes.max() >= n_categories:
+    def _known_codes(self, codes, n_categories, j):
+        """Refuse the codes (checked, as floats: NaN where missing) of the column ``j``
+        beyond its ``n_categories`` (compared as floats: a code of 1e20 has no
+        integer)."""
+        largest = float(np.fmax.reduce(codes, initial=0))
+        if largest >= n_categories:
+            shown = f"{int(largest)}" if largest < 2**53 else f"{largest:g}"
             raise ValueError(
                 f"TabularRBM: the column {self._column_name(j)} holds the code "
-                f"{int(codes.max())}, but the model knows {n_categories} categories there "
+                f"{shown}, but the model knows {n_categories} categories there "
                 f"(codes 0 to {n_categories - 1}), learnt from the first call's rows. "
                 "Encode every column with the training data's categories (e.g. one "
                 "OrdinalEncoder fitted on them).")
-        return codes
 
     def _entry_columns(self):
         # the numeric columns' entries first, then the categorical ones'
@@ -648,23 +677,32 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
                 f"the first call's rows, which needs at least 2 samples; got {X.shape[0]} "
                 "sample. For partial_fit, make the first call a batch of representative "
                 "rows.")
-        scale, constant = feature_spread(X[:, :n_numeric], row_weights)
+        numeric = X[:, :n_numeric]
+        # Columns whose squares would overflow the variance's sum (magnitudes past
+        # about 1e150) are standardised from an exact power-of-two rescaling.
+        reach = np.fmax.reduce(np.abs(numeric), axis=0, initial=0.0)
+        shrink = reach > 0.125 * np.sqrt(np.finfo(np.float64).max / X.shape[0])
+        factor = np.where(shrink, np.exp2(np.frexp(reach)[1].astype(np.float64)), 1.0)
+        if shrink.any():
+            numeric = numeric.astype(np.float64) / factor
+        scale, constant = feature_spread(numeric, row_weights)
         if constant.any():
-            numeric = np.flatnonzero(~self.is_categorical_)[constant]
-            shown = [self._column_name(j) for j in numeric[:10]]
+            columns = np.flatnonzero(~self.is_categorical_)[constant]
+            shown = [self._column_name(j) for j in columns[:10]]
             raise ValueError(
                 f"TabularRBM cannot model the constant numeric column(s) "
-                f"{', '.join(shown)}{', ...' if numeric.size > 10 else ''}: every row of "
+                f"{', '.join(shown)}{', ...' if columns.size > 10 else ''}: every row of "
                 "the first call has the same value there, which has no scale to "
                 "standardise by and a density that grows without bound. Drop them, or "
                 "declare them categorical (categorical_features).")
-        numeric = X[:, :n_numeric]
         if row_weights is not None:
             mean = feature_moments(numeric, row_weights)[0]
         else:
             mean = numeric.mean(axis=0, dtype=np.float64)
             if np.isnan(mean).any():  # missing entries: over the observed values
                 mean = np.nanmean(numeric, axis=0, dtype=np.float64)
+        if shrink.any():
+            mean, scale = mean * factor, scale * factor
         return NumericStandardisation(mean, scale)
 
     def _input_transform(self):
