@@ -60,7 +60,7 @@ from ._strategies import AUTO_EXACT_MAX_STATES
 from ._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE
 from ._transactions import all_or_nothing, publish
 from ._update import DECAY_INTERVAL, UpdateRule
-from ._weights import relative_weights
+from ._weights import relative_weights, scaled_to_largest
 from .exceptions import ApproximateScoreWarning, TrainingDivergedError
 from .learning import CD, PCD, ParallelTempering
 from .learning._base import steps_at
@@ -731,8 +731,9 @@ class RestrictedArrayAPI:
         xp = estimator._training_state.xp
         if sample_weight is None:
             return float(xp.mean(scores))
-        weights = xp.asarray(host_weights(sample_weight, scores.shape[0]),
-                             dtype=scores.dtype, device=scores.device)
+        weights = xp.asarray(
+            scaled_to_largest(host_weights(sample_weight, scores.shape[0])),
+            dtype=scores.dtype, device=scores.device)
         return float(xp.sum(scores * weights) / xp.sum(weights))
 
     @classmethod
