@@ -57,7 +57,7 @@ from ._layers import BinaryUnits
 from ._runtime import make_generator, warn_user
 from ._sklearn import _check_sample_weight, check_count
 from ._strategies import AUTO_EXACT_MAX_STATES
-from ._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE
+from ._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE, latest_records
 from ._transactions import all_or_nothing, publish
 from ._update import DECAY_INTERVAL, UpdateRule
 from ._weights import relative_weights, scaled_to_largest
@@ -634,7 +634,7 @@ class RestrictedArrayAPI:
         # A copy: the published state is left as it is until this call publishes (the
         # arrays are replaced, never changed in place, so a shallow copy is enough).
         state = copy.copy(estimator._training_state)
-        state.history = {key: list(values) for key, values in state.history.items()}
+        state.history = latest_records(state.history)  # new lists, bounded
         state.extra = dict(state.extra)
         if state.tempered is not None:
             state.tempered = dict(state.tempered)
