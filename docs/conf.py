@@ -111,7 +111,8 @@ sphinx_gallery_conf = {
 # -- HTML --------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"skboltz {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]  # a wider content column; code blocks scroll
 html_show_sourcelink = False
 html_theme_options = {
     "navbar_align": "left",
@@ -119,7 +120,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
-    "secondary_sidebar_items": ["page-toc"],
+    # Gallery pages give their width to the code (their sections are short).
+    "secondary_sidebar_items": {"**": ["page-toc"], "auto_examples/*": []},
 }
 html_context = {"default_mode": "light"}
 
