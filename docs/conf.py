@@ -120,8 +120,7 @@ html_theme_options = {
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
-    # Gallery pages give their width to the code (their sections are short).
-    "secondary_sidebar_items": {"**": ["page-toc"], "auto_examples/*": []},
+    "secondary_sidebar_items": ["page-toc"],
 }
 html_context = {"default_mode": "light"}
 
