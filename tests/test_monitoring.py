@@ -156,3 +156,9 @@ def test_partial_fit_keeps_the_latest_records(monkeypatch, dispatch):
     assert rbm.history_["epoch"] == [27, 28, 29, 30]
     assert len(rbm.history_["reconstruction_error"]) == 4
     assert all(len(values) <= 8 for values in rbm._training_state.history.values())
+
+
+def test_the_history_bound_is_the_documented_one():
+    from skboltz._training import HISTORY_EPOCHS
+
+    assert f"latest {HISTORY_EPOCHS:,} epochs" in RBM.history_.__doc__
