@@ -111,7 +111,8 @@ sphinx_gallery_conf = {
 # -- HTML --------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"skboltz {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]  # a wider content column; code blocks scroll
 html_show_sourcelink = False
 html_theme_options = {
     "navbar_align": "left",

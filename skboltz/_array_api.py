@@ -73,7 +73,18 @@ def score_dtype(xp, device):
 
 def to_numpy(array, xp):
     """A NumPy copy of ``array`` on the host."""
-    return _convert_to_numpy(array, xp=xp)
+    return _convert_to_numpy(values_of(array), xp=xp)
+
+
+def values_of(array):
+    """``array`` without its autograd graph (a torch tensor that requires grad,
+    detached; anything else as it is). The models read their inputs' values: a fit
+    by sampled statistics has no gradient to pass back, and a graph kept through every
+    epoch would only cost memory. As with a NumPy copy of the tensor, the results do
+    not require grad."""
+    if getattr(array, "requires_grad", False) and hasattr(array, "detach"):
+        return array.detach()
+    return array
 
 
 # -- pickling ------------------------------------------------------------------------
@@ -263,6 +274,12 @@ def _routed(numpy_method, *, takes_rows=True):
 
     @functools.wraps(numpy_method)
     def method(self, *args, **kwargs):
+        if takes_rows and args:
+            args = (values_of(args[0]), *args[1:])
+        elif takes_rows and "X" in kwargs:
+            kwargs["X"] = values_of(kwargs["X"])
+        if "sample_weight" in kwargs:
+            kwargs["sample_weight"] = values_of(kwargs["sample_weight"])
         state = fitted_namespace(self)
         if state is None:
             X = args[0] if args else kwargs.get("X")
@@ -301,6 +318,9 @@ class ArrayAPIMixin:
     _array_api_model = None
 
     def _fit(self, X, y, *, partial, **kwargs):
+        X = values_of(X)
+        if "sample_weight" in kwargs:
+            kwargs["sample_weight"] = values_of(kwargs["sample_weight"])
         if dispatched_namespace(X) is not None or (partial and fitted_namespace(self)):
             return self._array_api_model.fit(self, X, y, partial=partial, **kwargs)
         return super()._fit(X, y, partial=partial, **kwargs)
@@ -352,6 +372,7 @@ __all__ = [
     "random_source",
     "score_dtype",
     "to_numpy",
+    "values_of",
     "xp_sigmoid",
     "xp_softplus",
 ]

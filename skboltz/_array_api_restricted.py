@@ -57,10 +57,10 @@ from ._layers import BinaryUnits
 from ._runtime import make_generator, warn_user
 from ._sklearn import _check_sample_weight, check_count
 from ._strategies import AUTO_EXACT_MAX_STATES
-from ._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE
+from ._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE, latest_records
 from ._transactions import all_or_nothing, publish
 from ._update import DECAY_INTERVAL, UpdateRule
-from ._weights import relative_weights
+from ._weights import relative_weights, scaled_to_largest
 from .exceptions import ApproximateScoreWarning, TrainingDivergedError
 from .learning import CD, PCD, ParallelTempering
 from .learning._base import steps_at
@@ -634,7 +634,7 @@ class RestrictedArrayAPI:
         # A copy: the published state is left as it is until this call publishes (the
         # arrays are replaced, never changed in place, so a shallow copy is enough).
         state = copy.copy(estimator._training_state)
-        state.history = {key: list(values) for key, values in state.history.items()}
+        state.history = latest_records(state.history)  # new lists, bounded
         state.extra = dict(state.extra)
         if state.tempered is not None:
             state.tempered = dict(state.tempered)
@@ -731,8 +731,9 @@ class RestrictedArrayAPI:
         xp = estimator._training_state.xp
         if sample_weight is None:
             return float(xp.mean(scores))
-        weights = xp.asarray(host_weights(sample_weight, scores.shape[0]),
-                             dtype=scores.dtype, device=scores.device)
+        weights = xp.asarray(
+            scaled_to_largest(host_weights(sample_weight, scores.shape[0])),
+            dtype=scores.dtype, device=scores.device)
         return float(xp.sum(scores * weights) / xp.sum(weights))
 
     @classmethod

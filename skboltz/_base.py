@@ -40,7 +40,7 @@ from ._runtime import (
 from ._scoring import ScoringMixin
 from ._sklearn import Interval, _fit_context
 from ._strategies import StrategiesMixin
-from ._training import DIVERGED_MAGNITUDE, diverged
+from ._training import DIVERGED_MAGNITUDE, diverged, latest_records
 from ._transactions import (
     _INPUT_ATTRIBUTES,
     _hold_undo,
@@ -732,9 +732,13 @@ class BoltzmannBase(
         ``mean_field_unconverged``, the mean-field solves of
         :class:`~skboltz.learning.MeanFieldGradient` that stopped at ``max_iter``
         before converging.
+
+        The records of the latest 10,000 epochs (``HISTORY_EPOCHS``): a stream of
+        ``partial_fit`` calls (one epoch each) keeps a bounded history, and
+        ``epoch`` numbers the records kept.
         """
         check_is_fitted(self, "_training_state")
-        return copy.deepcopy(self._training_state.history)
+        return copy.deepcopy(latest_records(self._training_state.history))
 
     def __sklearn_is_fitted__(self):
         # What scikit-learn's _fit_context asks before every partial_fit call (to skip

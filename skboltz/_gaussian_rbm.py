@@ -25,7 +25,7 @@ from ._sklearn import Interval
 from ._strategies import document_strategy_options, strategy_constraints
 from ._training import AveragedTrainingState, shared
 from ._validation import as_dense
-from ._weights import mean_square
+from ._weights import mean_square, scaled_to_largest
 from .exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 
 #: Features whose standard deviation is above this, or below its inverse, are "not
@@ -201,8 +201,9 @@ def hidden_rates(view, X, weights=None):
 
 def feature_moments(X, weights):
     """Each feature's mean and standard deviation over its observed values (NaN marks
-    a missing entry), the rows counted by their ``weights``, float64."""
-    counted = np.where(np.isnan(X), 0.0, weights[:, None])
+    a missing entry), the rows counted by their ``weights`` (any positive multiple of
+    them alike), float64."""
+    counted = np.where(np.isnan(X), 0.0, scaled_to_largest(weights)[:, None])
     values = np.where(np.isnan(X), 0.0, X)
     total = np.maximum(counted.sum(axis=0), np.finfo(np.float64).tiny)
     mean = (counted * values).sum(axis=0) / total

@@ -152,17 +152,48 @@ def _set_generator_position(rng, position):
     rng.bit_generator.state = position
 
 
-def _history_lengths(history):
-    return {key: len(values) for key, values in history.items()}
+#: ``history_`` holds the records of the latest HISTORY_EPOCHS epochs: a stream of
+#: one-minibatch ``partial_fit`` calls (one epoch each) would otherwise keep a record of
+#: every call, its memory and every read of ``history_`` growing without end. The
+#: state keeps up to twice as many and cuts back to HISTORY_EPOCHS at the start of a
+#: call that finds that many: a cut of the oldest half, rarely, instead of a shift of
+#: every list on every call.
+HISTORY_EPOCHS = 10_000
 
 
-def _truncate_history(history, lengths):
-    """Undo a failed call's appends to a shared history."""
+def latest_records(history):
+    """The records of the latest HISTORY_EPOCHS epochs of a history, in new lists."""
+    return {key: values[-HISTORY_EPOCHS:] for key, values in history.items()}
+
+
+def _trim_history(history):
+    """Cut a history that holds 2 * HISTORY_EPOCHS records or more back to the latest
+    HISTORY_EPOCHS; returns what was cut (key -> records), or None."""
+    if not any(len(values) >= 2 * HISTORY_EPOCHS for values in history.values()):
+        return None
+    cut = {}
+    for key, values in history.items():
+        cut[key] = values[:-HISTORY_EPOCHS]
+        del values[:-HISTORY_EPOCHS]
+    return cut
+
+
+def _history_checkpoint(history):
+    """A call's start: the history cut back (``_trim_history``) and its lengths."""
+    cut = _trim_history(history)
+    return {key: len(values) for key, values in history.items()}, cut
+
+
+def _restore_history(history, checkpoint):
+    """Undo a failed call's appends to a shared history, and its cut."""
+    lengths, cut = checkpoint
     for key in list(history):
         if key in lengths:
             del history[key][lengths[key]:]
         else:
             del history[key]
+    for key, values in (cut or {}).items():
+        history[key][:0] = values
 
 
 @dataclass(eq=False, kw_only=True)
@@ -193,8 +224,10 @@ class TrainingState:
     #: Updates whose weight decay has not been applied yet (it is applied
     #: ``_update.DECAY_INTERVAL`` updates' worth at a time), over all calls.
     pending_decay: int = shared(default=0)
-    #: Per-epoch records (``history_``); appended to, never rewritten.
-    history: dict = checkpointed(_history_lengths, _truncate_history, default_factory=dict)
+    #: Per-epoch records (``history_``); appended to, and cut back to the latest
+    #: HISTORY_EPOCHS epochs now and then (at the start of a call).
+    history: dict = checkpointed(_history_checkpoint, _restore_history,
+                                 default_factory=dict)
     #: Seeds of the log Z estimates and of ``sample``, drawn once per fit so that
     #: scores and samples of a fitted model do not depend on the order of calls.
     log_z_seed: int = shared(default=0)

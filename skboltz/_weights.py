@@ -69,20 +69,34 @@ def training_weights(sample_weight, X, *others):
     return (X, *others, relative_weights(weights))
 
 
+def scaled_to_largest(weights):
+    """Non-negative ``weights`` (NumPy, float64) divided by the largest: the same
+    relative weights, none above 1, so that their sum cannot overflow (weights of
+    1e307 summed to inf) whatever constant they were multiplied by. Every weighted
+    mean and the training weights go through here."""
+    largest = weights.max()
+    if not largest > 0:  # all zero: let the caller's check say so
+        return weights
+    return weights / largest
+
+
 def relative_weights(weights):
     """``weights`` divided by their mean (None stays None, and equal weights become
-    None: the unweighted computation)."""
+    None: the unweighted computation); the same for any positive multiple of
+    ``weights``."""
     if weights is None or (weights == weights[0]).all():
         return None
+    weights = scaled_to_largest(weights)
     return weights / weights.mean()
 
 
 def weighted_mean(values, weights):
     """The mean of ``values`` (a 1-d array), weighted by ``weights`` (None: the plain
-    mean), as a float."""
+    mean), as a float; the same for any positive multiple of ``weights``."""
     if weights is None:
         return float(np.mean(values))
-    return float(np.average(values, weights=weights))
+    return float(np.average(values, weights=scaled_to_largest(
+        np.asarray(weights, dtype=np.float64))))
 
 
 def weighted_phase(phase, owner, *args, weights, required=True):
@@ -147,6 +161,7 @@ __all__ = [
     "SCORE_SAMPLE_WEIGHT_DOC",
     "mean_square",
     "relative_weights",
+    "scaled_to_largest",
     "score_weights",
     "training_weights",
     "weighted_mean",

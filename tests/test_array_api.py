@@ -345,3 +345,31 @@ def test_weighted_score_is_the_repeated_rows_score(digits):
         with pytest.raises(ValueError, match="Negative values"):
             rbm.fit(xp_strict.asarray(X), sample_weight=-np.ones(30))
     assert weighted == pytest.approx(repeated, rel=1e-12)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
+def test_a_tensor_that_requires_grad_is_read_as_its_values(digits):
+    """A fit reads its input's values (it has no gradient to pass back): a tensor that
+    requires grad fits, scores and transforms as its detached copy, and the results
+    do not require grad (it failed with torch's "Can't call numpy() on Tensor that
+    requires grad")."""
+    X = torch.asarray(digits[0][:60], dtype=torch.float64)
+    weights = torch.linspace(0.5, 2.0, 60, dtype=torch.float64)
+    with_grad = X.clone().requires_grad_(True)
+    weights_with_grad = weights.clone().requires_grad_(True)
+    with config_context(array_api_dispatch=True):
+        plain = RBM(n_components=4, n_iter=2, random_state=0).fit(X, sample_weight=weights)
+        graded = RBM(n_components=4, n_iter=2, random_state=0).fit(
+            with_grad, sample_weight=weights_with_grad)
+        graded.partial_fit(with_grad)
+        plain.partial_fit(X)
+        assert not graded.components_.requires_grad
+        np.testing.assert_array_equal(to_host(graded.components_),
+                                      to_host(plain.components_))
+        for method in ("transform", "score_samples", "free_energy"):
+            result = getattr(graded, method)(with_grad)
+            assert not result.requires_grad
+            np.testing.assert_array_equal(to_host(result),
+                                          to_host(getattr(plain, method)(X)))
+        assert graded.score(with_grad, sample_weight=weights_with_grad) == \
+            plain.score(X, sample_weight=weights)

@@ -269,3 +269,41 @@ def test_partial_fit_refuses_a_changed_structure(digits, change):
         dbn.set_params(**change).partial_fit(digits)
     assert [layer.n_iter_ for layer in dbn.layers_] == [1, 1]
     assert dbn.fit(digits).transform(digits).shape[0] == digits.shape[0]
+
+
+def test_a_stream_of_partial_fit_calls_keeps_a_bounded_history(digits, monkeypatch):
+    """Each call is an epoch with its records: a stream of calls kept them all, its
+    memory and every read of history_ growing with the number of calls. The history
+    is cut back to the latest HISTORY_EPOCHS epochs (a small bound here)."""
+    import skboltz._training as training
+
+    monkeypatch.setattr(training, "HISTORY_EPOCHS", 5)
+    dbn = DBN(hidden_layer_sizes=(4, 2), random_state=0)
+    for _ in range(40):
+        dbn.partial_fit(digits[:20])
+    for layer in dbn.layers_:
+        assert layer.n_iter_ == 40
+        assert layer.history_["epoch"] == [36, 37, 38, 39, 40]
+        assert all(len(values) <= 10 for values in layer._training_state.history.values())
+
+
+def test_a_failed_call_that_cut_the_history_puts_it_back(digits, monkeypatch):
+    import skboltz._training as training
+
+    monkeypatch.setattr(training, "HISTORY_EPOCHS", 3)
+    dbn = DBN(hidden_layer_sizes=(4, 2), rbm=RBM(n_iter=1), random_state=0)
+    for _ in range(5):
+        dbn.partial_fit(digits[:20])
+    kept = [copy.deepcopy(layer._training_state.history) for layer in dbn.layers_]
+    assert len(kept[0]["epoch"]) == 5  # the next call cuts the history back
+    original = RBM.partial_fit
+
+    def fail_on_the_top_layer(self, X, y=None):
+        if self.n_components == 2:
+            raise KeyboardInterrupt
+        return original(self, X, y)
+
+    monkeypatch.setattr(RBM, "partial_fit", fail_on_the_top_layer)
+    with pytest.raises(KeyboardInterrupt):
+        dbn.partial_fit(digits[:20])
+    assert [layer._training_state.history for layer in dbn.layers_] == kept

@@ -552,3 +552,34 @@ def test_a_tabular_column_never_observed_is_refused_clearly():
     frame["b"] = frame["b"].astype(object)
     with pytest.raises(ValueError, match="'b' holds no observed value"):
         TabularRBM(categorical_features=["b"], n_iter=1).fit(frame)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RBM(n_components=3, n_iter=1, random_state=0),
+    lambda: GaussianRBM(n_components=3, n_iter=1, random_state=0),
+    lambda: CategoricalRBM(n_components=3, n_iter=1, random_state=0),
+    lambda: TabularRBM(n_components=3, n_iter=1, random_state=0),
+], ids=["RBM", "GaussianRBM", "CategoricalRBM", "TabularRBM"])
+def test_the_four_models_that_take_missing_entries_and_where(make):
+    """The reliability guide's promise: these four take NaN as a missing entry in fit,
+    partial_fit, transform, score_samples and score; their methods that need complete
+    rows refuse it naming RBMImputer, and infinity is refused everywhere."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(40, 4)).astype(float)
+    if not isinstance(make(), CategoricalRBM):
+        X = X / 2
+    incomplete = X.copy()
+    incomplete[::4, 1] = np.nan
+    model = make().fit(incomplete)
+    model.partial_fit(incomplete)
+    assert np.isfinite(model.transform(incomplete)).all()
+    assert np.isfinite(model.score_samples(incomplete)).all()
+    assert np.isfinite(model.score(incomplete))
+    for method in ("free_energy", "reconstruct", "gibbs"):
+        with pytest.raises(ValueError, match=f"{method} takes complete rows.*RBMImputer"):
+            getattr(model, method)(incomplete)
+    infinite = X.copy()
+    infinite[0, 0] = np.inf
+    for method in ("fit", "partial_fit", "transform", "score_samples"):
+        with pytest.raises(ValueError, match="[Ii]nf"):
+            getattr(make() if method == "fit" else model, method)(infinite)

@@ -134,3 +134,31 @@ def test_a_quick_log_z_estimate_is_silent_and_verbose_reports_it(binary_digits, 
     done = [int(line.split(": ")[1].split(" steps")[0].replace(",", "")) for line in lines]
     caps = {line.split("stops by ")[1] for line in lines}
     assert done == sorted(done) and len(caps) == 1 and "%" not in lines[-1]
+
+
+@pytest.mark.parametrize("dispatch", [False, True], ids=["numpy", "dispatched"])
+def test_partial_fit_keeps_the_latest_records(monkeypatch, dispatch):
+    """RBM.partial_fit, one epoch a call, keeps the records of the latest
+    HISTORY_EPOCHS epochs (every call's before), on NumPy and under dispatch."""
+    import skboltz._training as training
+    from sklearn import config_context
+
+    from _namespaces import xp_strict
+
+    monkeypatch.setattr(training, "HISTORY_EPOCHS", 4)
+    X = (np.random.default_rng(0).random((20, 6)) < 0.5).astype(float)
+    rows = xp_strict.asarray(X) if dispatch else X
+    rbm = RBM(n_components=3, random_state=0)
+    with config_context(array_api_dispatch=dispatch):
+        for _ in range(30):
+            rbm.partial_fit(rows)
+    assert rbm.n_iter_ == 30
+    assert rbm.history_["epoch"] == [27, 28, 29, 30]
+    assert len(rbm.history_["reconstruction_error"]) == 4
+    assert all(len(values) <= 8 for values in rbm._training_state.history.values())
+
+
+def test_the_history_bound_is_the_documented_one():
+    from skboltz._training import HISTORY_EPOCHS
+
+    assert f"latest {HISTORY_EPOCHS:,} epochs" in RBM.history_.__doc__

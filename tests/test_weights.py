@@ -429,3 +429,53 @@ def test_the_imputer_passes_the_weights_on():
     weighted = clone(imputer).fit(X, sample_weight=weights)
     repeated = clone(imputer).fit(X.repeat(weights, axis=0))
     assert_allclose(weighted.transform(X), repeated.transform(X), rtol=1e-9, atol=1e-12)
+
+
+def _fitted_parameters(model):
+    from _namespaces import to_host
+    return [to_host(getattr(model, name)) for name in
+            ("components_", "intercept_hidden_", "intercept_visible_")]
+
+
+@pytest.mark.parametrize("dispatch", [False, True], ids=["numpy", "dispatched"])
+@pytest.mark.parametrize("estimator", [
+    RBM(n_components=3, n_iter=3, batch_size=5, random_state=0),
+    CategoricalRBM(n_components=3, n_iter=3, batch_size=5, random_state=0),
+], ids=lambda estimator: type(estimator).__name__)
+@pytest.mark.parametrize("scale", [1e307, 1e-300])
+def test_weights_times_a_constant_change_nothing(estimator, scale, dispatch):
+    """Weights times 1e307 (whose sum overflows) or 1e-300 give the model and the
+    weighted score of the weights themselves, to rounding (the relative weights
+    differ in the last bit: the scaled weights were rounded)."""
+    from _namespaces import xp_strict
+
+    rng = np.random.default_rng(1)
+    X = (rng.random((30, 5)) < 0.4).astype(float)
+    if isinstance(estimator, CategoricalRBM):
+        X = X + (rng.random((30, 5)) < 0.3)  # codes 0, 1, 2
+    weights = rng.random(30) + 0.5
+    rows = xp_strict.asarray(X) if dispatch else X
+    with config_context(array_api_dispatch=dispatch):
+        reference = clone(estimator).fit(rows, sample_weight=weights)
+        scaled = clone(estimator).fit(rows, sample_weight=weights * scale)
+        score = reference.score(rows, sample_weight=weights)
+        scaled_score = reference.score(rows, sample_weight=weights * scale)
+    for expected, found in zip(_fitted_parameters(reference), _fitted_parameters(scaled)):
+        assert_allclose(found, expected, rtol=1e-12, atol=1e-14)
+    assert np.isfinite(score)
+    assert scaled_score == pytest.approx(score, rel=1e-12)
+
+
+def test_the_imputer_fills_alike_with_weights_times_a_constant():
+    """The imputer standardises its columns by weighted moments: weights of 1e307 (sum
+    inf) gave NaN moments, then a fit that diverged."""
+    from skboltz import RBMImputer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    X[::5, 1] = np.nan
+    weights = rng.random(40) + 0.5
+    filled = RBMImputer(random_state=0).fit(X, sample_weight=weights).transform(X)
+    for scale in (1e307, 1e-300):
+        assert_allclose(RBMImputer(random_state=0).fit(
+            X, sample_weight=weights * scale).transform(X), filled, rtol=1e-10)
