@@ -249,10 +249,14 @@ def test_progress_and_cost_forecast():
     assert np.all(np.diff(done) > 0) and np.all(done <= cap)
     assert np.all(cap == cap[0])
     assert done[-1] == log_z.cost["n_transitions"]
-    # With a time budget the cap is the time: no step count is given.
-    calls.clear()
-    AIS(n_chains=20, n_betas=50).estimate(view, rng=0, progress=lambda *c: calls.append(c))
-    assert calls and all(cap is None for _, cap in calls)
+    # The cap is the budget of transitions: by default ("auto") the model's, else the
+    # one given, or 2**27 without one.
+    for budget, expected in (("auto", AIS().transition_budget(view)), (5000, 5000),
+                             (None, 2**27)):
+        calls.clear()
+        AIS(n_chains=20, n_betas=50, max_transitions=budget).estimate(
+            view, rng=0, progress=lambda *c: calls.append(c))
+        assert calls and all(cap == expected for _, cap in calls)
     seconds = ais.estimated_seconds(view, rng=0)
     assert np.isfinite(seconds) and seconds > 0
     assert AIS(max_time=0.5).estimated_seconds(view) <= 0.5

@@ -324,6 +324,26 @@ def test_the_time_budget_stops_the_search_reports_and_warns(monkeypatch):
     assert log_z.cost["stopped_by"] == "target_std_error" and machine.now > 30
 
 
+def test_the_default_budget_is_work_not_time(monkeypatch):
+    """The default AIS stops by its budget of transitions: the same estimate on a fast
+    machine and on one a thousand times slower (a clock that runs while it works)."""
+    view = random_rbm(10, 8, 2.0, np.random.default_rng(8))
+    ais = AIS(target_std_error=1e-4, max_transitions=20_000)
+    with pytest.warns(LogZAccuracyWarning, match=r"budget of 20,000 Gibbs transitions"):
+        fast = ais.estimate(view, rng=0)
+    _FakeMachine(monkeypatch, 1.0)  # one second per transition
+    with pytest.warns(LogZAccuracyWarning):
+        slow = ais.estimate(view, rng=0)
+    assert slow.value == fast.value and slow.std_error == fast.std_error
+    assert fast.cost["stopped_by"] == "max_transitions"
+    assert fast.cost["n_transitions"] <= 20_000 == fast.cost["max_transitions"]
+    assert AIS().max_time is None and AIS().max_transitions == "auto"
+    # "auto": a fixed amount of work, more transitions on smaller models
+    big = random_rbm(784, 500, 0.01, np.random.default_rng(0))
+    assert AIS().transition_budget(big) == 2**36 // (784 * 500)
+    assert AIS().transition_budget(view) == 2**22
+
+
 def test_without_a_budget_the_estimate_is_reproducible():
     view = random_rbm(8, 6, 1.0, np.random.default_rng(9))
     first, second = (AIS(max_time=None).estimate(view, rng=4) for _ in range(2))
