@@ -68,14 +68,18 @@ MAX_CHAINS = 2**15
 MAX_BETAS = 2**15
 MAX_TRANSITIONS = 2**27
 
-#: ``max_transitions="auto"``: a budget of this many multiply-adds of the couplings
-#: (transitions x n_visible x n_hidden), within AUTO_TRANSITIONS transitions, so that a
-#: default estimate costs about the same on models of any size: 175,000 transitions on
-#: a 784 x 500 RBM (about 10 s on one unloaded core of the benchmark machine), 2**22 on
-#: small ones. Counted in work, not seconds: the same estimate on any machine at any
-#: load.
+#: ``max_transitions="auto"``: a budget of AUTO_WORK units of work, within
+#: AUTO_TRANSITIONS transitions, so that a default estimate costs about the same on
+#: models of any size. A transition's work is its multiply-adds of the couplings
+#: (n_visible x n_hidden) plus UNIT_WORK per unit (the elementwise work, which
+#: dominates on small models: on the 2-core benchmark machine a transition of a
+#: 16 x 256 RBM took 15 us, of 180 x 256 38 us, of 784 x 500 160 us, under load).
+#: That is 123,000 transitions on a 784 x 500 RBM (about 20 s under load, 6 s on an
+#: idle core) and 2**19 on small ones. Counted in work, not seconds: the same
+#: estimate on any machine at any load.
 AUTO_WORK = 2**36
-AUTO_TRANSITIONS = (2**16, 2**22)
+UNIT_WORK = 128
+AUTO_TRANSITIONS = (2**16, 2**19)
 
 #: Chains simulated together are capped so that one (units x chains) buffer holds at
 #: most this many numbers: on a 64 x 256 RBM, 300 chains per batch cost 10 % less per
@@ -343,9 +347,9 @@ class AIS(ZEstimator):
 
     **Bounded work.** ``max_transitions`` stops the search: no batch starts that would
     take the Gibbs transitions (chains x betas, every path and batch counted) past it
-    (the first batch always runs). By default ("auto") it is about 7e10 multiply-adds
-    of the couplings (transitions x n_visible x n_hidden), between 2**16 and 2**22
-    transitions: a few seconds on small models, about ten on a 784 x 500 RBM. Counted
+    (the first batch always runs). By default ("auto") it is a fixed amount of work,
+    ``2**36 / (n_visible * n_hidden + 128 * (n_visible + n_hidden))`` transitions
+    within [2**16, 2**19]: 123,000 on a 784 x 500 RBM, a few seconds on one core. Counted
     in work, the estimate is the same on any machine at any load for a given random
     generator. ``max_time`` (None by default) adds a limit in seconds, for when the
     wall clock matters more than reproducibility: how far a run gets then depends on
@@ -389,8 +393,8 @@ class AIS(ZEstimator):
     max_transitions : int, "auto" or None, default="auto"
         Stop adding chains or betas when this many Gibbs transitions in all (chains x
         betas, every path included) would be exceeded (the first batch always runs).
-        "auto": ``2**36 / (n_visible * n_hidden)`` within [2**16, 2**22]. None: the
-        cap of 2**27.
+        "auto": ``2**36 / (n_visible * n_hidden + 128 * (n_visible + n_hidden))``
+        within [2**16, 2**19]. None: the cap of 2**27.
     max_time : float or None, default=None
         Also stop when this many seconds would be exceeded (then the result depends
         on the machine's speed). None: no time limit.
@@ -442,10 +446,11 @@ class AIS(ZEstimator):
             return MAX_TRANSITIONS
         if self.max_transitions == "auto":
             if hasattr(model, "n_visible"):
-                size = model.n_visible * max(1, model.n_hidden)
+                n_visible, n_hidden = model.n_visible, model.n_hidden
             else:  # a model of the array API path: its weights (n_hidden, n_visible)
-                size = math.prod(model.weights.shape)
-            return int(np.clip(AUTO_WORK // max(1, size), *AUTO_TRANSITIONS))
+                n_hidden, n_visible = model.weights.shape
+            work = n_visible * n_hidden + UNIT_WORK * (n_visible + n_hidden)
+            return int(np.clip(AUTO_WORK // max(1, work), *AUTO_TRANSITIONS))
         return int(self.max_transitions)
 
     def _base_names(self):
