@@ -278,7 +278,11 @@ class ScoringMixin:
         scaler fitted on other rows often falls slightly outside), and a value is
         never positive: log Z >= -F(x) for every row, so an estimate below a row's
         -F(x) within its error (or a lower bound) is taken as that row's bound, and
-        one below it beyond its error raises a ``ValueError`` (a broken estimator). A
+        one below it beyond its error raises a ``ValueError`` (a broken estimator)
+        when ``z_estimator`` is an object; with a named setting ("auto", "ais") the
+        estimate is raised to the bound and its standard error widened by what it
+        missed, with one warning (so are estimates below the kept training rows'
+        bound, when they are made). A
         density of real values may exceed 1 (a positive log density); with an input
         transform (``GaussianRBM(whiten=True)``) it is the density of the input rows,
         the log-Jacobian included.
@@ -371,8 +375,9 @@ class ScoringMixin:
 
         Makes ``GridSearchCV`` select models by held-out likelihood with no scorer;
         with ``z_estimator="auto"`` every candidate is measured the same way (exact,
-        or an estimate of log Z with a standard error and a time budget), whatever
-        its learning method. See :meth:`score_samples` for what the values are, and
+        or an estimate of log Z with a standard error and a budget of work), whatever
+        its learning method. The default budget is counted in work, so the score is
+        the same on any machine. See :meth:`score_samples` for what the values are, and
         :func:`skboltz.partition.held_out_score` for the score's two errors (log Z's,
         shared by every row, and the test set's).
 
