@@ -270,10 +270,19 @@ def sample_statistics(samples, rows):
 
 
 def sampling_rows(rows):
-    """Up to SAMPLING_ROWS evenly spaced rows of ``rows`` (a copy), where ``sample``'s
-    chains start."""
+    """Up to SAMPLING_ROWS evenly spaced rows of ``rows`` (values in [0, 1]), where
+    ``sample``'s chains start, in 256 levels (uint8: binary rows exactly, grey ones to
+    1/255, as 8-bit images are; a fitted model keeps a few kilobytes of them)."""
     step = max(1, -(-rows.shape[0] // SAMPLING_ROWS))
-    return np.array(rows[::step][:SAMPLING_ROWS])
+    kept = np.clip(np.asarray(rows[::step][:SAMPLING_ROWS], dtype=np.float64), 0, 1)
+    return np.rint(kept * 255).astype(np.uint8)
+
+
+def kept_rows(state, dtype):
+    """The training rows the state keeps (:func:`sampling_rows`) as values in [0, 1] of
+    ``dtype``, or None."""
+    rows = getattr(state, "sampling_rows", None)
+    return None if rows is None else rows.astype(dtype) / dtype.type(255)
 
 
 def favoured_extreme_row(view, log_z, rates, data_shares, units=BinaryUnits):

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._degeneracy import kept_rows
 from ._runtime import make_generator
 from ._sklearn import check_count
 from ._transactions import reads_one_publication
@@ -53,7 +54,7 @@ class InferenceMixin(TransformerMixin):
         annealing estimate of log Z from the training rows found tens of nats more
         probability near the data than near the chains from the rates.
         """
-        rows = state.sampling_rows
+        rows = kept_rows(state, np.dtype(view.dtype))
         if rows is None or rows.shape[1] != view.n_visible:
             return self._sampling_start_of(state)
         return rows[np.resize(rng.permutation(rows.shape[0]), n_samples)]

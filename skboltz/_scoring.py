@@ -122,7 +122,7 @@ class ScoringMixin:
     def _log_z_floor(self, view):
         """A lower bound on log Z from the training rows the model keeps (binary units:
         log Z >= -F(v) for every v in [0, 1]^n), or None."""
-        rows = getattr(self._training_state, "sampling_rows", None)
+        rows = degeneracy.kept_rows(self._training_state, np.dtype(np.float64))
         if (rows is None or not self._input_units().discrete
                 or not getattr(view, "free_energy_is_cheap", True)):
             return None

@@ -143,13 +143,14 @@ def test_samples_start_at_training_rows_and_stay_like_them():
     data; sample() starts them at kept training rows (two clusters here: a model of
     them samples both, in their proportions)."""
     from skboltz import RBM
+    from skboltz._degeneracy import kept_rows
 
     rng = np.random.default_rng(3)
     top = np.r_[np.ones(10), np.zeros(10)]
     X = np.where(rng.random((600, 1)) < 0.75, top, 1 - top)
     X = np.abs(X - (rng.random(X.shape) < 0.02))
     rbm = RBM(n_components=6, n_iter=30, learning_rate=0.02, random_state=0).fit(X)
-    rows = rbm._training_state.sampling_rows
+    rows = kept_rows(rbm._training_state, np.dtype(float))
     assert rows.shape[1] == 20 and (rows[:, None] == X[None]).all(axis=2).any(axis=1).all()
     samples = rbm.sample(400, n_steps=50, random_state=0)
     share_top = np.mean(samples[:, :10].mean(axis=1) > 0.5)
