@@ -90,6 +90,10 @@ class ScoringMixin:
             if "progress" in inspect.signature(estimator.estimate).parameters:
                 # users' own estimators may not take it
                 progress["progress"] = _LogZProgress(self, estimator)
+            parameters = inspect.signature(estimator.estimate).parameters
+            if "data_rows" in parameters:  # AIS anneals from them too
+                progress["data_rows"] = degeneracy.kept_rows(self._training_state,
+                                                             np.dtype(np.float64))
             by_default = z_estimator is None and self._z_estimator_is_default()
             with warnings.catch_warnings():
                 if by_default:

@@ -460,7 +460,8 @@ class AIS(ZEstimator):
         return "linear" if self.schedule == "adaptive" else self.schedule
 
     # -- the forward estimate --------------------------------------------------------
-    def estimate(self, model, *, rng=None, data_rates=None, progress=None):
+    def estimate(self, model, *, rng=None, data_rates=None, progress=None,
+                 data_rows=None):
         """Return a :class:`LogZ` for ``model``.
 
         Parameters
@@ -475,6 +476,11 @@ class AIS(ZEstimator):
             Called as ``progress(done, cap)`` about a hundred times per batch, with
             the Gibbs transitions done so far and the budget on them
             (:meth:`transition_budget`).
+        data_rows : ndarray of shape (n_rows, n_visible) or None
+            Training rows (values in [0, 1]). With ``base="auto"`` and a view that
+            offers ``annealing_from_rows`` (binary RBMs), a fourth path anneals from a
+            mixture of independent models centred on them (``"rows"``; the estimators
+            pass the rows a fitted model keeps).
 
         Returns
         -------
@@ -499,7 +505,8 @@ class AIS(ZEstimator):
             ``log_weight_spread`` and ``below_highest`` (nats below the highest path
             when last compared, at the same betas).
         """
-        run = _AdaptiveRun(self, model, as_generator(rng), data_rates, progress)
+        run = _AdaptiveRun(self, model, as_generator(rng), data_rates, progress,
+                           data_rows)
         return run.result()
 
     def estimated_seconds(self, model, *, data_rates=None, rng=None):
@@ -713,6 +720,14 @@ def _rose(before, after):
         after["std_error"], before["std_error"])
 
 
+class _RowsBase:
+    """The base of the "rows" path: a mixture centred on training rows (the view's
+    ``annealing_from_rows``)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+
 def _shares(n_chains, n_paths):
     """Chains per path: ``n_chains`` shared evenly, PATH_MIN_CHAINS each at least."""
     if n_paths == 1:
@@ -725,11 +740,12 @@ class _AdaptiveRun:
     """One AIS estimate: every base's paths, the betas, the chains up to the target, the
     comparison of the paths, all within the budget."""
 
-    def __init__(self, ais, model, rng, data_rates, progress):
+    def __init__(self, ais, model, rng, data_rates, progress, data_rows=None):
         self.ais = ais
         self.model = model
         self.rng = rng
         self.data_rates = data_rates
+        self.data_rows = data_rows
         self.progress = progress
         self.start = _clock()
         self.budget = ais.transition_budget(model)
@@ -766,8 +782,10 @@ class _AdaptiveRun:
                      else beta_schedule(n_betas, self.ais.schedule))
         names = list(bases)
         counts = _shares(n_chains, len(names))
-        shared = getattr(self.model, "anneals_several_bases", False) and len(names) > 1
-        groups = [names] if shared else [[name] for name in names]
+        together = [name for name in names if not isinstance(bases[name], _RowsBase)]
+        shared = getattr(self.model, "anneals_several_bases", False) and len(together) > 1
+        groups = ([together] + [[name] for name in names if name not in together]
+                  if shared else [[name] for name in names])
         out = {name: [] for name in names}
         moments = {name: [] for name in names}
         cap = self.budget
@@ -789,13 +807,19 @@ class _AdaptiveRun:
                     def report(k, _total, offset=offset, size=size):
                         self.progress(offset + k * size, cap)
 
-                chains = _chains(self.model, base, size, self.rng)
+                if isinstance(base, _RowsBase):
+                    chains = self.model.annealing_from_rows(base.rows, size, self.rng)
+                    log_z_base = chains.base_log_partition
+                else:
+                    chains = _chains(self.model, base, size, self.rng)
                 steps = np.empty((n_betas - 1, size)) if measure else None
                 log_w = anneal_forward(chains, betas, report, steps)
                 self.n_transitions += size * (n_betas - 1)
                 for name in group:
                     mine = owner == name
-                    out[name].append(log_w[mine] + self.model.base_log_partition(bases[name]))
+                    if not isinstance(bases[name], _RowsBase):
+                        log_z_base = self.model.base_log_partition(bases[name])
+                    out[name].append(log_w[mine] + log_z_base)
                     if measure:
                         moments[name].append((steps[:, mine].sum(axis=1),
                                               np.square(steps[:, mine]).sum(axis=1),
@@ -839,6 +863,10 @@ class _AdaptiveRun:
         ais, model = self.ais, self.model
         target = ais.target_std_error
         bases = _base_biases(model, self.data_rates, ais._base_names())
+        if (ais.base == "auto" and self.data_rows is not None
+                and len(self.data_rows) > 1 and hasattr(model, "annealing_from_rows")
+                and model.annealing_from_rows(self.data_rows, 2, self.rng) is not None):
+            bases["rows"] = _RowsBase(np.asarray(self.data_rows))
         n_betas = ais.n_betas
         estimates = self._run(bases, ais.n_chains, n_betas)
         records = {name: self._record(values, n_betas) for name, values in estimates.items()}
