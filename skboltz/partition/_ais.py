@@ -310,7 +310,11 @@ class AIS(ZEstimator):
     units (``"data"``), the same with the hidden units at their input from the rates
     (``"response"``), and the model's own biases, so that only the couplings anneal
     (``"model"``). The chains are shared between them (on an RBM in the same batches),
-    so this costs no more Gibbs transitions than one path. The paths that agree (within
+    so this costs no more Gibbs transitions than one path. Given training rows
+    (``data_rows``, which the estimators pass), a binary RBM is also annealed from a
+    mixture of independent models centred on them (``"rows"``): on RBM(500) models of
+    real MNIST digits that path found 15 to 43 nats more than the others, which never
+    reached the probability the model keeps near its training rows. The paths that agree (within
     three standard errors of their difference, plus half the squared spread of the
     lower one's log weights, what a few chains of wide weights can miss of their upper
     tail) are kept; a path that stays below the others beyond that, without rising, at
@@ -385,8 +389,10 @@ class AIS(ZEstimator):
         path's measured thermodynamic length for the chains added to it.
     base : {"auto", "data", "response", "model"}, default="auto"
         The base model the paths start from: all three, combined and compared (see
-        above), or one of them. Models whose view offers no choice (a Gaussian RBM)
-        always start from the data's rates.
+        above), and a mixture centred on training rows when :meth:`estimate` is given
+        ``data_rows`` (binary RBMs; the estimators pass the rows they keep); or one
+        of the three. Models whose view offers no choice (a Gaussian RBM) always
+        start from the data's rates.
     target_std_error : float or None, default=0.02
         Add chains (and betas) until the standard error of log Z is at most this many
         nats. None runs one batch.
@@ -475,7 +481,7 @@ class AIS(ZEstimator):
         progress : callable or None
             Called as ``progress(done, cap)`` about a hundred times per batch, with
             the Gibbs transitions done so far and the budget on them
-            (:meth:`transition_budget`).
+            (``transition_budget``).
         data_rows : ndarray of shape (n_rows, n_visible) or None
             Training rows (values in [0, 1]). With ``base="auto"`` and a view that
             offers ``annealing_from_rows`` (binary RBMs), a fourth path anneals from a
