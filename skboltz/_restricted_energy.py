@@ -1235,6 +1235,7 @@ class MixtureAnnealing:
         self._hidden_bias = np.asarray(view.hidden_bias, dtype=dtype)
         self.base_log_partition = view.n_hidden * np.log(2.0)
         self._visible = None
+        self._ready = None  # the products of the current states, for the transition
 
     @property
     def states(self):
@@ -1244,14 +1245,19 @@ class MixtureAnnealing:
         z = self._rng.integers(self._means.shape[0], size=self.n_chains)
         draws = self._rng.random((self.n_chains, self._means.shape[1]), dtype=self.dtype)
         self._visible = (draws < self._means[z]).astype(self.dtype)
+        self._ready = None
 
     def set_states(self, X):
         self._visible = np.array(X, dtype=self.dtype)
+        self._ready = None
 
     def _parts(self):
-        """log q_k(v) of every chain and component (float64), and W v + c."""
-        log_q = (self._visible @ self._logits).astype(np.float64) + self._log_off
-        return log_q, self._visible @ self._weights.T + self._hidden_bias
+        """log q_k(v) of every chain and component (float64), and W v + c (computed
+        once per state: the weight increment and the transition share them)."""
+        if self._ready is None:
+            log_q = (self._visible @ self._logits).astype(np.float64) + self._log_off
+            self._ready = log_q, self._visible @ self._weights.T + self._hidden_bias
+        return self._ready
 
     def _log_p(self, beta, log_q, inputs):
         scaled = (1.0 - beta) * log_q
@@ -1280,6 +1286,7 @@ class MixtureAnnealing:
                  + beta * (hidden @ self._weights + self._visible_bias.astype(dtype)))
         self._visible = (rng.random(field.shape, dtype=dtype)
                          < sigmoid(field.astype(dtype, copy=False))).astype(dtype)
+        self._ready = None
 
 
 __all__ = [
