@@ -958,8 +958,9 @@ def ais_log_partition(model, source, data_rates, ais):
     A fixed schedule (``ais.schedule`` "linear", "three_stage", ...) runs once:
     ``ais.n_chains`` chains, ``ais.n_betas`` betas. The adaptive one (the default) runs
     the three-stage schedule from at least AIS_BETAS betas and, until the standard
-    error is at most ``ais.target_std_error`` or the next run would pass
-    ``ais.max_time``: doubles the betas while the log weights spread more than
+    error is at most ``ais.target_std_error`` or the next run would pass the budget
+    (``ais.max_transitions`` Gibbs transitions in all, resolved as on the NumPy path
+    by ``AIS.transition_budget``, and ``ais.max_time`` seconds when set): doubles the betas while the log weights spread more than
     MAX_LOG_WEIGHT_SPREAD nats (a longer path narrows them; the paths are run anew),
     then adds as many chains on that schedule as the spread needs for the target
     (chains run side by side: on an accelerator they cost little). The estimate pools
@@ -972,11 +973,13 @@ def ais_log_partition(model, source, data_rates, ais):
         return _log_z_of(run, betas, ais, start, adaptive=False)
     n_betas, n_new = max(AIS_BETAS, ais.n_betas), ais.n_chains
     target, budget = ais.target_std_error, ais.max_time
-    run, pool, last = None, False, False
+    work_budget = ais.transition_budget(model)
+    run, pool, last, spent = None, False, False, 0
     while True:
         run_start = time.perf_counter()
         betas = beta_schedule(n_betas, "three_stage")
         new = _annealing_run(model, source, data_rates, betas, n_new)
+        spent += n_new * (n_betas - 1)
         run = _pooled(run, new) if pool else new
         seconds_per_chain = (time.perf_counter() - run_start) / n_new
         if last or target is None or run["std_error"] <= target:
@@ -984,18 +987,21 @@ def ais_log_partition(model, source, data_rates, ais):
         n_chains = run["n_chains"]
         if run["spread"] > MAX_LOG_WEIGHT_SPREAD and 2 * n_betas <= MAX_BETAS:
             # a longer schedule, its paths anew
-            plan, forecast = (2 * n_betas, n_chains, False), 2 * seconds_per_chain * n_chains
+            plan = (2 * n_betas, n_chains, False)
         else:  # narrow enough: more chains, as many as the spread asks (and half more)
             needed = min(math.ceil(1.5 * n_chains * (run["std_error"] / target) ** 2),
                          MAX_AIS_CHAINS)
             if needed <= n_chains:
                 break
             plan = (n_betas, needed - n_chains, True)
-            forecast = seconds_per_chain * plan[1]
-        left = None if budget is None else budget - (time.perf_counter() - start)
-        if left is not None and forecast > left:
+        # the budgets, counted in chains of the current schedule
+        work_left = (work_budget - spent) / (n_betas - 1)
+        time_left = (math.inf if budget is None else
+                     (budget - (time.perf_counter() - start)) / seconds_per_chain)
+        planned = plan[1] * (plan[0] - 1) / (n_betas - 1)
+        if planned > min(work_left, time_left):
             # the budget's last run: as many more chains on this schedule as fit
-            n_fit = min(int(left / seconds_per_chain), MAX_AIS_CHAINS - n_chains)
+            n_fit = min(int(min(work_left, time_left)), MAX_AIS_CHAINS - n_chains)
             if n_fit < max(1, n_chains // 4):  # too few to be worth a run
                 break
             plan, last = (n_betas, n_fit, True), True
@@ -1066,7 +1072,8 @@ def _annealing_run(model, source, data_rates, betas, n_chains):
 def _log_z_of(run, betas, ais, start, adaptive):
     value, std_error = run["value"], run["std_error"]
     converged = ais.target_std_error is None or std_error <= ais.target_std_error
-    why = ("the time budget max_time or the largest schedule ran out first" if adaptive
+    why = ("its budget (max_transitions, max_time) or the largest schedule ran out first"
+           if adaptive
            else "the schedule is fixed: more chains or betas lower it")
     return LogZ(
         value, std_error, lower=value - 3 * std_error, upper=value + 3 * std_error,

@@ -431,6 +431,7 @@ class BoltzmannBase(
                 self._divergence_check_class(self).when_due(
                     state, learning, checked_rows, X.shape[0], n_updates, first_call)
                 degeneracy_check = self._degeneracy_check_class(self)
+                degeneracy_check.remember_data(state, checked_rows, first_call)
                 degenerate = degeneracy_check.when_due(state, checked_rows,
                                                        n_epochs * X.shape[0], first_call)
             state.row_weights = None  # the call's, not the model's

@@ -112,12 +112,12 @@ class DBM(BoltzmannBase):
         each row's sum by ``z_estimator`` on the machine of the hidden layers given the
         row (annealed importance sampling for large machines: an estimate of log p(v)
         without the bound's bias, much slower: about 0.03 to 0.06 s a row for a
-        DBM(256, 128) on 784 pixels). The rows of one call share the estimator's time
-        budget (``max_time``, 60 s for the default :class:`~skboltz.partition.AIS`), an
-        equal share each, the first batch of a row always running; each row's estimate
-        is kept for the fitted model, so a row scores the same in every call (where a
-        share cut an estimate short, its value depends on the machine's speed, as a
-        budgeted log Z does). Progress is reported as for a slow log Z: lines with
+        DBM(256, 128) on 784 pixels). The rows of one call share the estimator's
+        budget (``max_transitions``, counted in Gibbs transitions, and ``max_time``
+        when set, of the :class:`~skboltz.partition.AIS`), an equal share each, the
+        first batch of a row always running; each row's estimate is kept for the
+        fitted model, so a row scores the same in every call (where a share of a
+        ``max_time`` cut an estimate short, its value depends on the machine's speed). Progress is reported as for a slow log Z: lines with
         ``verbose``, a :class:`~skboltz.exceptions.SlowEstimateWarning` past 30 s with
         the time the rest will take; rows less accurate than asked are summed up in
         one :class:`~skboltz.exceptions.LogZAccuracyWarning`. "auto" is "exact" up to
@@ -553,8 +553,8 @@ class DBM(BoltzmannBase):
         """log sum_h exp(-E(v, h)) per row, by the z estimator on the machine of the
         hidden layers given the row, seeded per row (scores stay row-wise).
 
-        The rows of one call share the estimator's time budget (``max_time``), an equal
-        share each (the first batch of a row always runs); each row's value is kept for
+        The rows of one call share the estimator's budget (``max_transitions``, and
+        ``max_time`` when set), an equal share each (the first batch of a row always runs); each row's value is kept for
         the fitted model, so a row scores the same in every call even where its share
         of the budget cut its estimate short. Progress as for a slow log Z: lines with
         ``verbose``, a SlowEstimateWarning past 30 s. Rows less accurate than asked are
@@ -597,6 +597,10 @@ class DBM(BoltzmannBase):
                 budget = getattr(estimator, "max_time", None)
                 if budget is not None:
                     estimator.set_params(max_time=budget / len(todo))
+                if getattr(estimator, "max_transitions", None) is not None:
+                    # the work budget shared alike (the first batch always runs)
+                    work = estimator.transition_budget(conditional)
+                    estimator.set_params(max_transitions=max(1, work // len(todo)))
                 rng = np.random.default_rng([seed, zlib.crc32(v.tobytes())])
                 log_sum = estimator.estimate(conditional, rng=rng,
                                              data_rates=first_layer[done])

@@ -18,7 +18,15 @@ and compares where they end with the training rows, in two ways that need no log
 - **collapse**: the share of the chains that ended in one and the same state (binary
   visible units), such as the blank image.
 
-Either, beyond its threshold, is a :class:`~skboltz.exceptions.DegenerateModelWarning`
+A third measure needs chains that start where ``sample`` starts its own (at training
+rows, for binary units):
+
+- **samples unlike the data**: the mean visible value of those chains off the data's by
+  more than half (of the mean, or of one minus it when that is smaller), or their
+  column means off the data's by far more than the sampling noise of so few chains
+  (:func:`sample_statistics`).
+
+Any of them, beyond its threshold, is a :class:`~skboltz.exceptions.DegenerateModelWarning`
 that says what the chains did and what to try (an estimator's :class:`DegeneracyCheck`
 runs the check and warns). The chains cost about
 ``CHECK_COST_FRACTION`` of the fit's own Gibbs work (between ``MIN_STEPS`` and
@@ -30,6 +38,7 @@ chains wandered in bright noise), but log Z sees it: scores check the all-zeros 
 all-ones rows once log Z is known (:func:`favoured_extreme_row`).
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +68,16 @@ DATA_MULTIPLE = 10.0
 #: states), and the free-energy gap covers them.
 MIN_COLLAPSE_UNITS = 8
 
+#: Training rows kept with a fitted model (binary units) where ``sample``'s chains start.
+SAMPLING_ROWS = 256
+#: Samples are unlike the data when their mean visible value is off the data's by more
+#: than this share of it (of 1 - mean when that is smaller), or when the mean absolute
+#: error of their column means exceeds COLUMN_NOISE_MULTIPLE times what the sampling
+#: noise of N_CHAINS chains gives a model that fits (and MIN_COLUMN_ERROR).
+MEAN_OFF_SHARE = 0.5
+COLUMN_NOISE_MULTIPLE = 4.0
+MIN_COLUMN_ERROR = 0.05
+
 
 @dataclass(frozen=True)
 class Diagnosis:
@@ -75,9 +94,13 @@ class Diagnosis:
     chain_mean: float
     data_mean: float
     n_steps: int
+    #: Of the chains started where ``sample`` starts (None: not run): their
+    #: :class:`SampleStatistics`, when unlike the data, else None.
+    unlike_data: object = None
 
     def is_degenerate(self, n_features):
-        return self.free_energy_gap > gap_limit(n_features) or self.collapsed_share > 0
+        return (self.free_energy_gap > gap_limit(n_features) or self.collapsed_share > 0
+                or self.unlike_data is not None)
 
     def describe(self, n_features):
         """One sentence of what the chains did (for the warning)."""
@@ -87,6 +110,8 @@ class Diagnosis:
                 f"{self.collapsed_share:.0%} of {N_CHAINS} Gibbs chains ended in the same "
                 f"state ({_state_name(self.collapsed_state)})"
             )
+        if self.unlike_data is not None:
+            parts.append(self.unlike_data.describe())
         if self.free_energy_gap > gap_limit(n_features):
             parts.append(
                 f"the states its Gibbs chains reach are {self.free_energy_gap:.3g} nats "
@@ -195,6 +220,71 @@ def extreme_row_shares(rows, units=BinaryUnits):
                  for row in units.extreme_states(rows.shape[1])[0])
 
 
+@dataclass(frozen=True)
+class SampleStatistics:
+    """How samples of a model compare with its training rows (binary units)."""
+
+    #: Mean visible value of the samples and of the rows.
+    sample_mean: float
+    data_mean: float
+    #: Mean absolute difference of their column means, and what it would be from the
+    #: sampling noise alone (rows and samples of the same rates).
+    column_error: float
+    column_noise: float
+    n_samples: int
+
+    @property
+    def mean_off(self):
+        """The samples' mean off the data's, as a share of the data's (of 1 - mean
+        when that is smaller)."""
+        room = min(self.data_mean, 1.0 - self.data_mean)
+        return abs(self.sample_mean - self.data_mean) / max(room, 1e-12)
+
+    @property
+    def unlike(self):
+        return (self.mean_off > MEAN_OFF_SHARE
+                or self.column_error > max(COLUMN_NOISE_MULTIPLE * self.column_noise,
+                                           MIN_COLUMN_ERROR))
+
+    def describe(self):
+        return (f"its samples ({self.n_samples} Gibbs chains started as sample() starts "
+                f"them) have mean visible value {self.sample_mean:.3g} against "
+                f"{self.data_mean:.3g} in the training data, and their column means are "
+                f"{self.column_error:.2g} off the data's on average (sampling noise alone "
+                f"gives about {self.column_noise:.2g})")
+
+
+def sample_statistics(samples, rows):
+    """Compare ``samples`` (states) with training ``rows`` (values in [0, 1]).
+
+    The noise of the column error is the mean over columns of ``E|a - b|`` for the
+    means ``a``, ``b`` of independent draws at the data's rate ``r`` (normal
+    approximation: ``sqrt(2 / pi) * sqrt(r (1 - r) (1 / n_samples + 1 / n_rows))``).
+    """
+    rates = rows.mean(axis=0)
+    spread = rates * (1.0 - rates) * (1.0 / samples.shape[0] + 1.0 / rows.shape[0])
+    return SampleStatistics(
+        float(samples.mean()), float(rows.mean()),
+        float(np.mean(np.abs(samples.mean(axis=0) - rates))),
+        float(np.mean(np.sqrt(2.0 / np.pi * spread))), samples.shape[0])
+
+
+def sampling_rows(rows):
+    """Up to SAMPLING_ROWS evenly spaced rows of ``rows`` (values in [0, 1]), where
+    ``sample``'s chains start, in 256 levels (uint8: binary rows exactly, grey ones to
+    1/255, as 8-bit images are; a fitted model keeps a few kilobytes of them)."""
+    step = max(1, -(-rows.shape[0] // SAMPLING_ROWS))
+    kept = np.clip(np.asarray(rows[::step][:SAMPLING_ROWS], dtype=np.float64), 0, 1)
+    return np.rint(kept * 255).astype(np.uint8)
+
+
+def kept_rows(state, dtype):
+    """The training rows the state keeps (:func:`sampling_rows`) as values in [0, 1] of
+    ``dtype``, or None."""
+    rows = getattr(state, "sampling_rows", None)
+    return None if rows is None else rows.astype(dtype) / dtype.type(255)
+
+
 def favoured_extreme_row(view, log_z, rates, data_shares, units=BinaryUnits):
     """The layer's extreme state (binary units: the all-zeros or all-ones row) that
     holds more of the model's probability (by ``log_z``) than its :func:`allowance`
@@ -223,6 +313,19 @@ class DegeneracyCheck:
     def __init__(self, estimator):
         self.estimator = estimator
 
+    def remember_data(self, state, monitoring, first_call):
+        """Keep, from a first call's training rows (``monitoring.train``), what the
+        model's checks and ``sample`` need of them: the shares of the extreme rows
+        (binary units: all zeros, all ones) and, for binary units, the rows
+        ``sample``'s chains start at (:func:`sampling_rows`)."""
+        units = self.estimator._input_units()
+        if (first_call and units.extreme_states(0) is not None
+                and monitoring.train.shape[0]):
+            # what the scores' check of the extreme rows allows them
+            state.extreme_row_shares = extreme_row_shares(monitoring.train, units)
+            if units is BinaryUnits:
+                state.sampling_rows = sampling_rows(monitoring.train)
+
     def when_due(self, state, monitoring, n_rows_trained, first_call):
         """The :class:`Diagnosis` of the trained model if it is degenerate, else None.
 
@@ -235,10 +338,6 @@ class DegeneracyCheck:
         """
         estimator = self.estimator
         units = estimator._input_units()
-        if (first_call and units.extreme_states(0) is not None
-                and monitoring.train.shape[0]):
-            # what the scores' check of the extreme rows allows them
-            state.extreme_row_shares = extreme_row_shares(monitoring.train, units)
         if n_rows_trained == 0:
             return None  # nothing trained (n_iter=0): the starting model
         if first_call:
@@ -247,6 +346,10 @@ class DegeneracyCheck:
         if not first_call and not is_due(state.unchecked_degeneracy_rows):
             return None
         n_steps = check_steps(state.unchecked_degeneracy_rows)
+        # Samples are judged against the data only after training long enough to pay
+        # for the check's shortest run: a model barely trained is near uniform, its
+        # samples unlike the data without being degenerate.
+        trained_enough = is_due(state.unchecked_degeneracy_rows)
         state.unchecked_degeneracy_rows = 0
         if monitoring.train.shape[0] == 0:
             return None
@@ -258,6 +361,13 @@ class DegeneracyCheck:
                 units=units,
                 free_energy=getattr(view, "free_energy_is_cheap", True),
             )
+            if state.sampling_rows is not None and trained_enough:
+                # chains as sample() runs them, from the rows it starts at
+                starts = estimator._sample_starts_of(state, view, N_CHAINS, rng)
+                samples = view.draw_samples(N_CHAINS, n_steps, starts, rng)
+                statistics = sample_statistics(samples, monitoring.train)
+                if statistics.unlike:
+                    diagnosis = dataclasses.replace(diagnosis, unlike_data=statistics)
         return diagnosis if diagnosis.is_degenerate(view.n_visible) else None
 
     def warn(self, diagnosis):

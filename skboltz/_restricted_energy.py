@@ -39,7 +39,7 @@ from ._capabilities import (
     RESTRICTED,
     Capabilities,
 )
-from ._energy import ModelView, clipped_rates, sum_log
+from ._energy import ModelView, clipped_rates, sigmoid, sum_log
 from ._layers import BinaryUnits, Layer
 from ._missing import IncompleteRows
 from ._noise import Noise
@@ -517,6 +517,30 @@ class RestrictedView(ModelView):
     @property
     def _fast_annealing(self):
         return self._state_is_visible and self.hidden.unit_type == BINARY
+
+    def annealing_from_rows(self, rows, n_chains, rng, dtype=np.float32):
+        """Return annealed-importance-sampling chains to this model from a mixture of
+        independent models centred on training rows (:class:`MixtureAnnealing`).
+
+        An optional member of the view protocol: :class:`~skboltz.partition.AIS`
+        anneals from its kept training rows when the view offers it (binary visible
+        and hidden units); None otherwise.
+
+        Parameters
+        ----------
+        rows : ndarray of shape (n_rows, n_visible)
+            Training rows, values in [0, 1].
+        n_chains : int
+        rng : numpy.random.Generator
+        dtype : float32 or float64, default=float32
+
+        Returns
+        -------
+        chains : MixtureAnnealing or None
+        """
+        if not (self._fast_annealing and self.visible.unit_type == BINARY):
+            return None
+        return MixtureAnnealing(self, rows, n_chains, rng, dtype)
 
     def annealing(self, base_bias, n_chains, rng, dtype=np.float32):
         """Return annealed-importance-sampling chains from a base model to this one.
@@ -1176,7 +1200,97 @@ class RestrictedAnnealing:
         self._layer.draw_unit_columns(self._visible_input, self._noise, self._visible)
 
 
+class MixtureAnnealing:
+    """AIS chains to a binary RBM from a mixture of independent binary models, one per
+    training row (its values moved towards the data's rates by MIXTURE_SMOOTHING), the
+    hidden layer summed out.
+
+    The base is ``q(v) = (1 / K) sum_k q_k(v)``; with a component label z the path is
+    ``p*_beta(v, z) = q_z(v)^(1 - beta) exp(beta b.v) prod_j (1 + exp(beta (W v + c)_j))
+    / K``, the model (times K) at beta = 1 and ``q(v) 2^n_hidden`` at beta = 0 (so
+    ``base_log_partition`` is ``n_hidden log 2``). The log weights use the marginal
+    over z (a sum over the components); a transition draws z given v, then h given v,
+    then v given z and h. Models that keep most of their probability near their
+    training rows (RBMs of real digits) are reached far sooner from this base than
+    from independent units at the data's rates: on an RBM(500) of 4,000 binarized
+    MNIST digits, 1,000 betas from it gave log Z 33 nats above that path.
+    """
+
+    #: Each component's means: (1 - s) x_k + s r, with r the rows' rates.
+    MIXTURE_SMOOTHING = 0.05
+
+    def __init__(self, view, rows, n_chains, rng, dtype=np.float32):
+        dtype = np.dtype(dtype)
+        rows = np.asarray(rows, dtype=np.float64)
+        smoothing = self.MIXTURE_SMOOTHING
+        means = (1 - smoothing) * rows + smoothing * rows.mean(axis=0)
+        means = np.clip(means, 1e-4, 1 - 1e-4)
+        self.dtype, self.n_chains, self._rng = dtype, n_chains, rng
+        self._means = means.astype(dtype)
+        self._logits = np.ascontiguousarray((np.log(means) - np.log1p(-means)).T, dtype)
+        self._log_off = np.log1p(-means).sum(axis=1)  # log q_k(0), float64
+        self._log_k = np.log(rows.shape[0])
+        self._weights = np.asarray(view.weights, dtype=dtype)
+        self._visible_bias = np.asarray(view.visible_bias, dtype=np.float64)
+        self._hidden_bias = np.asarray(view.hidden_bias, dtype=dtype)
+        self.base_log_partition = view.n_hidden * np.log(2.0)
+        self._visible = None
+        self._ready = None  # the products of the current states, for the transition
+
+    @property
+    def states(self):
+        return self._visible
+
+    def start_from_base(self):
+        z = self._rng.integers(self._means.shape[0], size=self.n_chains)
+        draws = self._rng.random((self.n_chains, self._means.shape[1]), dtype=self.dtype)
+        self._visible = (draws < self._means[z]).astype(self.dtype)
+        self._ready = None
+
+    def set_states(self, X):
+        self._visible = np.array(X, dtype=self.dtype)
+        self._ready = None
+
+    def _parts(self):
+        """log q_k(v) of every chain and component (float64), and W v + c (computed
+        once per state: the weight increment and the transition share them)."""
+        if self._ready is None:
+            log_q = (self._visible @ self._logits).astype(np.float64) + self._log_off
+            self._ready = log_q, self._visible @ self._weights.T + self._hidden_bias
+        return self._ready
+
+    def _log_p(self, beta, log_q, inputs):
+        scaled = (1.0 - beta) * log_q
+        top = scaled.max(axis=1)
+        mixture = top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)) - self._log_k
+        hidden = np.logaddexp(0, self.dtype.type(beta) * inputs).sum(axis=1, dtype=np.float64)
+        return mixture + beta * (self._visible @ self._visible_bias) + hidden
+
+    def add_log_ratio(self, beta, beta_next, log_w, sign=1.0, then_sample_at=None):
+        log_q, inputs = self._parts()
+        log_w += sign * (self._log_p(beta_next, log_q, inputs)
+                         - self._log_p(beta, log_q, inputs))
+
+    def transition(self, beta):
+        if beta == 0:
+            self.start_from_base()
+            return
+        rng, dtype = self._rng, self.dtype
+        log_q, inputs = self._parts()
+        # z given v: the Gumbel-max draw from q_z(v)^(1 - beta)
+        gumbel = rng.gumbel(size=log_q.shape)
+        z = np.argmax((1.0 - beta) * log_q + gumbel, axis=1)
+        hidden = (rng.random(inputs.shape, dtype=dtype)
+                  < sigmoid(dtype.type(beta) * inputs)).astype(dtype)
+        field = ((1.0 - beta) * self._logits[:, z].T
+                 + beta * (hidden @ self._weights + self._visible_bias.astype(dtype)))
+        self._visible = (rng.random(field.shape, dtype=dtype)
+                         < sigmoid(field.astype(dtype, copy=False))).astype(dtype)
+        self._ready = None
+
+
 __all__ = [
+    "MixtureAnnealing",
     "RestrictedAnnealing",
     "RestrictedLayout",
     "RestrictedTrainingForm",

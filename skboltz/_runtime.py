@@ -226,8 +226,8 @@ class _LogZProgress:
             self.warned = True
             advice = []
             if self.max_time is None:
-                advice.append("Cap its time with a budget or a looser target, e.g. "
-                              "z_estimator=AIS(max_time=60) or "
+                advice.append("A smaller budget or a looser target ends it sooner, "
+                              "e.g. z_estimator=AIS(max_transitions=100000) or "
                               "AIS(target_std_error=0.05)")
             if not self.verbose:
                 advice.append("verbose=1 prints its progress")

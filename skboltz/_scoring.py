@@ -14,6 +14,8 @@ check of the states a log Z shows the model favours. The estimators of log Z are
 
 import hashlib
 import inspect
+import math
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -23,7 +25,12 @@ from ._runtime import _LogZProgress, warn_user
 from ._transactions import reads_one_publication
 from ._validation import as_dense
 from ._weights import SCORE_SAMPLE_WEIGHT_DOC, score_weights, weighted_mean
-from .exceptions import ApproximateScoreWarning, DegenerateModelWarning
+from .exceptions import (
+    ApproximateScoreWarning,
+    DegenerateModelWarning,
+    LogZAccuracyWarning,
+    SlowEstimateWarning,
+)
 from .partition._base import KINDS, LogZ
 from .partition._bounds import log_likelihood_bounds
 
@@ -83,17 +90,90 @@ class ScoringMixin:
             if "progress" in inspect.signature(estimator.estimate).parameters:
                 # users' own estimators may not take it
                 progress["progress"] = _LogZProgress(self, estimator)
-            log_z = estimator.estimate(
-                view, rng=rng, data_rates=self._training_state.data_rates, **progress
-            )
+            parameters = inspect.signature(estimator.estimate).parameters
+            if "data_rows" in parameters:  # AIS anneals from them too
+                progress["data_rows"] = degeneracy.kept_rows(self._training_state,
+                                                             np.dtype(np.float64))
+            by_default = z_estimator is None and self._z_estimator_is_default()
+            with warnings.catch_warnings():
+                if by_default:
+                    # A default estimate has a bounded budget and one short warning of
+                    # its own (below) instead of the estimator's long ones.
+                    warnings.simplefilter("ignore", LogZAccuracyWarning)
+                    warnings.simplefilter("ignore", SlowEstimateWarning)
+                log_z = estimator.estimate(
+                    view, rng=rng, data_rates=self._training_state.data_rates, **progress
+                )
             if not isinstance(log_z, LogZ):  # LogZ itself refuses non-finite values
                 raise TypeError(
                     f"z_estimator {type(estimator).__name__}.estimate returned "
                     f"{type(log_z).__name__} {log_z!r}; it must return a "
                     "skboltz.partition.LogZ, e.g. LogZ(value, std_error, method=...)."
                 )
+            if by_default:
+                log_z = self._default_log_z(log_z, view)
             self._log_z_cache[key] = log_z
         return self._log_z_cache[key]
+
+    def _z_estimator_is_default(self):
+        """Whether ``z_estimator`` is a named setting ("auto", "ais", ...: an estimator
+        with its default budget), whose estimates are never refused: one that the
+        training rows prove too low is raised to what they prove and its error
+        widened (:meth:`_widened`). An estimator object is the user's explicit
+        setting: an impossible estimate of it raises."""
+        return isinstance(self.z_estimator, str)
+
+    def _log_z_floor(self, view):
+        """A lower bound on log Z from the training rows the model keeps (binary units:
+        log Z >= -F(v) for every v in [0, 1]^n), or None."""
+        rows = degeneracy.kept_rows(self._training_state, np.dtype(np.float64))
+        if (rows is None or not self._input_units().discrete
+                or not getattr(view, "free_energy_is_cheap", True)):
+            return None
+        return float(np.max(-self._free_energy_of(view, rows)))
+
+    def _default_log_z(self, log_z, view):
+        """A default setting's estimate: raised to the training rows' bound with its
+        error widened when they prove it too low, and one short warning when it did
+        not converge."""
+        if log_z.kind != "estimate":
+            return log_z
+        floor = self._log_z_floor(view)
+        if floor is not None and floor - log_z.value > 3 * log_z.std_error:
+            log_z = self._widened(log_z, floor, "the training rows")
+        if not log_z.converged:
+            self._warn_not_converged(log_z, view)
+        return log_z
+
+    @staticmethod
+    def _widened(log_z, floor, rows):
+        """``log_z`` raised to ``floor``, a lower bound on log Z that it falls below
+        beyond its errors: the estimate missed at least ``floor - value`` nats of the
+        model's probability, so its error is widened by that much (the truth is at
+        least ``floor``, and an annealing estimate that missed so much may be low by
+        more)."""
+        missed = floor - log_z.value
+        std_error = math.hypot(log_z.std_error, missed)
+        caveat = (f"it was {missed:.3g} nats below what {rows} prove (log Z >= "
+                  f"{floor:.6g}): it is raised to that bound and its standard error "
+                  f"widened by {missed:.3g} nats")
+        return LogZ(floor, std_error, floor, floor + 3 * std_error, method=log_z.method,
+                    cost={**log_z.cost, "raised_to_data_bound": round(missed, 4)},
+                    kind="estimate", converged=False, caveats=(*log_z.caveats, caveat))
+
+    def _warn_not_converged(self, log_z, view):
+        """The one warning of a default estimate that did not converge."""
+        self._log_z_cache[("warned", log_z.method, parameter_fingerprint(view))] = True
+        name = type(self).__name__
+        warn_user(
+            f"{name}: log Z = {log_z.value:.2f} +- {log_z.std_error:.2g} nats by "
+            f"{log_z.method or 'the z_estimator'} did not converge within its default "
+            "budget; the scores carry that error (estimate_log_partition().describe() "
+            "says why). A larger budget gives a better one: "
+            + ("z_estimator=AIS(max_transitions=10**7)." if log_z.method == "ais" else
+               "pass the estimator object with more work."),
+            ApproximateScoreWarning, once_per=(name, log_z.method, "default budget"),
+        )
 
     def _log_normalizer(self, log_z=None):
         """What ``score_samples`` subtracts from -F(v): log Z (by default the fitted
@@ -108,6 +188,7 @@ class ScoringMixin:
         (and once per search or loop: the warning is about the setting)."""
         log_z = self.estimate_log_partition()
         if not log_z.is_reliable:
+            # (a default estimate that did not converge warned when it was made)
             flag = ("warned", log_z.method, parameter_fingerprint(self._model_view()))
             if flag not in self._log_z_cache:
                 self._log_z_cache[flag] = True
@@ -119,8 +200,9 @@ class ScoringMixin:
                         "estimate_log_partition().describe() repeats it). Its standard "
                         "error covers what the estimator found wrong, and the scores' "
                         "errors computed from it (held_out_score) carry it. "
-                        + ("More time or betas (z_estimator=AIS(max_time=None), or "
-                           "AIS(n_betas=...)) give a more accurate estimate."
+                        + ("A larger budget or more betas (z_estimator=AIS("
+                           "max_transitions=None), or AIS(n_betas=...)) give a more "
+                           "accurate estimate."
                            if log_z.method == "ais" else
                            "A more accurate setting of the estimator gives a better one.")
                     )
@@ -200,7 +282,11 @@ class ScoringMixin:
         scaler fitted on other rows often falls slightly outside), and a value is
         never positive: log Z >= -F(x) for every row, so an estimate below a row's
         -F(x) within its error (or a lower bound) is taken as that row's bound, and
-        one below it beyond its error raises a ``ValueError`` (a broken estimator). A
+        one below it beyond its error raises a ``ValueError`` (a broken estimator)
+        when ``z_estimator`` is an object; with a named setting ("auto", "ais") the
+        estimate is raised to the bound and its standard error widened by what it
+        missed, with one warning (so are estimates below the kept training rows'
+        bound, when they are made). A
         density of real values may exceed 1 (a positive log density); with an input
         transform (``GaussianRBM(whiten=True)``) it is the density of the input rows,
         the log-Jacobian included.
@@ -229,7 +315,7 @@ class ScoringMixin:
         X = self._validate_X(X, reset=False)
         log_z = self._log_z_for_scoring()
         log_weight, std_error = self._log_weights_of(self._model_view(), X)
-        self._check_below_zero(log_weight, log_z, std_error)
+        log_z = self._check_below_zero(log_weight, log_z, std_error)
         log_likelihood = log_weight - self._log_normalizer(log_z)
         return np.minimum(log_likelihood, 0.0, out=log_likelihood)
 
@@ -246,19 +332,33 @@ class ScoringMixin:
         -F(x) for every row. A sampling estimate may fall below that within its error
         (the row's score is then capped at 0), and a lower bound may (the row's own
         weight is a better bound); anything else is a broken estimate, which capping
-        would hide by scoring every row 0.
+        would hide by scoring every row 0. A default setting's estimate is not
+        refused: it is raised to the rows' bound with its error widened
+        (:meth:`_widened`), and that is the model's log Z from then on. Returns the
+        log Z to score with.
         """
         if std_error is not None:  # rows estimated on their own: within 3 of their errors
             log_weight = log_weight - 3 * std_error
         highest = float(np.max(log_weight, initial=-np.inf))  # the largest -F(x)
         excess = highest - log_z.value
         if excess <= 0 or not getattr(self._model_view(), "free_energy_is_cheap", True):
-            return
+            return log_z
         allowed = 1e-9 * (1.0 + abs(log_z.value))  # rounding
         if log_z.kind == "estimate":
             allowed += 3 * log_z.std_error
         elif log_z.kind == "lower_bound":
             allowed = np.inf
+        if excess <= allowed:
+            return log_z
+        if log_z.kind == "estimate" and self._z_estimator_is_default():
+            widened = self._widened(log_z, highest, "the rows scored")
+            view = self._model_view()
+            for key, cached in list(self._log_z_cache.items()):
+                if cached is log_z:  # the model's log Z from now on
+                    self._log_z_cache[key] = widened
+            if ("warned", log_z.method, parameter_fingerprint(view)) not in self._log_z_cache:
+                self._warn_not_converged(widened, view)
+            return widened
         if excess > allowed:
             raise ValueError(
                 f"{type(self).__name__}: log Z = {log_z.value:.6g} from "
@@ -268,8 +368,8 @@ class ScoringMixin:
                 + (f" (beyond 3 standard errors, {3 * log_z.std_error:.3g})"
                    if log_z.kind == "estimate" else "")
                 + ". The estimator is wrong or far from converged; "
-                + ("give it more time or betas (z_estimator=AIS(max_time=None), or "
-                   "AIS(n_betas=...))." if log_z.method == "ais" else
+                + ("give it a larger budget or more betas (z_estimator=AIS("
+                   "max_transitions=None), or AIS(n_betas=...))." if log_z.method == "ais" else
                    "use z_estimator='auto' (exact when feasible, else AIS with an "
                    "error bar).")
             )
@@ -279,8 +379,9 @@ class ScoringMixin:
 
         Makes ``GridSearchCV`` select models by held-out likelihood with no scorer;
         with ``z_estimator="auto"`` every candidate is measured the same way (exact,
-        or an estimate of log Z with a standard error and a time budget), whatever
-        its learning method. See :meth:`score_samples` for what the values are, and
+        or an estimate of log Z with a standard error and a budget of work), whatever
+        its learning method. The default budget is counted in work, so the score is
+        the same on any machine. See :meth:`score_samples` for what the values are, and
         :func:`skboltz.partition.held_out_score` for the score's two errors (log Z's,
         shared by every row, and the test set's).
 

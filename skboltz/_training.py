@@ -251,6 +251,10 @@ class TrainingState:
     #: The shares of the first call's training rows (rounded) that are all zeros and
     #: all ones: how much probability the scores' degeneracy check allows those rows.
     extreme_row_shares: tuple = shared(default=(0.0, 0.0))
+    #: Up to ``_degeneracy.SAMPLING_ROWS`` evenly spaced rows of the first call's
+    #: training data in 256 levels (uint8; binary units only, else None), where
+    #: ``sample``'s chains start (``_degeneracy.kept_rows`` reads them).
+    sampling_rows: np.ndarray | None = shared(default=None)
     unchecked_updates: int = shared(default=0)
     check_reference: object = shared(default=None)
     #: The relative weights of the call's training rows (``_weights.training_weights``;

@@ -249,10 +249,14 @@ def test_progress_and_cost_forecast():
     assert np.all(np.diff(done) > 0) and np.all(done <= cap)
     assert np.all(cap == cap[0])
     assert done[-1] == log_z.cost["n_transitions"]
-    # With a time budget the cap is the time: no step count is given.
-    calls.clear()
-    AIS(n_chains=20, n_betas=50).estimate(view, rng=0, progress=lambda *c: calls.append(c))
-    assert calls and all(cap is None for _, cap in calls)
+    # The cap is the budget of transitions: by default ("auto") the model's, else the
+    # one given, or 2**27 without one.
+    for budget, expected in (("auto", AIS().transition_budget(view)), (5000, 5000),
+                             (None, 2**27)):
+        calls.clear()
+        AIS(n_chains=20, n_betas=50, max_transitions=budget).estimate(
+            view, rng=0, progress=lambda *c: calls.append(c))
+        assert calls and all(cap == expected for _, cap in calls)
     seconds = ais.estimated_seconds(view, rng=0)
     assert np.isfinite(seconds) and seconds > 0
     assert AIS(max_time=0.5).estimated_seconds(view) <= 0.5
@@ -317,3 +321,23 @@ def test_default_estimates_are_unbiased_with_honest_error_bars():
     z = np.array(z)
     assert abs(z.mean()) < 3 / np.sqrt(z.size) + 0.1
     assert np.sqrt(np.mean(z**2)) < 1.1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chains_from_a_mixture_of_training_rows_cover_exact(seed):
+    """The "rows" path (a mixture of independent models centred on training rows) is
+    an importance sample like the others: its estimate covers the exact log Z."""
+    from skboltz.partition._ais import _log_mean_exp
+
+    rng = np.random.default_rng(seed)
+    view = random_rbm(10, 7, 1.0, rng)
+    rows = (rng.random((30, 10)) < 0.4).astype(float)
+    chains = view.annealing_from_rows(rows, 400, rng)
+    log_w = anneal_forward(chains, beta_schedule(200, "linear"))
+    value, std_error = _log_mean_exp(log_w + chains.base_log_partition)
+    assert abs(value - Exact().estimate(view).value) < 3 * std_error + 1e-3
+    # and AIS with rows anneals from them as a fourth path
+    log_z = AIS(target_std_error=0.05).estimate(view, rng=seed, data_rows=rows,
+                                                data_rates=rows.mean(axis=0))
+    assert "rows" in log_z.cost["bases"]
+    assert abs(log_z.value - Exact().estimate(view).value) < 3 * log_z.std_error

@@ -206,3 +206,36 @@ def test_scores_of_a_model_of_the_data_do_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateModelWarning)
         rbm.score(X_DIGITS)
+
+
+# -- samples unlike the data (issue 41) -------------------------------------------------
+def test_samples_far_from_the_data_warn_and_samples_like_it_do_not():
+    """The check's chains start where sample() starts them (training rows) and their
+    mean and column means are compared with the data's: a model checked against rows
+    unlike those it was trained on is flagged; against its own rows it is not."""
+    from skboltz._monitoring import MonitoringRows
+
+    rng = np.random.default_rng(0)
+    rates = np.linspace(0.05, 0.35, 30)
+    A = (rng.random((2000, 30)) < rates).astype(float)
+    rbm = RBM(n_components=8, n_iter=20, random_state=0).fit(A)
+    assert rbm._training_state.sampling_rows.shape[1] == 30
+    check = degeneracy.DegeneracyCheck(rbm)
+    state = rbm._training_state
+    own = check.when_due(state, MonitoringRows(train=A[:300]), 100_000, False)
+    assert own is None
+    B = (rng.random((300, 30)) < 1 - rates).astype(float)  # mean 0.8 against 0.2
+    far = check.when_due(state, MonitoringRows(train=B), 100_000, False)
+    assert far is not None and far.unlike_data is not None
+    assert far.unlike_data.mean_off > 0.5
+    assert "started as sample() starts them" in far.describe(30)
+
+
+def test_sample_statistics_measure_the_noise_of_few_samples():
+    rng = np.random.default_rng(1)
+    rows = (rng.random((5000, 40)) < 0.3).astype(float)
+    like = degeneracy.sample_statistics((rng.random((32, 40)) < 0.3).astype(float), rows)
+    assert not like.unlike and like.column_error < 2 * like.column_noise
+    unlike = degeneracy.sample_statistics((rng.random((32, 40)) < 0.6).astype(float),
+                                          rows)
+    assert unlike.unlike and unlike.mean_off > 0.5

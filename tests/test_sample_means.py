@@ -123,13 +123,36 @@ def test_classification_rbm_means_average_to_the_models_feature_means():
         X, np.arange(50) % 2),
 ], ids=["RBM", "BoltzmannMachine", "RBMClassifier"])
 def test_zero_steps_give_the_means_of_the_start(make):
+    # The chains start at training rows (binary units): with no step, their means
+    # are those rows, each chain at its own.
     X = (np.random.default_rng(6).random((50, 4)) < 0.3).astype(float)
     model = make(X)
-    assert_allclose(model.sample(3, n_steps=0, return_means=True),
-                    np.tile(X.mean(axis=0), (3, 1)))
+    starts = model.sample(40, n_steps=0, return_means=True)
+    assert all((row == X).all(axis=1).any() for row in starts)
+    assert len({tuple(row) for row in starts}) > 1
 
 
 def test_return_means_must_be_a_bool():
     model = RBM(n_components=2, n_iter=1, random_state=0).fit(np.eye(4))
     with pytest.raises(TypeError, match="return_means must be True or False"):
         model.sample(2, return_means="yes")
+
+
+def test_samples_start_at_training_rows_and_stay_like_them():
+    """Chains from independent units at the data's rates can settle far from the
+    data; sample() starts them at kept training rows (two clusters here: a model of
+    them samples both, in their proportions)."""
+    from skboltz import RBM
+    from skboltz._degeneracy import kept_rows
+
+    rng = np.random.default_rng(3)
+    top = np.r_[np.ones(10), np.zeros(10)]
+    X = np.where(rng.random((600, 1)) < 0.75, top, 1 - top)
+    X = np.abs(X - (rng.random(X.shape) < 0.02))
+    rbm = RBM(n_components=6, n_iter=30, learning_rate=0.02, random_state=0).fit(X)
+    rows = kept_rows(rbm._training_state, np.dtype(float))
+    assert rows.shape[1] == 20 and (rows[:, None] == X[None]).all(axis=2).any(axis=1).all()
+    samples = rbm.sample(400, n_steps=50, random_state=0)
+    share_top = np.mean(samples[:, :10].mean(axis=1) > 0.5)
+    assert abs(share_top - 0.75) < 0.1
+    assert np.abs(samples.mean(axis=0) - X.mean(axis=0)).mean() < 0.05

@@ -324,6 +324,26 @@ def test_the_time_budget_stops_the_search_reports_and_warns(monkeypatch):
     assert log_z.cost["stopped_by"] == "target_std_error" and machine.now > 30
 
 
+def test_the_default_budget_is_work_not_time(monkeypatch):
+    """The default AIS stops by its budget of transitions: the same estimate on a fast
+    machine and on one a thousand times slower (a clock that runs while it works)."""
+    view = random_rbm(10, 8, 2.0, np.random.default_rng(8))
+    ais = AIS(target_std_error=1e-4, max_transitions=20_000)
+    with pytest.warns(LogZAccuracyWarning, match=r"budget of 20,000 Gibbs transitions"):
+        fast = ais.estimate(view, rng=0)
+    _FakeMachine(monkeypatch, 1.0)  # one second per transition
+    with pytest.warns(LogZAccuracyWarning):
+        slow = ais.estimate(view, rng=0)
+    assert slow.value == fast.value and slow.std_error == fast.std_error
+    assert fast.cost["stopped_by"] == "max_transitions"
+    assert fast.cost["n_transitions"] <= 20_000 == fast.cost["max_transitions"]
+    assert AIS().max_time is None and AIS().max_transitions == "auto"
+    # "auto": a fixed amount of work, more transitions on smaller models
+    big = random_rbm(784, 500, 0.01, np.random.default_rng(0))
+    assert AIS().transition_budget(big) == 2**36 // (784 * 500 + 128 * (784 + 500))
+    assert AIS().transition_budget(view) == 2**19
+
+
 def test_without_a_budget_the_estimate_is_reproducible():
     view = random_rbm(8, 6, 1.0, np.random.default_rng(9))
     first, second = (AIS(max_time=None).estimate(view, rng=4) for _ in range(2))
@@ -651,3 +671,46 @@ def test_held_out_scores_refuse_a_model_without_a_log_likelihood(binary_digits):
     with pytest.raises(TypeError, match="DBN has no score_samples and no "
                                         "estimate_log_partition"):
         paired_score_difference(dbn, dbn, X)
+
+
+# -- a default score always comes (issue 41) ---------------------------------------------
+def _too_low_ais(monkeypatch, rows, by=30.0):
+    """AIS estimates ``by`` nats below the rows' largest -F(v): an estimate that missed
+    the model's probability near its training rows (as the default AIS did on RBM(500)
+    models of real MNIST digits)."""
+    def estimate(self, model, *, rng=None, data_rates=None, progress=None):
+        value = float(np.max(-model.astype(np.float64).free_energy(rows))) - by
+        return LogZ(value, 0.5, value - 1.5, value + 1.5, method="ais", kind="estimate",
+                    converged=False, caveats=("it stopped at its budget",),
+                    cost={"n_chains": 64})
+    monkeypatch.setattr(AIS, "estimate", estimate)
+
+
+def test_a_default_score_the_rows_prove_too_low_comes_with_one_warning(binary_digits,
+                                                                       monkeypatch):
+    X = binary_digits[:300, :40]  # 40 x 24: "auto" is AIS
+    rbm = RBM(n_components=24, n_iter=2, random_state=0).fit(X)
+    _too_low_ais(monkeypatch, X)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        score = rbm.score(X)
+    assert np.isfinite(score) and score <= 0
+    assert len(caught) == 1 and issubclass(caught[0].category, ApproximateScoreWarning)
+    assert "did not converge within its default budget" in str(caught[0].message)
+    log_z = rbm.estimate_log_partition()
+    floor = float(np.max(-rbm.free_energy(X)))
+    # raised to what the rows prove, its error as wide as what the estimate missed
+    assert log_z.value >= floor - 1e-9 and log_z.lower >= floor - 1e-9
+    assert log_z.std_error >= 25 and not log_z.converged
+    assert "raised_to_data_bound" in log_z.cost
+    assert rbm.score(X) == score  # the model's log Z from then on
+
+
+def test_an_explicit_impossible_estimate_still_raises(binary_digits, monkeypatch):
+    X = binary_digits[:300, :40]
+    rbm = RBM(n_components=24, n_iter=2, z_estimator=AIS(), random_state=0).fit(X)
+    _too_low_ais(monkeypatch, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ApproximateScoreWarning)
+        with pytest.raises(ValueError, match="is impossible.*max_transitions"):
+            rbm.score(X)
