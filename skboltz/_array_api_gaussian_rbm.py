@@ -28,6 +28,7 @@ from ._gaussian_rbm import (
     estimate_whitening,
     feature_spread,
     runaway_error,
+    starting_scales,
     value_bound,
     visible_spread,
     warn_clipped_rows,
@@ -114,15 +115,18 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
         host = to_numpy(X, xp)
         estimator._check_first_rows(host, partial=state.partial)
         whitening = None
-        if estimator.whiten:
-            mean, factor = estimate_whitening(host, verbose=estimator.verbose)
+        auto_declines = estimator.whiten == "auto" and host.shape[0] <= host.shape[1]
+        found = None if estimator.whiten is False or auto_declines else estimate_whitening(
+            host, verbose=estimator.verbose, whiten=estimator.whiten)
+        if found is not None:  # whiten=True, or "auto" where the correlations help
+            mean, factor = found
             device = X.device
             whitening = NamespaceWhitening(
                 xp, xp.asarray(mean.astype(host.dtype), device=device),
                 xp.asarray(factor.astype(host.dtype, copy=False), device=device))
             X = whitening.transform(X)
             host = to_numpy(X, xp)
-        warn_if_unscaled(host, whitened=estimator.whiten)
+        warn_if_unscaled(host, whitened=whitening is not None)
         dtype = score_dtype(xp, X.device)
         state.extra.update(
             whitening=whitening,
@@ -163,8 +167,18 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
 
     @classmethod
     def starting_extra_params(cls, estimator, V, state):
-        # every variance starts at 1
-        return {LOG_VARIANCE: state.xp.zeros(V.shape[1], dtype=V.dtype, device=V.device)}
+        # the NumPy path's starting scales: with a whitening, larger weights and
+        # smaller variances (see starting_scales)
+        xp = state.xp
+        whitened = (state.extra["whitening"] is not None and estimator.learn_variance
+                    and V.shape[0] > V.shape[1])
+        weight_scale, log_variance = starting_scales(estimator.n_components, whitened)
+        params = {LOG_VARIANCE: xp.full(V.shape[1], log_variance, dtype=V.dtype,
+                                        device=V.device)}
+        if whitened:
+            params[WEIGHTS] = weight_scale * state.source.normal(
+                (estimator.n_components, V.shape[1]), V.dtype)
+        return params
 
     @classmethod
     def visible_layer(cls, estimator, params, state=None):

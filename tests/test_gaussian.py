@@ -50,6 +50,7 @@ def grbm_with_parameters(weights, visible_bias, hidden_bias, variance, **params)
     """A GaussianRBM fitted on dummy data, then given the parameters by hand."""
     n_hidden, n_visible = weights.shape
     rng = np.random.default_rng(0)
+    params.setdefault("whiten", False)  # the parameters are those of the rows' model
     model = GaussianRBM(n_components=n_hidden, n_iter=1, random_state=0, **params)
     model.fit(rng.normal(size=(20, n_visible)))
     model.components_ = np.array(weights)
@@ -442,28 +443,129 @@ def test_whitened_samples_have_the_models_moments_in_x():
     assert_allclose(after.mean(axis=0), mean, atol=0.05)
 
 
-def test_whiten_fits_the_model_of_the_ledoit_wolf_whitened_rows(wine):
-    from sklearn.covariance import LedoitWolf
+def brute_force_whitening_covariance(X, n_folds=5, ridge=1e-6):
+    """The whitening's covariance by its definition: (1 - a) S + (a + ridge) m I with
+    a the shrinkage of the best 5-fold held-out log density (folds: row i in fold
+    i mod 5), each fold's Gaussian scored with scipy."""
+    from scipy.stats import multivariate_normal
 
+    from skboltz._gaussian_rbm import SHRINKAGE_GRID
+
+    d = X.shape[1]
+
+    def shrunk(rows, a):
+        S = np.cov(rows.T, bias=True)
+        return (1 - a) * S + (a + ridge) * np.trace(S) / d * np.eye(d)
+
+    fold = np.arange(len(X)) % n_folds
+    totals = [sum(multivariate_normal(X[fold != k].mean(axis=0), shrunk(X[fold != k], a))
+                  .logpdf(X[fold == k]).sum() for k in range(n_folds))
+              for a in SHRINKAGE_GRID]
+    return shrunk(X, SHRINKAGE_GRID[int(np.argmax(totals))])
+
+
+def test_whiten_fits_the_model_of_the_whitened_rows(wine):
+    # The covariance's shrinkage is the one of the best cross-validated likelihood.
     model = GaussianRBM(n_components=4, n_iter=3, whiten=True, random_state=0).fit(wine)
-    estimate = LedoitWolf().fit(wine)
     factor = model.whitening_factor_
     assert_array_equal(factor, np.tril(factor))
-    assert_allclose(factor @ factor.T, estimate.covariance_, atol=1e-12)
-    assert_allclose(model.whitening_mean_, estimate.location_, atol=1e-12)
+    assert_allclose(factor @ factor.T, brute_force_whitening_covariance(wine), atol=1e-12)
+    assert_allclose(model.whitening_mean_, wine.mean(axis=0), atol=1e-12)
     Z = whiten_rows(wine, model.whitening_mean_, factor)
-    plain = GaussianRBM(n_components=4, n_iter=3, random_state=0).fit(Z)
-    for attribute in ("components_", "intercept_visible_", "intercept_hidden_", "variance_"):
-        assert_allclose(getattr(model, attribute), getattr(plain, attribute), atol=1e-9)
+    plain = grbm_with_parameters(model.components_, model.intercept_visible_,
+                                 model.intercept_hidden_, model.variance_)
     log_det = np.log(np.diag(factor)).sum()
     assert_allclose(model.score_samples(wine), plain.score_samples(Z) - log_det, atol=1e-8)
+    assert_allclose(model.transform(wine), plain.transform(Z), atol=1e-12)
     assert plain.whitening_factor_ is None and plain.whitening_mean_ is None
+
+
+@pytest.mark.parametrize("n_components", [16, 64])
+def test_a_whitened_fit_starts_with_the_hidden_units_carrying_the_variance(wine,
+                                                                         n_components):
+    # Whitened rows have unit covariance: the Gaussian of W = 0 fits it exactly, a
+    # saddle small weights do not leave. The start puts most of every variance in the
+    # hidden units (a fair unit's variance is 1/4): the model's variances still sum to 1.
+    start = GaussianRBM(n_components=n_components, n_iter=0, whiten=True,
+                        random_state=0).fit(wine)
+    share = min(0.9, n_components / (n_components + 4))
+    assert_allclose(start.variance_, 1 - share)
+    assert abs(start.components_.std() / np.sqrt(4 * share / n_components) - 1) < 0.15
+    plain = GaussianRBM(n_components=n_components, n_iter=0, whiten=False,
+                        random_state=0).fit(wine)
+    assert_allclose(plain.variance_, 1.0)
+    assert np.abs(plain.components_).max() < 0.05
+    fixed = clone(start).set_params(learn_variance=False).fit(wine)  # variances stay 1
+    assert_allclose(fixed.variance_, 1.0)
+    assert np.abs(fixed.components_).max() < 0.05
+
+
+def test_whitening_shrinks_by_the_held_out_likelihood_not_ledoit_wolf():
+    # Breast cancer's near-linear relations: Ledoit-Wolf shrinks them away (its
+    # Gaussian lost 4.5 nats per held-out row); the held-out likelihood keeps them.
+    from sklearn.covariance import LedoitWolf
+    from sklearn.datasets import load_breast_cancer
+
+    X = StandardScaler().fit_transform(load_breast_cancer().data)
+    model = GaussianRBM(n_components=2, n_iter=1, whiten=True, random_state=0).fit(X)
+    factor = model.whitening_factor_
+    assert_allclose(factor @ factor.T, brute_force_whitening_covariance(X), atol=1e-10)
+    empirical = np.cov(X.T, bias=True)
+    shrunk = LedoitWolf().fit(X).covariance_
+    assert (np.abs(factor @ factor.T - empirical).max()
+            < 0.1 * np.abs(shrunk - empirical).max())
+
+
+def correlated_and_independent_rows(n_rows=300, seed=0):
+    rng = np.random.default_rng(seed)
+    independent = rng.normal(size=(n_rows, 4))
+    shared = rng.normal(size=(n_rows, 1))
+    correlated = shared + 0.3 * rng.normal(size=(n_rows, 4))  # correlation about 0.9
+    return correlated, independent
+
+
+def test_auto_whitens_correlated_features_and_not_independent_ones():
+    correlated, independent = correlated_and_independent_rows()
+    params = dict(n_components=2, n_iter=2, random_state=0)
+    assert GaussianRBM(**params).whiten == "auto"  # the default
+    whitened = GaussianRBM(**params).fit(correlated)
+    assert_allclose(whitened.whitening_factor_,
+                    GaussianRBM(whiten=True, **params).fit(correlated).whitening_factor_)
+    assert GaussianRBM(**params).fit(independent).whitening_factor_ is None
+    assert GaussianRBM(whiten=False, **params).fit(correlated).whitening_factor_ is None
+    # float32 rows, and streaming: the first call decides, later calls keep it
+    streamed = GaussianRBM(**params).partial_fit(correlated.astype(np.float32))
+    assert streamed.whitening_factor_.dtype == np.float32
+    streamed.partial_fit(np.random.default_rng(1).normal(size=(50, 4)))
+    assert streamed.whitening_factor_ is not None
+    assert GaussianRBM(**params).fit(correlated[:2]).whitening_factor_ is None  # 2 rows
+
+
+def test_auto_leaves_rows_with_missing_entries_unwhitened():
+    correlated, _ = correlated_and_independent_rows()
+    gappy = correlated.copy()
+    gappy[::7, 1] = np.nan
+    params = dict(n_components=2, n_iter=2, random_state=0)
+    model = GaussianRBM(**params).fit(gappy)
+    assert model.whitening_factor_ is None
+    assert np.isfinite(model.score_samples(gappy)).all()
+    assert GaussianRBM().__sklearn_tags__().input_tags.allow_nan
+    assert not GaussianRBM(whiten=True).__sklearn_tags__().input_tags.allow_nan
+    # fitted on complete rows, it whitens them, and then takes complete rows only
+    whitened = GaussianRBM(**params).fit(correlated)
+    with pytest.raises(ValueError, match="whiten='auto', which whitened the complete"):
+        whitened.score_samples(gappy)
+
+
+def test_whiten_is_validated():
+    with pytest.raises(ValueError, match="whiten"):
+        GaussianRBM(whiten="yes").fit(np.random.default_rng(0).normal(size=(10, 2)))
 
 
 def test_whitening_helps_the_density_of_correlated_features(wine):
     # Wine's features correlate (up to 0.86): the full Gaussian takes that part.
     train, test = wine[::2], wine[1::2]
-    plain = GaussianRBM(n_components=4, n_iter=30, random_state=0).fit(train)
+    plain = GaussianRBM(n_components=4, n_iter=30, whiten=False, random_state=0).fit(train)
     whitened = clone(plain).set_params(whiten=True).fit(train)
     assert whitened.score(test) > plain.score(test) + 0.5
 
@@ -540,8 +642,11 @@ def test_a_class_with_too_few_rows_to_whiten_is_named():
 
 def test_whitening_wide_data_checks_memory_first_and_reports_progress(monkeypatch,
                                                                      capsys):
-    X = np.random.default_rng(0).normal(size=(5, 300))
-    # 3 d x d float64 matrices: 2.2 MB for 300 features; say only 1 MB is free
+    # 5 rows of 300 standardised features that share one factor
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5, 1)) * np.ones((1, 300)) + 0.3 * rng.normal(size=(5, 300))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    # 4 d x d float64 matrices: 2.9 MB for 300 features; say only 1 MB is free
     monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
     with pytest.raises(MemoryError, match="Whitening 300 features .* whiten=False"):
         GaussianRBM(n_components=2, n_iter=1, whiten=True).fit(X)
@@ -552,9 +657,10 @@ def test_whitening_wide_data_checks_memory_first_and_reports_progress(monkeypatc
         model.fit(X)  # standard features: the advice is not StandardScaler
     assert "StandardScaler" not in str(caught[0].message)
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("[GaussianRBM] whitening: the Ledoit-Wolf covariance of "
-                               "300 features from 5 rows")
-    assert lines[1].startswith("[GaussianRBM] whitening: done in ")
+    assert lines[0].startswith("[GaussianRBM] whitening: the covariance of 300 features "
+                               "from 5 rows, its shrinkage chosen by 5-fold held-out")
+    assert lines[1].startswith("[GaussianRBM] whitening: shrinkage ")
+    assert lines[2].startswith("[GaussianRBM] whitening: done in ")
 
 
 def test_later_partial_fit_calls_check_the_data_scale(wine):
@@ -623,8 +729,8 @@ def test_a_classifier_of_gaussian_models_never_gives_nan():
 
 # -- training ---------------------------------------------------------------------
 def test_training_raises_the_likelihood_and_learns_variances(wine):
-    start = GaussianRBM(n_components=8, n_iter=0, random_state=0).fit(wine)
-    model = GaussianRBM(n_components=8, n_iter=40, random_state=0).fit(wine)
+    start = GaussianRBM(n_components=8, n_iter=0, whiten=False, random_state=0).fit(wine)
+    model = GaussianRBM(n_components=8, n_iter=40, whiten=False, random_state=0).fit(wine)
     assert model.score(wine) > start.score(wine) + 1.5
     assert np.all(model.variance_ < 1) and np.all(model.variance_ > 0.05)
     fixed = GaussianRBM(n_components=8, n_iter=5, learn_variance=False,
@@ -686,7 +792,8 @@ def test_sparse_input_trains_like_dense(wine):
 @pytest.mark.parametrize("learning", ["cd", "pt", PCD(n_steps=2, n_chains=7),
                                       ParallelTempering(n_temperatures=3)])
 def test_each_learning_strategy_trains(wine, learning):
-    model = GaussianRBM(n_components=6, learning=learning, n_iter=40, random_state=0)
+    model = GaussianRBM(n_components=6, learning=learning, n_iter=40, whiten=False,
+                        random_state=0)
     start = clone(model).set_params(n_iter=0).fit(wine).score(wine)
     assert model.fit(wine).score(wine) > start + 1.0
 
@@ -717,7 +824,7 @@ def test_monitoring_and_early_stopping(wine):
 def test_grid_search_in_a_pipeline_uses_the_log_density():
     X = load_wine().data
     search = GridSearchCV(
-        make_pipeline(StandardScaler(), GaussianRBM(n_iter=20, random_state=0)),
+        make_pipeline(StandardScaler(), GaussianRBM(n_iter=20, whiten=False, random_state=0)),
         {"gaussianrbm__n_components": [1, 6]}, cv=KFold(3, shuffle=True, random_state=0),
     ).fit(X)  # (wine's rows are sorted by class: unshuffled folds hold out a class)
     assert search.best_params_["gaussianrbm__n_components"] == 6
@@ -848,7 +955,7 @@ def test_mean_field_log_z_is_refused(wine):
 
 # -- inside other estimators -------------------------------------------------------------
 def test_first_layer_of_a_dbn(wine):
-    dbn = DBN(hidden_layer_sizes=(12, 4), first_layer=GaussianRBM(n_iter=5),
+    dbn = DBN(hidden_layer_sizes=(12, 4), first_layer=GaussianRBM(n_iter=5, whiten=False),
               rbm=RBM(n_iter=5), random_state=0).fit(wine)
     first, top = dbn.layers_
     assert type(first) is GaussianRBM and type(top) is RBM
@@ -895,6 +1002,7 @@ def test_inside_a_boltzmann_classifier():
 
 def test_features_feed_a_classifier():
     data = load_wine()
-    pipe = make_pipeline(StandardScaler(), GaussianRBM(n_components=16, random_state=0),
+    pipe = make_pipeline(StandardScaler(), GaussianRBM(n_components=16, whiten=False,
+                                                       random_state=0),
                          LogisticRegression(max_iter=2000))
     assert pipe.fit(data.data, data.target).score(data.data, data.target) > 0.95
