@@ -7,12 +7,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OutlierMixin, clone
 from sklearn.model_selection import KFold
-from sklearn.utils import get_tags
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._gaussian_rbm import GaussianRBM
 from ._rbm import RBM
 from ._runtime import sub_estimator_seeds
+from ._tabular_rbm import TabularRBM
 from ._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._transactions import all_or_nothing, publish
 from ._weights import FIT_SAMPLE_WEIGHT_DOC, score_weights, weighted_percentile
@@ -33,10 +34,36 @@ def is_binary(X):
     return bool(np.all((values == 0) | (values == 1)))
 
 
+def is_frame(X):
+    """Whether ``X`` is a pandas DataFrame (checked without importing pandas)."""
+    return hasattr(X, "iloc") and hasattr(X, "dtypes") and getattr(X, "ndim", 0) == 2
+
+
+def has_non_numeric_columns(X):
+    """Whether ``X`` is a DataFrame with a column that is not a number (a category,
+    a string, an object or a bool column: what a table model encodes itself)."""
+    if not is_frame(X):
+        return False
+    return any(getattr(dtype, "kind", "O") not in "iuf" for dtype in X.dtypes)
+
+
+def needs_table_model(X):
+    """Whether the default model of ``X`` is a :class:`TabularRBM`: a DataFrame with
+    categorical columns, or rows with missing entries (NaN)."""
+    if has_non_numeric_columns(X):
+        return True
+    if sp.issparse(X):  # a table model takes dense rows only
+        return False
+    values = np.asarray(X)
+    return values.dtype.kind == "f" and bool(np.isnan(values).any())
+
+
 def default_density_model(X):
     """The density model ``LikelihoodOutlierDetector(estimator=None)`` fits to ``X``.
 
-    Binary data: a Bernoulli RBM (16 hidden units, so log Z is exact; persistent
+    A DataFrame with categorical (category, string, object or bool) columns, or rows
+    with missing entries: ``TabularRBM()`` at its defaults, which encodes the
+    categories itself and integrates missing entries out. Binary data: a Bernoulli RBM (16 hidden units, so log Z is exact; persistent
     chains, 100 epochs). Anything else: a Gaussian RBM of the whitened rows with fixed
     unit variances (``whiten=True, learn_variance=False``; 16 hidden units, exact log
     Z; persistent chains at the learning rate the Gaussian RBM suggests for them;
@@ -44,6 +71,8 @@ def default_density_model(X):
     input corrected by the hidden units. The choice and its measurements are in the
     class's Notes.
     """
+    if needs_table_model(X):
+        return TabularRBM()
     if is_binary(X):
         return RBM(n_components=16, learning="pcd", n_iter=100)
     return GaussianRBM(n_components=16, learning="pcd", learning_rate=0.02, n_iter=30,
@@ -182,10 +211,28 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
     def _accepts_sparse(self):
         return self.estimator is None or get_tags(self.estimator).input_tags.sparse
 
+    def _takes_missing(self):
+        """Whether NaN entries reach the model (the default picks one that takes them)."""
+        return self.estimator is None or get_tags(self.estimator).input_tags.allow_nan
+
+    def _passes_frame(self, X, *, reset):
+        """Whether the DataFrame ``X`` goes to the model as it is: a model of the
+        user's validates its own input (a TabularRBM encodes categorical columns);
+        the default model does when it is a table model."""
+        if not is_frame(X):
+            return False
+        if self.estimator is not None:
+            return True
+        return has_non_numeric_columns(X) if reset else isinstance(self.estimator_, TabularRBM)
+
     def _validate_X(self, X, *, reset):
+        if self._passes_frame(X, reset=reset):  # names and width checked here only
+            validate_data(self, X, skip_check_array=True, reset=reset)
+            return X
         return validate_data(
             self, X, accept_sparse="csr" if self._accepts_sparse() else False,
             dtype=[np.float64, np.float32], reset=reset,
+            ensure_all_finite="allow-nan" if self._takes_missing() else True,
         )
 
     def _new_model(self, X, seed):
@@ -206,7 +253,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
     def _held_out_scores(self, model, X, seed, sample_weight=None):
         """Each row's log-likelihood under a clone of ``model`` fitted without it
         (AUTO_FOLDS-fold cross-validation)."""
-        n_samples = X.shape[0]
+        n_samples = _num_samples(X)
         if n_samples < 2 * AUTO_FOLDS:
             raise ValueError(
                 "contamination='auto' sets the threshold from held-out log-likelihoods "
@@ -219,9 +266,9 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         folds = KFold(AUTO_FOLDS, shuffle=True, random_state=seed)
         for train, test in folds.split(X):
             fold_model = self._fit_model(
-                clone(model), X[train],
+                clone(model), _safe_indexing(X, train),
                 None if sample_weight is None else sample_weight[train])
-            scores[test] = fold_model.score_samples(X[test])
+            scores[test] = fold_model.score_samples(_safe_indexing(X, test))
         return scores
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -249,7 +296,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
             sample_weight = score_weights(sample_weight, X)  # validated, or None
             if sample_weight is not None:  # a row of weight 0 is no row
                 kept = np.flatnonzero(sample_weight > 0)
-                X, sample_weight = X[kept], sample_weight[kept]
+                X, sample_weight = _safe_indexing(X, kept), sample_weight[kept]
             model_seed, fold_seed = sub_estimator_seeds(self.random_state, 2)
             model = self._new_model(X, model_seed)
             if self.contamination == "auto":
@@ -324,6 +371,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accepts_sparse()
+        tags.input_tags.allow_nan = self._takes_missing()
         return tags
 
 

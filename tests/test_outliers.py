@@ -18,6 +18,7 @@ from skboltz import (
     BoltzmannMachine,
     GaussianRBM,
     LikelihoodOutlierDetector,
+    TabularRBM,
 )
 from skboltz._outliers import AUTO_FOLDS
 from skboltz._runtime import sub_estimator_seeds
@@ -206,3 +207,56 @@ def test_float32_rows_reach_the_model_as_float32():
         RBM(n_components=3, n_iter=3, random_state=0), contamination=0.1
     ).fit(X)
     assert detector.estimator_.components_.dtype == np.float32
+
+
+def mixed_frame(n_rows=60, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "size": rng.normal(size=n_rows),
+        "colour": rng.choice(["blue", "red", "green"], n_rows),
+        "grade": pd.Categorical(rng.choice(["a", "b"], n_rows)),
+    })
+
+
+@pytest.mark.parametrize("contamination", [0.1, "auto"])
+def test_a_table_model_gets_the_dataframe(contamination):
+    # issue 44: the frame reached validation as floats ("could not convert 'blue'")
+    frame = mixed_frame()
+    model = TabularRBM(n_components=2, n_iter=3, random_state=0)
+    detector = LikelihoodOutlierDetector(model, contamination=contamination).fit(frame)
+    expected = clone(model).fit(frame)
+    np.testing.assert_array_equal(detector.score_samples(frame), expected.score_samples(frame))
+    assert list(detector.feature_names_in_) == ["size", "colour", "grade"]
+    assert detector.estimator_.is_categorical_.tolist() == [False, True, True]
+    np.testing.assert_array_equal(detector.decision_function(frame.iloc[:7]),
+                                  expected.score_samples(frame.iloc[:7]) - detector.offset_)
+    with pytest.raises(ValueError, match="colour"):  # the width and names are checked
+        detector.score_samples(frame[["size", "grade"]])
+
+
+def test_the_default_model_of_a_mixed_frame_is_a_table_model():
+    frame = mixed_frame(n_rows=40)
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(frame)
+    assert type(detector.estimator_) is TabularRBM
+    assert detector.predict(frame).shape == (40,)
+
+
+def test_missing_entries_reach_a_model_that_takes_them():
+    # issue 44: NaN was refused with scikit-learn's generic message for every model
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    X[::7, 1] = np.nan
+    model = GaussianRBM(n_components=2, n_iter=3, random_state=0)
+    detector = LikelihoodOutlierDetector(model, contamination=0.1).fit(X)
+    scores = detector.score_samples(X)
+    np.testing.assert_array_equal(scores, clone(model).fit(X).score_samples(X))
+    assert np.all(np.isfinite(scores))
+    # the default picks a model that integrates missing entries out
+    default = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    assert type(default.estimator_) is TabularRBM
+    assert np.all(np.isfinite(default.score_samples(X)))
+    # a model that takes none still refuses them
+    with pytest.raises(ValueError, match="NaN"):
+        LikelihoodOutlierDetector(GaussianRBM(n_iter=1, whiten=True),
+                                  contamination=0.1).fit(X)
