@@ -20,8 +20,15 @@ from skboltz import (
     LikelihoodOutlierDetector,
     TabularRBM,
 )
-from skboltz._outliers import AUTO_FOLDS
+from skboltz._outliers import (
+    AUTO_FOLDS,
+    TRIM_FRACTION,
+    TRIM_MIN_ROWS_PER_FEATURE,
+    TRIM_ROUNDS,
+    default_density_model,
+)
 from skboltz._runtime import sub_estimator_seeds
+from skboltz._weights import weighted_percentile
 from skboltz.exceptions import DataScaleWarning
 
 
@@ -159,8 +166,9 @@ def test_default_model_follows_the_data(digits):
         grey = LikelihoodOutlierDetector(random_state=0).fit(zeros)
     assert isinstance(grey.estimator_, GaussianRBM)
     assert grey.estimator_.whiten and not grey.estimator_.learn_variance
+    # binary rows too (on ADBench's binary tables the Bernoulli RBM lost to it)
     binary = LikelihoodOutlierDetector(random_state=0).fit(zeros > 0.5)
-    assert type(binary.estimator_) is RBM
+    assert type(binary.estimator_) is GaussianRBM and binary.estimator_.whiten
     # the user's own model keeps its own checks (constant pixels refused: issue 31)
     with pytest.raises(ValueError, match="constant feature"):
         LikelihoodOutlierDetector(GaussianRBM(n_iter=1, whiten=True),
@@ -260,3 +268,54 @@ def test_missing_entries_reach_a_model_that_takes_them():
     with pytest.raises(ValueError, match="NaN"):
         LikelihoodOutlierDetector(GaussianRBM(n_iter=1, whiten=True),
                                   contamination=0.1).fit(X)
+
+
+def test_the_default_model_is_refitted_without_its_least_likely_rows():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    X[:10] += 6  # anomalies among the training rows
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    # by hand: fit, then TRIM_ROUNDS refits with the lowest TRIM_FRACTION weighted 0
+    model_seed, _ = sub_estimator_seeds(0, 2)
+    model = default_density_model(X).set_params(random_state=model_seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        model.fit(X)
+        weights = np.ones(len(X))
+        for _ in range(TRIM_ROUNDS):
+            scores = model.score_samples(X)
+            cut = weighted_percentile(scores, 100 * TRIM_FRACTION, weights)
+            weights = np.where(scores >= cut, weights, 0.0)
+            model.fit(X, sample_weight=weights)
+    assert TRIM_ROUNDS >= 1 and np.all(weights[:10] == 0)
+    assert np.sum(weights == 0) > 10  # normal rows of the lowest fraction too
+    np.testing.assert_array_equal(detector.score_samples(X), model.score_samples(X))
+    # the anomalies do not pull the whitening's mean towards them
+    np.testing.assert_allclose(detector.estimator_.whitening_mean_,
+                               np.average(X, axis=0, weights=weights))
+    # a model of the user's is fitted once, on every row
+    plain = GaussianRBM(n_components=2, n_iter=3, whiten=True, learn_variance=False,
+                        random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        users = LikelihoodOutlierDetector(plain, contamination=0.1).fit(X)
+        np.testing.assert_array_equal(users.score_samples(X),
+                                      clone(plain).fit(X).score_samples(X))
+
+
+@pytest.mark.parametrize("n_rows, epochs", [(100, 30), (1000, 30), (5000, 6), (40000, 3)])
+def test_the_default_training_length_is_bounded_by_the_rows(n_rows, epochs):
+    X = np.zeros((n_rows, 2))
+    assert default_density_model(X).n_iter == epochs
+
+
+def test_few_rows_per_feature_are_not_trimmed():
+    rng = np.random.default_rng(1)
+    n_features = 8
+    X = rng.normal(size=(TRIM_MIN_ROWS_PER_FEATURE * n_features - 1, n_features))
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    model_seed, _ = sub_estimator_seeds(0, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        once = default_density_model(X).set_params(random_state=model_seed).fit(X)
+    np.testing.assert_array_equal(detector.score_samples(X), once.score_samples(X))
