@@ -26,7 +26,7 @@ Protocol, for each set and each split seed:
 
 Detectors (``random_state`` = the split seed where there is one):
 
-- ``Likelihood``: skboltz's ``LikelihoodOutlierDetector``'s detector at its defaults, except
+- ``Likelihood``: skboltz's ``LikelihoodOutlierDetector()`` at its defaults, except
   ``contamination=0.1`` (one fit; "auto" adds five cross-validation fits for its
   threshold and fits the same final model, so the AUC and AP are the same);
 - ``IsolationForest()``; ``LocalOutlierFactor(novelty=True)``; pyod's ``ECOD()`` (Li,

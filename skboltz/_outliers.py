@@ -293,8 +293,12 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
             for _ in range(TRIM_ROUNDS):
                 scores = model.score_samples(X)
                 cut = weighted_percentile(scores, 100.0 * TRIM_FRACTION, weights)
-                weights = np.where(scores >= cut, weights, 0.0)
-                model.fit(X, sample_weight=weights)
+                trimmed = np.where(scores >= cut, weights, 0.0)
+                try:
+                    model.fit(X, sample_weight=trimmed)
+                except ValueError:  # e.g. the kept rows' covariance singular (few
+                    break  # distinct rows): the model keeps its previous, valid fit
+                weights = trimmed
             return model
 
     def _held_out_scores(self, model, X, seed, sample_weight=None):

@@ -319,3 +319,14 @@ def test_few_rows_per_feature_are_not_trimmed():
         warnings.simplefilter("ignore", DataScaleWarning)
         once = default_density_model(X).set_params(random_state=model_seed).fit(X)
     np.testing.assert_array_equal(detector.score_samples(X), once.score_samples(X))
+
+
+def test_a_trimmed_refit_that_fails_keeps_the_fit_before_it():
+    # trimming the two rare rows leaves one distinct row: a singular covariance
+    X = np.array([[1.0, 3.0]] * 10 + [[2.0, 1.0]] * 2)
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    model_seed, _ = sub_estimator_seeds(0, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        once = default_density_model(X).set_params(random_state=model_seed).fit(X)
+    np.testing.assert_array_equal(detector.score_samples(X), once.score_samples(X))
