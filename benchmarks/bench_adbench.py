@@ -48,6 +48,7 @@ Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_adbench.py [--sets 15 39 42]
 
 import argparse
 import glob
+import json
 import os
 import time
 import traceback
@@ -266,7 +267,13 @@ def main():
                         default=list(DETECTORS))
     parser.add_argument("--quick", action="store_true",
                         help=f"the sets under {QUICK_ROWS:,} rows, one seed")
+    parser.add_argument("--save", help="also write the results to this JSON file")
+    parser.add_argument("--merge", nargs="+", metavar="JSON",
+                        help="print the tables of saved runs together (e.g. one run per "
+                             "seed, run side by side) instead of running")
     args = parser.parse_args()
+    if args.merge:
+        return print_tables(*merge(args.merge))
     paths = set_paths(args.sets)
     seeds = args.seeds
     if args.quick:
@@ -279,6 +286,38 @@ def main():
           "fitted on each detector's training rows\n", flush=True)
     results, subsampled_sets, n_rows = evaluate(paths, seeds, detectors)
     print()
+    if args.save:
+        with open(args.save, "w") as file:
+            json.dump({"results": results, "subsampled": subsampled_sets,
+                       "n_rows": n_rows, "detectors": list(detectors),
+                       "seeds": list(seeds)}, file)
+    print_tables(results, subsampled_sets, n_rows, detectors)
+
+
+def merge(paths):
+    """The saved runs' results as one run's (each cell's seeds together)."""
+    results, subsampled_sets, n_rows, detectors, seeds = {}, [], {}, None, []
+    for path in paths:
+        with open(path) as file:
+            run = json.load(file)
+        detectors = detectors or run["detectors"]
+        seeds += run["seeds"]
+        n_rows.update(run["n_rows"])
+        subsampled_sets += [n for n in run["subsampled"] if n not in subsampled_sets]
+        for setting, sets in run["results"].items():
+            for name, cells in sets.items():
+                merged = results.setdefault(setting, {}).setdefault(name, {})
+                for det_name, cell in cells.items():
+                    if isinstance(cell, str) or isinstance(merged.get(det_name), str):
+                        merged[det_name] = merged.get(det_name) if isinstance(
+                            merged.get(det_name), str) else cell
+                    else:
+                        merged.setdefault(det_name, []).extend(cell)
+    print(f"Merged runs {paths} (seeds {seeds})\n")
+    return results, subsampled_sets, n_rows, {name: None for name in detectors}
+
+
+def print_tables(results, subsampled_sets, n_rows, detectors):
     if subsampled_sets:
         print(f"Subsampled to {MAX_ROWS:,} rows (stratified, seeded by the split seed): "
               + ", ".join(subsampled_sets) + "\n")
