@@ -43,7 +43,8 @@ and setting, and the largest set's), on a shared machine: compare within a run o
 
 Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_adbench.py [--sets 15 39 42]
 [--seeds 0 1 2] [--detectors Likelihood IsolationForest] [--quick]
-(``--quick``: the sets under 5,000 rows, one seed).
+(``--quick``: the sets under 5,000 rows, one seed). To run seeds side by side:
+``--seeds 0 --save s0.json`` (and 1, 2), then ``--merge s0.json s1.json s2.json``.
 """
 
 import argparse
