@@ -18,9 +18,17 @@ from skboltz import (
     BoltzmannMachine,
     GaussianRBM,
     LikelihoodOutlierDetector,
+    TabularRBM,
 )
-from skboltz._outliers import AUTO_FOLDS
+from skboltz._outliers import (
+    AUTO_FOLDS,
+    TRIM_FRACTION,
+    TRIM_MIN_ROWS_PER_FEATURE,
+    TRIM_ROUNDS,
+    default_density_model,
+)
 from skboltz._runtime import sub_estimator_seeds
+from skboltz._weights import weighted_percentile
 from skboltz.exceptions import DataScaleWarning
 
 
@@ -158,8 +166,9 @@ def test_default_model_follows_the_data(digits):
         grey = LikelihoodOutlierDetector(random_state=0).fit(zeros)
     assert isinstance(grey.estimator_, GaussianRBM)
     assert grey.estimator_.whiten and not grey.estimator_.learn_variance
+    # binary rows too (on ADBench's binary tables the Bernoulli RBM lost to it)
     binary = LikelihoodOutlierDetector(random_state=0).fit(zeros > 0.5)
-    assert type(binary.estimator_) is RBM
+    assert type(binary.estimator_) is GaussianRBM and binary.estimator_.whiten
     # the user's own model keeps its own checks (constant pixels refused: issue 31)
     with pytest.raises(ValueError, match="constant feature"):
         LikelihoodOutlierDetector(GaussianRBM(n_iter=1, whiten=True),
@@ -206,3 +215,118 @@ def test_float32_rows_reach_the_model_as_float32():
         RBM(n_components=3, n_iter=3, random_state=0), contamination=0.1
     ).fit(X)
     assert detector.estimator_.components_.dtype == np.float32
+
+
+def mixed_frame(n_rows=60, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "size": rng.normal(size=n_rows),
+        "colour": rng.choice(["blue", "red", "green"], n_rows),
+        "grade": pd.Categorical(rng.choice(["a", "b"], n_rows)),
+    })
+
+
+@pytest.mark.parametrize("contamination", [0.1, "auto"])
+def test_a_table_model_gets_the_dataframe(contamination):
+    # issue 44: the frame reached validation as floats ("could not convert 'blue'")
+    frame = mixed_frame()
+    model = TabularRBM(n_components=2, n_iter=3, random_state=0)
+    detector = LikelihoodOutlierDetector(model, contamination=contamination).fit(frame)
+    expected = clone(model).fit(frame)
+    np.testing.assert_array_equal(detector.score_samples(frame), expected.score_samples(frame))
+    assert list(detector.feature_names_in_) == ["size", "colour", "grade"]
+    assert detector.estimator_.is_categorical_.tolist() == [False, True, True]
+    np.testing.assert_array_equal(detector.decision_function(frame.iloc[:7]),
+                                  expected.score_samples(frame.iloc[:7]) - detector.offset_)
+    with pytest.raises(ValueError, match="colour"):  # the width and names are checked
+        detector.score_samples(frame[["size", "grade"]])
+
+
+def test_the_default_model_of_a_mixed_frame_is_a_table_model():
+    frame = mixed_frame(n_rows=40)
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(frame)
+    assert type(detector.estimator_) is TabularRBM
+    assert detector.predict(frame).shape == (40,)
+
+
+def test_missing_entries_reach_a_model_that_takes_them():
+    # issue 44: NaN was refused with scikit-learn's generic message for every model
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    X[::7, 1] = np.nan
+    model = GaussianRBM(n_components=2, n_iter=3, random_state=0)
+    detector = LikelihoodOutlierDetector(model, contamination=0.1).fit(X)
+    scores = detector.score_samples(X)
+    np.testing.assert_array_equal(scores, clone(model).fit(X).score_samples(X))
+    assert np.all(np.isfinite(scores))
+    # the default picks a model that integrates missing entries out
+    default = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    assert type(default.estimator_) is TabularRBM
+    assert np.all(np.isfinite(default.score_samples(X)))
+    # a model that takes none still refuses them
+    with pytest.raises(ValueError, match="NaN"):
+        LikelihoodOutlierDetector(GaussianRBM(n_iter=1, whiten=True),
+                                  contamination=0.1).fit(X)
+
+
+def test_the_default_model_is_refitted_without_its_least_likely_rows():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    X[:10] += 6  # anomalies among the training rows
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    # by hand: fit, then TRIM_ROUNDS refits with the lowest TRIM_FRACTION weighted 0
+    model_seed, _ = sub_estimator_seeds(0, 2)
+    model = default_density_model(X).set_params(random_state=model_seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        model.fit(X)
+        weights = np.ones(len(X))
+        for _ in range(TRIM_ROUNDS):
+            scores = model.score_samples(X)
+            cut = weighted_percentile(scores, 100 * TRIM_FRACTION, weights)
+            weights = np.where(scores >= cut, weights, 0.0)
+            model.fit(X, sample_weight=weights)
+    assert TRIM_ROUNDS >= 1 and np.all(weights[:10] == 0)
+    assert np.sum(weights == 0) > 10  # normal rows of the lowest fraction too
+    np.testing.assert_array_equal(detector.score_samples(X), model.score_samples(X))
+    # the anomalies do not pull the whitening's mean towards them
+    np.testing.assert_allclose(detector.estimator_.whitening_mean_,
+                               np.average(X, axis=0, weights=weights))
+    # a model of the user's is fitted once, on every row
+    plain = GaussianRBM(n_components=2, n_iter=3, whiten=True, learn_variance=False,
+                        random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        users = LikelihoodOutlierDetector(plain, contamination=0.1).fit(X)
+        np.testing.assert_array_equal(users.score_samples(X),
+                                      clone(plain).fit(X).score_samples(X))
+
+
+@pytest.mark.parametrize("n_rows, epochs", [(100, 30), (1000, 30), (5000, 6), (40000, 3)])
+def test_the_default_training_length_is_bounded_by_the_rows(n_rows, epochs):
+    X = np.zeros((n_rows, 2))
+    assert default_density_model(X).n_iter == epochs
+
+
+def test_few_rows_per_feature_are_not_trimmed():
+    rng = np.random.default_rng(1)
+    n_features = 8
+    X = rng.normal(size=(TRIM_MIN_ROWS_PER_FEATURE * n_features - 1, n_features))
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    model_seed, _ = sub_estimator_seeds(0, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        once = default_density_model(X).set_params(random_state=model_seed).fit(X)
+    np.testing.assert_array_equal(detector.score_samples(X), once.score_samples(X))
+
+
+def test_a_trimmed_refit_that_fails_keeps_the_fit_before_it():
+    # trimming the two rare rows leaves one distinct row: a singular covariance
+    X = np.array([[1.0, 3.0]] * 10 + [[2.0, 1.0]] * 2)
+    detector = LikelihoodOutlierDetector(contamination=0.1, random_state=0).fit(X)
+    model_seed, _ = sub_estimator_seeds(0, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataScaleWarning)
+        once = default_density_model(X).set_params(random_state=model_seed).fit(X)
+    np.testing.assert_array_equal(detector.score_samples(X), once.score_samples(X))
