@@ -117,7 +117,8 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
         whitening = None
         auto_declines = estimator.whiten == "auto" and host.shape[0] <= host.shape[1]
         found = None if estimator.whiten is False or auto_declines else estimate_whitening(
-            host, verbose=estimator.verbose, whiten=estimator.whiten)
+            host, verbose=estimator.verbose, whiten=estimator.whiten,
+            shrinkage=estimator.whitening_shrinkage)
         if found is not None:  # whiten=True, or "auto" where the correlations help
             mean, factor = found
             device = X.device

@@ -368,7 +368,29 @@ def held_out_gaussian_scores(X, weights=None, n_folds=WHITENING_FOLDS):
     return scores
 
 
-def whitening_covariance(X, weights=None):
+def ledoit_wolf_shrinkage(X, weights):
+    """Ledoit and Wolf's shrinkage of the covariance of ``X``'s rows towards a multiple
+    of the identity ("A well-conditioned estimator for large-dimensional covariance
+    matrices", 2004), the rows counted by their relative ``weights`` (of sum 1): the
+    shrinkage of the smallest expected squared error, the sample size being the number
+    of rows (scikit-learn's ``LedoitWolf`` with weighted moments)."""
+    n_samples, n_features = X.shape
+    weights = weights * n_samples  # of mean 1
+    location = weights @ X / n_samples
+    centred = X - location
+    covariance = (centred * weights[:, None]).T @ centred / n_samples
+    squares = np.square(centred)
+    fourth = float(((squares * weights[:, None]).T @ squares).sum())
+    trace = float(np.trace(covariance))
+    mu = trace / n_features
+    delta_sum = float(np.sum(np.square(covariance)))
+    beta = (fourth / n_samples - delta_sum) / (n_features * n_samples)
+    delta = (delta_sum - 2.0 * mu * trace + n_features * mu**2) / n_features
+    beta = min(beta, delta)
+    return 0.0 if beta <= 0 else float(beta / delta)
+
+
+def whitening_covariance(X, weights=None, shrinkage_rule="likelihood"):
     """Mean, covariance and shrinkage of the whitening of ``X``'s rows, the gain of
     its correlations in held-out log density (nats per row), and whether that gain
     is clear, float64.
@@ -382,6 +404,8 @@ def whitening_covariance(X, weights=None):
     covariance by 0.03 and cost its Gaussian 4.5 nats per held-out row.) The gain is
     clear when it exceeds twice the standard error of the rows' mean gain; the
     baseline is the better of independent features and the isotropic Gaussian.
+    ``shrinkage_rule="ledoit_wolf"`` takes Ledoit and Wolf's shrinkage instead
+    (:func:`ledoit_wolf_shrinkage`; the gain is still measured at the likelihood's).
     """
     weights = np.ones(X.shape[0]) if weights is None else np.asarray(weights, np.float64)
     weights = weights / weights.sum()
@@ -395,6 +419,8 @@ def whitening_covariance(X, weights=None):
     mean_gain = float(weights @ gain)
     error = np.sqrt(float(weights @ np.square(gain - mean_gain)) * float(weights @ weights))
     shrinkage = float(SHRINKAGE_GRID[best])
+    if shrinkage_rule == "ledoit_wolf":
+        shrinkage = ledoit_wolf_shrinkage(np.asarray(X, dtype=np.float64), weights)
     location, covariance = weighted_moments(X, weights)
     mean_variance = float(np.trace(covariance)) / covariance.shape[0]
     covariance *= 1.0 - shrinkage
@@ -403,7 +429,7 @@ def whitening_covariance(X, weights=None):
     return location, covariance, shrinkage, mean_gain, mean_gain > 2 * error
 
 
-def estimate_whitening(X, verbose=0, weights=None, whiten=True):
+def estimate_whitening(X, verbose=0, weights=None, whiten=True, shrinkage="likelihood"):
     """Mean and lower Cholesky factor L of the whitening covariance of X's rows
     (:func:`whitening_covariance`), float64; None when ``whiten="auto"`` and the
     correlations do not raise the held-out log density (or the rows are too few).
@@ -412,7 +438,8 @@ def estimate_whitening(X, verbose=0, weights=None, whiten=True):
     the estimate positive definite with fewer rows than features too; it fails with
     fewer than MIN_WHITENING_ROWS rows or when every feature is constant. The memory
     of the d x d matrices is checked first; ``verbose`` prints the step and its time;
-    ``weights`` (the rows' relative weights, or None) weight the estimate.
+    ``weights`` (the rows' relative weights, or None) weight the estimate;
+    ``shrinkage`` is GaussianRBM's ``whitening_shrinkage``.
     """
     auto = whiten == "auto"
     n_samples, n_features = X.shape
@@ -433,9 +460,12 @@ def estimate_whitening(X, verbose=0, weights=None, whiten=True):
     start = time.perf_counter()
     if verbose:
         print(f"[GaussianRBM] whitening: the covariance of {n_features} features from "
-              f"{n_samples} rows, its shrinkage chosen by {WHITENING_FOLDS}-fold held-out "
-              "likelihood, and its Cholesky factor", flush=True)
-    location, covariance, shrinkage, gain, helps = whitening_covariance(X, weights)
+              f"{n_samples} rows, its shrinkage chosen by "
+              + (f"{WHITENING_FOLDS}-fold held-out likelihood" if shrinkage == "likelihood"
+                 else "Ledoit and Wolf's estimate") + ", and its Cholesky factor",
+              flush=True)
+    location, covariance, shrinkage, gain, helps = whitening_covariance(
+        X, weights, shrinkage)
     if verbose:
         print(f"[GaussianRBM] whitening: shrinkage {shrinkage:g}, the correlations add "
               f"{gain:.3g} nats per held-out row", flush=True)
@@ -611,6 +641,14 @@ class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         whitening out; ``whiten=True`` refuses them), and a whitened model takes
         complete rows only. The memory of the d x d matrices is checked before they
         are made, and ``verbose`` reports the estimate's progress and shrinkage.
+    whitening_shrinkage : {"likelihood", "ledoit_wolf"}, default="likelihood"
+        How the whitening's shrinkage a is chosen: "likelihood", by the 5-fold
+        cross-validated Gaussian log density (the best density); "ledoit_wolf", by
+        Ledoit and Wolf's estimate of the smallest squared error of the covariance,
+        which shrinks more where the rows are few. :class:`LikelihoodOutlierDetector`'s
+        default model uses "ledoit_wolf": on the digits' one-digit novelty tasks
+        (about 137 rows of 64 pixels per digit) the likelihood's shrinkage (0.03
+        against 0.10) lowered its mean ROC AUC from 0.997 to 0.982.
     {monitoring}
     verbose : int, default=0
         Print a progress line per epoch when positive.
@@ -701,7 +739,7 @@ class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
     _view_class = GaussianRBMView
     _layout = GaussianRBMLayout
     _training_form = AugmentedGaussianRBM
-    _structural_parameters = ("n_components", "whiten")
+    _structural_parameters = ("n_components", "whiten", "whitening_shrinkage")
     _divergence_check_class = GaussianDivergenceCheck
     _accepts_missing = True
 
@@ -720,6 +758,7 @@ class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         "average_window": [Interval(Integral, 1, None, closed="left"), None],
         "learn_variance": ["boolean"],
         "whiten": ["boolean", StrOptions({"auto"})],
+        "whitening_shrinkage": [StrOptions({"likelihood", "ledoit_wolf"})],
         **TRAINING_CONSTRAINTS,
         **MONITORING_CONSTRAINTS,
     }
@@ -738,6 +777,7 @@ class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         average_window=100,
         learn_variance=True,
         whiten="auto",
+        whitening_shrinkage="likelihood",
         validation_fraction=None,
         n_iter_no_change=None,
         tol=1e-4,
@@ -756,6 +796,7 @@ class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         self.average_window = average_window
         self.learn_variance = learn_variance
         self.whiten = whiten
+        self.whitening_shrinkage = whitening_shrinkage
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
@@ -803,7 +844,8 @@ class GaussianRBM(ArrayAPIMixin, RestrictedBoltzmannBase):
                 np.isnan(X).any() or X.shape[0] <= X.shape[1])):
             return None
         whitening = estimate_whitening(X, verbose=self.verbose, weights=row_weights,
-                                       whiten=self.whiten)
+                                       whiten=self.whiten,
+                                       shrinkage=self.whitening_shrinkage)
         if whitening is None:
             return None
         self._fit_whitens = True

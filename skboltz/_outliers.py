@@ -94,7 +94,7 @@ def default_density_model(X):
         return TabularRBM(n_iter=bounded_epochs(n_rows, 200))
     return GaussianRBM(n_components=16, learning="pcd", learning_rate=0.02,
                        n_iter=bounded_epochs(n_rows, 30), learn_variance=False,
-                       whiten=True)
+                       whiten=True, whitening_shrinkage="ledoit_wolf")
 
 
 def lower_fence(scores, weights=None):

@@ -22,7 +22,7 @@ from scipy import integrate
 from scipy.special import logsumexp
 from scipy.stats import kstest
 from sklearn.base import clone
-from sklearn.datasets import load_wine
+from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
@@ -1006,3 +1006,22 @@ def test_features_feed_a_classifier():
                                                        random_state=0),
                          LogisticRegression(max_iter=2000))
     assert pipe.fit(data.data, data.target).score(data.data, data.target) > 0.95
+
+
+def test_whitening_shrinkage_ledoit_wolf_is_sklearns_estimate():
+    # whitening_shrinkage="ledoit_wolf" shrinks by scikit-learn's Ledoit-Wolf estimate
+    # (the outlier detector's default model); "likelihood" by another, held-out one
+    from sklearn.covariance import ledoit_wolf_shrinkage
+
+    X = StandardScaler().fit_transform(load_breast_cancer().data[:120])
+    lw = GaussianRBM(2, n_iter=1, whiten=True, whitening_shrinkage="ledoit_wolf",
+                     learn_variance=False, random_state=0).fit(X)
+    default = GaussianRBM(2, n_iter=1, whiten=True, learn_variance=False,
+                          random_state=0).fit(X)
+    expected = ledoit_wolf_shrinkage(X)
+    covariance = lw.whitening_factor_ @ lw.whitening_factor_.T
+    sample = np.cov(X, rowvar=False, bias=True)
+    # (1 - a) S + (a + ridge) m I: its off-diagonal part is (1 - a) S's
+    off = ~np.eye(X.shape[1], dtype=bool)
+    assert_allclose(covariance[off], (1 - expected) * sample[off], rtol=1e-8, atol=1e-12)
+    assert not np.allclose(default.whitening_factor_, lw.whitening_factor_)
