@@ -173,6 +173,9 @@ class BoltzmannBase(
     #: The check that a fitted model still resembles its data
     #: (:mod:`skboltz._degeneracy`).
     _degeneracy_check_class = DegeneracyCheck
+    #: The end-of-fit check that a density of binary rows beats independent columns
+    #: (:mod:`skboltz._independence`), or None where it does not apply.
+    _independence_check_class = None
     #: Attributes input validation sets before training (restored if a fit fails; see
     #: :func:`all_or_nothing`): validate_data's, and e.g. a classifier's ``classes_``.
     _input_attributes = _INPUT_ATTRIBUTES
@@ -433,6 +436,11 @@ class BoltzmannBase(
                 degeneracy_check = self._degeneracy_check_class(self)
                 degenerate = degeneracy_check.when_due(state, checked_rows,
                                                        n_epochs * X.shape[0], first_call)
+                below = None
+                if not partial and self._independence_check_class is not None:
+                    independence_check = self._independence_check_class(self)
+                    below = independence_check.when_due(state, checked_rows,
+                                                        n_epochs * X.shape[0])
             state.row_weights = None  # the call's, not the model's
             z_estimator = self._fitted_z_estimator(state, first_call)
             attributes = self._fitted_attributes(state)
@@ -451,6 +459,8 @@ class BoltzmannBase(
             _hold_undo(self, undo)  # a meta-estimator may still undo the whole call
         if degenerate is not None:
             degeneracy_check.warn(degenerate)
+        if below is not None:
+            independence_check.warn(below)
         callback_ctx.call_on_fit_task_end(
             estimator=self, X=X, y=y, reconstruction_attributes={}
         )

@@ -10,6 +10,7 @@ from ._array_api import ArrayAPIMixin
 from ._array_api_rbm import RBMArrayAPI
 from ._base import TRAINING_CONSTRAINTS
 from ._layers import BinaryUnits
+from ._independence import BelowIndependentCheck
 from ._energy import column_means, logit_of_rates, sigmoid_of_negated
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._rbm_energy import AugmentedRBM, RBMLayout, RBMView
@@ -266,6 +267,7 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
     """
 
     _view_class = RBMView
+    _independence_check_class = BelowIndependentCheck
     _layout = RBMLayout
     _training_form = AugmentedRBM
     _structural_parameters = ("n_components",)
@@ -467,6 +469,15 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
             return mean_square(reconstruction, weights)
         np.square(reconstruction, out=reconstruction)
         return float(np.add.reduce(reconstruction.ravel(), dtype=np.float64)) / rows.size
+
+    def _below_independent_hint(self):
+        """What to change when the fitted model is below independent columns."""
+        fewer = (f"fewer hidden units (n_components={self.n_components} now; 20 or "
+                 "fewer are scored exactly, so GridSearchCV can choose among them), "
+                 if self.n_components > 20 else "")
+        return (f"Try {fewer}a smaller learning_rate (e.g. 0.01), or "
+                "learning='pt' (parallel tempering), whose chains follow a sharp model "
+                "that persistent chains lose; the density guide says how to choose.")
 
     def _model_view_of(self, state):
         if state is None:

@@ -1,0 +1,72 @@
+"""The end-of-fit check that a density of binary rows beats independent columns."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skboltz import RBM, BoltzmannMachine
+from skboltz._independence import MARGIN, independent_log_likelihood
+from skboltz.exceptions import BelowIndependentWarning
+
+
+def sparse_rows(n_rows=400, n_features=12, rate=0.1, seed=0):
+    """Independent columns that are mostly 0: a uniform model is far below them."""
+    return (np.random.default_rng(seed).random((n_rows, n_features)) < rate).astype(float)
+
+
+def fit_recording(estimator, X, *, partial=False):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (estimator.partial_fit if partial else estimator.fit)(X)
+    return [w for w in caught if issubclass(w.category, BelowIndependentWarning)]
+
+
+def test_independent_log_likelihood_is_add_one_bernoulli():
+    X = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    rates = np.array([3 / 5, 2 / 5])  # (ones + 1) / (rows + 2)
+    expected = np.mean(X @ np.log(rates) + (1 - X) @ np.log(1 - rates))
+    assert independent_log_likelihood(X) == pytest.approx(expected)
+    # weights count rows as repeats
+    weighted = independent_log_likelihood(X, np.array([2.0, 1.0, 1.0]))
+    assert weighted == pytest.approx(independent_log_likelihood(X[[0, 0, 1, 2]]))
+
+
+@pytest.mark.parametrize("n_components", [4, 40])  # exact log Z; a short AIS run
+def test_rbm_below_independent_columns_warns(n_components):
+    X = sparse_rows(n_features=40 if n_components == 40 else 12)
+    # a step so small that the model stays near the uniform distribution
+    bad = RBM(n_components=n_components, learning_rate=1e-5, n_iter=1, random_state=0)
+    caught = fit_recording(bad, X)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "independent columns" in message and "learning='pt'" in message
+    assert ("fewer hidden units" in message) == (n_components > 20)
+    model = bad.score(X)
+    assert model < independent_log_likelihood(X) - MARGIN  # the warning was right
+
+
+@pytest.mark.parametrize("n_components", [4, 40])
+def test_rbm_better_than_independent_columns_does_not_warn(n_components):
+    X = sparse_rows(n_features=40 if n_components == 40 else 12)
+    good = RBM(n_components=n_components, visible_bias_init="data_rates", n_iter=5,
+               random_state=0)
+    assert fit_recording(good, X) == []
+
+
+def test_partial_fit_and_grey_rows_are_not_checked():
+    X = sparse_rows()
+    bad = dict(n_components=4, learning_rate=1e-5, random_state=0)
+    assert fit_recording(RBM(**bad), X, partial=True) == []
+    # grey values are not binary rows: independent Bernoulli columns do not score them
+    assert fit_recording(RBM(n_iter=1, **bad), X * 0.9 + 0.05) == []
+
+
+def test_boltzmann_machine_below_independent_columns_warns():
+    X = sparse_rows()
+    bad = BoltzmannMachine(n_hidden=0, learning_rate=1e-6, n_iter=1, momentum=0.0,
+                           random_state=0)
+    caught = fit_recording(bad, X)
+    assert len(caught) == 1 and "n_hidden=0" in str(caught[0].message)
+    good = BoltzmannMachine(n_hidden=0, n_iter=3, random_state=0)
+    assert fit_recording(good, X) == []
