@@ -437,10 +437,12 @@ class BoltzmannBase(
                 degenerate = degeneracy_check.when_due(state, checked_rows,
                                                        n_epochs * X.shape[0], first_call)
                 below = None
-                if not partial and self._independence_check_class is not None:
+                # (a degenerate model's warning already says it is no density)
+                if (not partial and degenerate is None
+                        and self._independence_check_class is not None):
                     independence_check = self._independence_check_class(self)
-                    below = independence_check.when_due(state, checked_rows,
-                                                        n_epochs * X.shape[0])
+                    below = independence_check.when_due(
+                        state, checked_rows, n_epochs * X.shape[0], n_updates)
             state.row_weights = None  # the call's, not the model's
             z_estimator = self._fitted_z_estimator(state, first_call)
             attributes = self._fitted_attributes(state)

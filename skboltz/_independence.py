@@ -33,6 +33,11 @@ from ._runtime import warn_user
 from .exceptions import BelowIndependentWarning
 from .partition import AIS, Exact
 
+#: Fits of fewer parameter updates are not judged: their visible biases may not have
+#: reached the columns' rates yet (a model a few updates from its start is below
+#: independent columns for that reason alone; the cure is more epochs, not another
+#: model).
+MIN_UPDATES = 1000
 #: log Z is enumerated when the model has at most 2 ** EXACT_UNITS states to sum over
 #: (65,536 free energies: milliseconds to a second on 784 visible units).
 EXACT_UNITS = 16
@@ -75,17 +80,17 @@ class BelowIndependentCheck:
     def __init__(self, estimator):
         self.estimator = estimator
 
-    def when_due(self, state, monitoring, n_rows_trained):
+    def when_due(self, state, monitoring, n_rows_trained, n_updates):
         """``(model, independent, how)`` mean log-likelihoods of the monitoring rows if
         the model is below independent columns beyond the margin, else None.
 
-        Run at the end of ``fit`` (not ``partial_fit``) on binary rows without missing
-        entries, when log Z is cheap to know or to bound from above with a short run;
+        Run at the end of ``fit`` (not ``partial_fit``) of at least ``MIN_UPDATES``
+        updates, on binary rows without missing entries, when log Z is cheap to know or to bound from above with a short run;
         its random stream is its own (from the fit's sampling seed), so training and
         ``sample`` draw the same numbers with or without it.
         """
         rows, weights = monitoring.train, monitoring.train_weights
-        if n_rows_trained == 0 or rows.shape[0] == 0 or not is_binary(rows):
+        if n_updates < MIN_UPDATES or rows.shape[0] == 0 or not is_binary(rows):
             return None
         view = self.estimator._model_view_of(state).astype(np.float64)
         if not getattr(view, "free_energy_is_cheap", True):

@@ -36,7 +36,7 @@ def test_independent_log_likelihood_is_add_one_bernoulli():
 def test_rbm_below_independent_columns_warns(n_components):
     X = sparse_rows(n_features=40 if n_components == 40 else 12)
     # a step so small that the model stays near the uniform distribution
-    bad = RBM(n_components=n_components, learning_rate=1e-5, n_iter=1, random_state=0)
+    bad = RBM(n_components=n_components, learning_rate=1e-5, n_iter=25, random_state=0)
     caught = fit_recording(bad, X)
     assert len(caught) == 1
     message = str(caught[0].message)
@@ -54,19 +54,24 @@ def test_rbm_better_than_independent_columns_does_not_warn(n_components):
     assert fit_recording(good, X) == []
 
 
-def test_partial_fit_and_grey_rows_are_not_checked():
+def test_short_fits_partial_fit_and_grey_rows_are_not_checked():
     X = sparse_rows()
     bad = dict(n_components=4, learning_rate=1e-5, random_state=0)
+    # 40 updates: a model still near its start, whose cure is more epochs
+    assert fit_recording(RBM(n_iter=1, **bad), X) == []
     assert fit_recording(RBM(**bad), X, partial=True) == []
     # grey values are not binary rows: independent Bernoulli columns do not score them
-    assert fit_recording(RBM(n_iter=1, **bad), X * 0.9 + 0.05) == []
+    assert fit_recording(RBM(n_iter=25, **bad), X * 0.9 + 0.05) == []
 
 
-def test_boltzmann_machine_below_independent_columns_warns():
-    X = sparse_rows()
-    bad = BoltzmannMachine(n_hidden=0, learning_rate=1e-6, n_iter=1, momentum=0.0,
-                           random_state=0)
+def test_boltzmann_machine_is_checked():
+    X = sparse_rows(n_rows=200, n_features=10, rate=0.05)
+    # exact steps so long that the couplings overshoot: below the columns
+    settings = dict(n_hidden=0, learning="exact", momentum=0.0, batch_size=4, n_iter=20,
+                    random_state=0)
+    bad = BoltzmannMachine(learning_rate=25.0, **settings)
     caught = fit_recording(bad, X)
     assert len(caught) == 1 and "n_hidden=0" in str(caught[0].message)
-    good = BoltzmannMachine(n_hidden=0, n_iter=3, random_state=0)
-    assert fit_recording(good, X) == []
+    assert bad.score(X) < independent_log_likelihood(X) - MARGIN
+    # at a sound step it starts at the columns' rates and improves on them
+    assert fit_recording(BoltzmannMachine(learning_rate=1.0, **settings), X) == []
