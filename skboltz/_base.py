@@ -624,7 +624,8 @@ class BoltzmannBase(
         params = self._begin_epoch(state, learning)
         model = self._training_model(X, params, state, learning)
         rule = UpdateRule.of(self._momentum_at(state.n_iter),
-                             self._learning_rate_of(state, learning), self.weight_decay,
+                             self._learning_rate_of(state, learning),
+                             self._weight_decay_of(state),
                              self._progress(state))
         update = self._parameter_update(model, params, state, rule)
         self._train_minibatches(X, y, state, learning, model, rule, update)
@@ -713,6 +714,11 @@ class BoltzmannBase(
         an estimator with a schedule, an adaptive step or a per-strategy default returns
         its own)."""
         return self.learning_rate
+
+    def _weight_decay_of(self, state):
+        """The weight decay of the coming epoch (``weight_decay``; an estimator with a
+        data-dependent default returns its own)."""
+        return self.weight_decay
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""

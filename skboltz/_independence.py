@@ -27,6 +27,7 @@ comparison is on training rows, where a sound model has the advantage.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._capabilities import supports
 from ._runtime import warn_user
@@ -60,6 +61,13 @@ def independent_log_likelihood(rows, weights=None):
     rates = (ones + 1.0) / (n_rows + 2.0)
     per_row = rows @ np.log(rates) + (1.0 - rows) @ np.log1p(-rates)
     return float(np.average(per_row, weights=weights))
+
+
+def rows_are_binary(xp, X):
+    """Whether every entry of ``X`` (arrays of namespace ``xp``, or a SciPy sparse
+    matrix: its stored values) is 0 or 1, missing entries (NaN) aside."""
+    values = X.data if sp.issparse(X) else X
+    return bool(xp.all((values == 0) | (values == 1) | xp.isnan(values)))
 
 
 def is_binary(rows):
