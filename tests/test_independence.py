@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from skboltz import RBM, BoltzmannMachine
 from skboltz._independence import MARGIN, independent_log_likelihood
@@ -75,3 +76,32 @@ def test_boltzmann_machine_is_checked():
     assert bad.score(X) < independent_log_likelihood(X) - MARGIN
     # at a sound step it starts at the columns' rates and improves on them
     assert fit_recording(BoltzmannMachine(learning_rate=1.0, **settings), X) == []
+
+
+# -- weight_decay="auto" follows the rows: binary or grey ---------------------------
+def test_auto_weight_decay_follows_binary_or_grey_rows():
+    X = sparse_rows(n_rows=100, n_features=6, rate=0.3)
+    fit = dict(n_components=3, n_iter=2, random_state=0)
+    assert RBM(**fit).fit(X).weight_decay_ == 1e-2
+    with_missing = X.copy()
+    with_missing[0, 0] = np.nan  # a missing entry does not make the rows grey
+    assert RBM(**fit).fit(with_missing).weight_decay_ == 1e-2
+    assert RBM(**fit).fit(sp.csr_matrix(X)).weight_decay_ == 1e-2
+    assert RBM(**fit).fit(X * 0.5 + 0.25).weight_decay_ == 1e-3
+    assert RBM(weight_decay=1e-4, **fit).fit(X).weight_decay_ == 1e-4
+    # "auto" is that value: the same fit bit for bit
+    auto, explicit = RBM(**fit).fit(X), RBM(weight_decay=1e-2, **fit).fit(X)
+    np.testing.assert_array_equal(auto.components_, explicit.components_)
+    # the first call decides; partial_fit keeps it
+    streamed = RBM(**fit).partial_fit(X)
+    assert streamed.partial_fit(X * 0.5 + 0.25).weight_decay_ == 1e-2
+
+
+def test_auto_weight_decay_under_array_api_dispatch():
+    from sklearn import config_context
+    xp = pytest.importorskip("array_api_strict")
+    X = sparse_rows(n_rows=100, n_features=6, rate=0.3)
+    fit = dict(n_components=3, n_iter=2, random_state=0)
+    with config_context(array_api_dispatch=True):
+        assert RBM(**fit).fit(xp.asarray(X)).weight_decay_ == 1e-2
+        assert RBM(**fit).fit(xp.asarray(X * 0.5 + 0.25)).weight_decay_ == 1e-3
