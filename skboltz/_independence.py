@@ -95,9 +95,9 @@ class BelowIndependentCheck:
         the model is below independent columns beyond the margin, else None.
 
         Run at the end of ``fit`` (not ``partial_fit``) of at least ``MIN_UPDATES``
-        updates, on binary rows without missing entries, when log Z is cheap to know or to bound from above with a short run;
-        its random stream is its own (from the fit's sampling seed), so training and
-        ``sample`` draw the same numbers with or without it.
+        updates, on binary rows, when log Z is cheap to enumerate or to estimate with
+        a short run; its random stream is its own (from the fit's sampling seed), so
+        training and ``sample`` draw the same numbers with or without it.
         """
         rows, weights = monitoring.train, monitoring.train_weights
         if n_updates < MIN_UPDATES or rows.shape[0] == 0 or not is_binary(rows):
