@@ -158,6 +158,7 @@ class RestrictedArrayState(ArrayAPIState):
     #: Whether the first call's rows were all 0/1 (what RBM's weight_decay="auto"
     #: follows).
     rows_are_binary: bool = False
+    n_first_rows: int = 0
     #: Parallel tempering's chains: visible states, temperature-major rows (rows
     #: [t n_chains, (t + 1) n_chains) at betas[t]), their betas as a column, and the
     #: host's betas, rounds and swap counts; else None.
@@ -597,6 +598,7 @@ class RestrictedArrayAPI:
         state.extra["average_window"] = window
         state.visible_rates = _host_means(xp, V, weights)
         state.rows_are_binary = rows_are_binary(xp, V)
+        state.n_first_rows = V.shape[0]
         n_visible, n_hidden = V.shape[1], estimator.n_components
         params = {
             WEIGHTS: 0.01 * source.normal((n_hidden, n_visible), dtype),

@@ -28,7 +28,8 @@ from ._weights import mean_square
 AUTO_STEP = 0.1
 AUTO_STEP_FEATURES = 64
 #: weight_decay="auto": BINARY_WEIGHT_DECAY when the training rows are all 0/1 (binary
-#: tables, binarized images), GREY_WEIGHT_DECAY otherwise (grey levels). Measured on
+#: tables, binarized images) and the model has at least as many weights as training
+#: rows, GREY_WEIGHT_DECAY otherwise (grey levels; small models of many rows). Measured on
 #: the binary density suite (``benchmarks/bench_density.py``) and real images
 #: (``benchmarks/bench_real_images.py``), see the weight_decay parameter.
 BINARY_WEIGHT_DECAY = 1e-2
@@ -52,8 +53,10 @@ class RBMTrainingState(AveragedTrainingState):
     #: The fused loop's minibatch buffers: made on first use, reused by later calls
     #: with as many rows, never pickled.
     minibatches: object = shared(default=None, transient=True)
-    #: Whether the first call's rows were all 0/1 (what weight_decay="auto" follows).
+    #: Whether the first call's rows were all 0/1, and how many there were (what
+    #: weight_decay="auto" follows).
     rows_are_binary: bool = shared(default=False)
+    n_first_rows: int = shared(default=0)
 
 
 class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
@@ -126,19 +129,22 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         L2 penalty on the weights (not the biases). As in every estimator, its
         gradient enters the velocity every 16 updates, 16 updates' worth at a time.
         "auto" (recorded in ``weight_decay_``) is 1e-2 when the rows of the first call
-        are all 0 or 1 (binary tables, binarized images) and 1e-3 otherwise (grey
-        levels), ten times the 1e-4 of Hinton's practical guide or a hundred. On 3000
+        are all 0 or 1 (binary tables, binarized images) and the model has at least as
+        many weights as rows (``n_components * n_features >= n_samples``), and 1e-3
+        otherwise (grey levels; small models of many rows), ten times the 1e-4 of
+        Hinton's practical guide or a hundred. On 3000
         binary 784-pixel digit images, a 500-hidden-unit model's held-out
         log-likelihood fell by 17 nats from 10 to 30 epochs with 1e-4 and rose by 6
         with 1e-3. On binary rows 1e-3 still let the 256 default hidden units grow
         sharp modes that the persistent chains lost: on the binary density suite
         (``benchmarks/bench_density.py``) ``RBM()`` with 1e-3 scored below
         independent columns on DNA (-138.9 nats against -100.4) and Jester (-82.6
-        against -63.9), and with 1e-2 above them on all six sets, within 1.7 nats of
-        ``RBM(n_components=20)`` and 7.5 above it on DNA; on 4,000 binarized MNIST
-        digits (500 hidden units) 1e-2 kept the features (0.941 against 0.942 test
-        accuracy) and raised the held-out log-likelihood from -140.6 to -108.1 nats,
-        with samples 1.12 times as bright as the data instead of 1.77. On grey
+        against -63.9), and with 1e-2 above them on all six sets; on 4,000 binarized
+        MNIST digits (500 hidden units) 1e-2 kept the features (0.941 against 0.942
+        test accuracy) and raised the held-out log-likelihood from -140.6 to -108.1
+        nats, with samples 1.12 times as bright as the data instead of 1.77. Small
+        models of many rows overfit little and lose by the stronger decay (20 hidden
+        units: Plants -15.6 against -14.0, Accidents -34.6 against -32.6); on grey
         levels 1e-2 cost the digits' features 0.007 of accuracy (three splits), so
         they keep 1e-3.
     average_window : int or None, default=100
@@ -377,7 +383,8 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         if self.visible_bias_init == "data_rates":
             params[RBMLayout.visible_bias] = logit_of_rates(data_rates)
         return self._fresh_state(RBMTrainingState, AugmentedRBM(params), X, learning, rng,
-                                 data_rates=data_rates, rows_are_binary=binary)
+                                 data_rates=data_rates, rows_are_binary=binary,
+                                 n_first_rows=X.shape[0])
 
     def _training_params(self, dtype):
         """Augmented parameters assembled from the public attributes."""
@@ -395,7 +402,9 @@ class RBM(ArrayAPIMixin, RestrictedBoltzmannBase):
         """``weight_decay``, with "auto" resolved from the first call's rows."""
         if self.weight_decay != "auto":
             return float(self.weight_decay)
-        return BINARY_WEIGHT_DECAY if state.rows_are_binary else GREY_WEIGHT_DECAY
+        many_weights = self.n_components * self.n_features_in_ >= state.n_first_rows
+        return (BINARY_WEIGHT_DECAY if state.rows_are_binary and many_weights
+                else GREY_WEIGHT_DECAY)
 
     def _fitted_attributes(self, state):
         return {**super()._fitted_attributes(state),

@@ -79,10 +79,12 @@ def test_boltzmann_machine_is_checked():
 
 
 # -- weight_decay="auto" follows the rows: binary or grey ---------------------------
-def test_auto_weight_decay_follows_binary_or_grey_rows():
+def test_auto_weight_decay_follows_binary_or_grey_rows_and_the_model_size():
     X = sparse_rows(n_rows=100, n_features=6, rate=0.3)
-    fit = dict(n_components=3, n_iter=2, random_state=0)
+    fit = dict(n_components=20, n_iter=2, random_state=0)  # 120 weights, 100 rows
     assert RBM(**fit).fit(X).weight_decay_ == 1e-2
+    # a small model of many rows: the weaker decay
+    assert RBM(**{**fit, "n_components": 16}).fit(X).weight_decay_ == 1e-3
     with_missing = X.copy()
     with_missing[0, 0] = np.nan  # a missing entry does not make the rows grey
     assert RBM(**fit).fit(with_missing).weight_decay_ == 1e-2
@@ -101,7 +103,7 @@ def test_auto_weight_decay_under_array_api_dispatch():
     from sklearn import config_context
     xp = pytest.importorskip("array_api_strict")
     X = sparse_rows(n_rows=100, n_features=6, rate=0.3)
-    fit = dict(n_components=3, n_iter=2, random_state=0)
+    fit = dict(n_components=20, n_iter=2, random_state=0)
     with config_context(array_api_dispatch=True):
         assert RBM(**fit).fit(xp.asarray(X)).weight_decay_ == 1e-2
         assert RBM(**fit).fit(xp.asarray(X * 0.5 + 0.25)).weight_decay_ == 1e-3
