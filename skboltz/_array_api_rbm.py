@@ -43,6 +43,10 @@ class RBMArrayAPI(RestrictedArrayAPI):
     """The namespace-generic methods of :class:`~skboltz.RBM`."""
 
     @classmethod
+    def resolved_settings(cls, estimator, state):
+        return {"weight_decay_": estimator._weight_decay_of(state)}
+
+    @classmethod
     def visible_rows(cls, estimator, X, *, reset, state=None):
         xp, _ = dispatched_namespace(X)
         return clipped_into_unit_interval(xp, validated_rows(estimator, X, reset=reset))

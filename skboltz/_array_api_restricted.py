@@ -52,6 +52,7 @@ from ._array_api import (
     to_numpy,
 )
 from ._energy import logit_of_rates
+from ._independence import rows_are_binary
 from ._layered_rbm import auto_average_window
 from ._layers import BinaryUnits
 from ._runtime import make_generator, warn_user
@@ -154,6 +155,10 @@ class RestrictedArrayState(ArrayAPIState):
     velocity: dict
     #: Persistent chains' hidden states (PCD), else None.
     hidden: object = None
+    #: Whether the first call's rows were all 0/1 (what RBM's weight_decay="auto"
+    #: follows).
+    rows_are_binary: bool = False
+    n_first_rows: int = 0
     #: Parallel tempering's chains: visible states, temperature-major rows (rows
     #: [t n_chains, (t + 1) n_chains) at betas[t]), their betas as a column, and the
     #: host's betas, rounds and swap counts; else None.
@@ -331,6 +336,12 @@ class RestrictedArrayAPI:
                 "intercept_hidden_": params[HIDDEN_BIAS]}
 
     @classmethod
+    def resolved_settings(cls, estimator, state):
+        """Fitted attributes recording what settings such as "auto" resolved to
+        (beyond ``learning_rate_``), as the NumPy path publishes them."""
+        return {}
+
+    @classmethod
     def params_of(cls, estimator):
         """The parameters by name, from the public attributes (so edits count)."""
         return {WEIGHTS: estimator.components_,
@@ -416,7 +427,7 @@ class RestrictedArrayAPI:
             start = time.perf_counter()
             # the NumPy path's momentum schedule and progress (for a schedule of k)
             rule = UpdateRule.of(float(estimator._momentum_at(state.n_iter)),
-                                 learning_rate, estimator.weight_decay)
+                                 learning_rate, estimator._weight_decay_of(state))
             cls._train_epoch(estimator, V, state, learning, rule,
                              estimator._progress(state), row_weights)
             if _diverged(xp, state.params) or _diverged(xp, state.iterate):
@@ -452,6 +463,7 @@ class RestrictedArrayAPI:
         publish(estimator, {
             **attributes,
             "learning_rate_": learning_rate, "learning_": learning,
+            **cls.resolved_settings(estimator, state),
             "z_estimator_": z_estimator, "_training_state": state, "_log_z_cache": {},
             "_sampling_rng": None,
         })
@@ -585,6 +597,8 @@ class RestrictedArrayAPI:
                                          max(1, min(estimator.batch_size, V.shape[0])))
         state.extra["average_window"] = window
         state.visible_rates = _host_means(xp, V, weights)
+        state.rows_are_binary = rows_are_binary(xp, V)
+        state.n_first_rows = V.shape[0]
         n_visible, n_hidden = V.shape[1], estimator.n_components
         params = {
             WEIGHTS: 0.01 * source.normal((n_hidden, n_visible), dtype),

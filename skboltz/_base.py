@@ -173,6 +173,9 @@ class BoltzmannBase(
     #: The check that a fitted model still resembles its data
     #: (:mod:`skboltz._degeneracy`).
     _degeneracy_check_class = DegeneracyCheck
+    #: The end-of-fit check that a density of binary rows beats independent columns
+    #: (:mod:`skboltz._independence`), or None where it does not apply.
+    _independence_check_class = None
     #: Attributes input validation sets before training (restored if a fit fails; see
     #: :func:`all_or_nothing`): validate_data's, and e.g. a classifier's ``classes_``.
     _input_attributes = _INPUT_ATTRIBUTES
@@ -434,6 +437,13 @@ class BoltzmannBase(
                 degeneracy_check.remember_data(state, checked_rows, first_call)
                 degenerate = degeneracy_check.when_due(state, checked_rows,
                                                        n_epochs * X.shape[0], first_call)
+                below = None
+                # (a degenerate model's warning already says it is no density)
+                if (not partial and degenerate is None
+                        and self._independence_check_class is not None):
+                    independence_check = self._independence_check_class(self)
+                    below = independence_check.when_due(
+                        state, checked_rows, n_epochs * X.shape[0], n_updates)
             state.row_weights = None  # the call's, not the model's
             z_estimator = self._fitted_z_estimator(state, first_call)
             attributes = self._fitted_attributes(state)
@@ -452,6 +462,8 @@ class BoltzmannBase(
             _hold_undo(self, undo)  # a meta-estimator may still undo the whole call
         if degenerate is not None:
             degeneracy_check.warn(degenerate)
+        if below is not None:
+            independence_check.warn(below)
         callback_ctx.call_on_fit_task_end(
             estimator=self, X=X, y=y, reconstruction_attributes={}
         )
@@ -613,7 +625,8 @@ class BoltzmannBase(
         params = self._begin_epoch(state, learning)
         model = self._training_model(X, params, state, learning)
         rule = UpdateRule.of(self._momentum_at(state.n_iter),
-                             self._learning_rate_of(state, learning), self.weight_decay,
+                             self._learning_rate_of(state, learning),
+                             self._weight_decay_of(state),
                              self._progress(state))
         update = self._parameter_update(model, params, state, rule)
         self._train_minibatches(X, y, state, learning, model, rule, update)
@@ -702,6 +715,11 @@ class BoltzmannBase(
         an estimator with a schedule, an adaptive step or a per-strategy default returns
         its own)."""
         return self.learning_rate
+
+    def _weight_decay_of(self, state):
+        """The weight decay of the coming epoch (``weight_decay``; an estimator with a
+        data-dependent default returns its own)."""
+        return self.weight_decay
 
     def _progress(self, state):
         """Fraction of the requested training done, for schedules (k growth, momentum)."""

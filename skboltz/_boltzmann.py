@@ -16,6 +16,7 @@ from ._boltzmann_energy import (
     bm_hidden_code_posteriors,
 )
 from ._divergence import DivergenceCheck
+from ._independence import BelowIndependentCheck
 from ._energy import clipped_rates, column_means, logit_of_rates
 from ._monitoring import MONITORING_CONSTRAINTS, MONITORING_PARAMETERS_DOC
 from ._runtime import make_generator
@@ -336,6 +337,7 @@ class BoltzmannMachine(BoltzmannBase):
     """
 
     _view_class = BMView
+    _independence_check_class = BelowIndependentCheck
     _layout = BMLayout
     _structural_parameters = ("n_hidden", "connectivity")
     _inference_dtype = np.float64  # transform and reconstruct compute in float64
@@ -584,6 +586,12 @@ class BoltzmannMachine(BoltzmannBase):
             "bias_": params[BMLayout.bias].copy(),
             "connectivity_mask_": state.mask.copy(),
         }
+
+    def _below_independent_hint(self):
+        """What to change when the fitted model is below independent columns."""
+        return ("Try a smaller learning_rate, more epochs (n_iter), or fewer hidden "
+                f"units (n_hidden={self.n_hidden} now); the density guide says how to "
+                "choose.")
 
     def _model_view_of(self, state):
         if state is not None:

@@ -199,6 +199,8 @@ class DivergenceCheck:
         diverge, and the fix (None: none): a weight decay beyond the usual range
         (above 1e-2) whose updates overshoot."""
         weight_decay = self.estimator.weight_decay
+        if isinstance(weight_decay, str):  # "auto": at most 1e-2
+            return None
         if weight_decay > 1e-2 and step * weight_decay >= DECAY_STEP_LIMIT:
             return (
                 f"weight_decay={weight_decay:g} is far too strong for the step "

@@ -84,6 +84,42 @@ class DegenerateModelWarning(UserWarning):
     """
 
 
+class BelowIndependentWarning(DegenerateModelWarning):
+    """A fitted density of binary rows is worse than independent columns.
+
+    At the end of ``fit``, :class:`~skboltz.RBM` and
+    :class:`~skboltz.BoltzmannMachine` compare the mean log-likelihood of their own
+    training rows (up to a few thousand of them) with that of independent columns at
+    the rows' frequencies (add-one smoothed), a model with no parameters worth the
+    name. A model more than 3 nats per row below it is a worse density than no model,
+    and warns, saying what to change (fewer hidden units, a smaller step, parallel
+    tempering). Fits of fewer than 1,000 updates are not judged (a model near its
+    start is below independent columns only for want of epochs); nor are
+    ``partial_fit`` calls, grey rows, or a model the degeneracy check already warned
+    about. The comparison is exact when log Z can be enumerated in a moment (at
+    most 2**16 states to sum over); otherwise a short annealed importance sampling run
+    estimates log Z, and since such a run errs low (the model looks better than it is)
+    only gross failures are caught. A subclass of
+    :class:`DegenerateModelWarning`: filters of that class cover it. See the density
+    guide (docs/user_guide/density.rst).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skboltz import RBM
+    >>> from skboltz.exceptions import BelowIndependentWarning
+    >>> rng = np.random.default_rng(0)
+    >>> X = (rng.random((500, 12)) < 0.1).astype(float)  # sparse independent columns
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     # a step so small that 1,250 updates leave the model near uniform
+    ...     _ = RBM(n_components=8, learning_rate=1e-5, n_iter=25, random_state=0).fit(X)
+    >>> any(issubclass(w.category, BelowIndependentWarning) for w in caught)
+    True
+    """
+
+
 class DataScaleWarning(UserWarning):
     """Features are far from standardised, the scale Gaussian visible units assume.
 
@@ -238,6 +274,7 @@ class SlowEstimateWarning(UserWarning):
 
 __all__ = [
     "ApproximateScoreWarning",
+    "BelowIndependentWarning",
     "DataRangeWarning",
     "DegenerateModelWarning",
     "DataScaleWarning",
