@@ -95,6 +95,9 @@ LABELS = np.arange(30) % 2
 #: the "nan" row is accepted there; their other methods refuse it, naming NaN.
 TAKE_NAN = {name: {"fit", "partial_fit", "transform", "score_samples", "score"}
             for name in ("RBM", "GaussianRBM")}
+#: the outlier detector passes NaN on to a model that takes it (here an RBM)
+TAKE_NAN["LikelihoodOutlierDetector"] = {"fit", "score_samples", "decision_function",
+                                         "predict"}
 INCOMPLETE = np.where(RNG.random(GOOD.shape) < 0.3, np.nan, GOOD)
 
 

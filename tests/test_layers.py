@@ -285,7 +285,9 @@ def test_pcd_runs_100_persistent_chains_by_default():
     assert chains(learning=user_strategy) == ("PCD(n_chains=100)", 100)
     assert user_strategy.n_chains is None
     assert chains(learning=PCD(n_chains=7)) == ("PCD(n_chains=7)", 7)
-    assert chains(batch_size=150) == ("PCD(n_chains=150)", 150)
+    # above 100 rows a minibatch, PCD's own default: a chain per minibatch row, never
+    # more than the rows (60 here; issue 44: batch_size=10**7 ran ten million chains)
+    assert chains(batch_size=150) == ("PCD()", 60)
     pt = ParallelTempering(n_temperatures=3)
     assert chains(learning=pt, batch_size=4) == (repr(pt), 3 * 4)
     rbm = CategoricalRBM(n_components=2, n_iter=1, random_state=0).partial_fit(X)

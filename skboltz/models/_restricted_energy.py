@@ -519,8 +519,10 @@ class RestrictedView(ModelView):
         return self._state_is_visible and self.hidden.unit_type == BINARY
 
     def annealing_from_rows(self, rows, n_chains, rng, dtype=np.float32):
-        """Return annealed-importance-sampling chains to this model from a mixture of
-        independent models centred on training rows (:class:`MixtureAnnealing`).
+        """Return AIS chains from a mixture of models centred on training rows.
+
+        The chains (``MixtureAnnealing``) anneal to this model from a mixture of
+        independent models, one centred on each training row.
 
         An optional member of the view protocol: :class:`~skboltz.partition.AIS`
         anneals from its kept training rows when the view offers it (binary visible
@@ -531,12 +533,16 @@ class RestrictedView(ModelView):
         rows : ndarray of shape (n_rows, n_visible)
             Training rows, values in [0, 1].
         n_chains : int
+            Number of annealing chains.
         rng : numpy.random.Generator
+            Source of the chains' random numbers.
         dtype : float32 or float64, default=float32
+            The dtype of the chains' states.
 
         Returns
         -------
         chains : MixtureAnnealing or None
+            The chains, or None when the view cannot anneal from rows.
         """
         if not (self._fast_annealing and self.visible.unit_type == BINARY):
             return None

@@ -446,8 +446,20 @@ class AIS(ZEstimator):
         self.max_time = max_time
 
     def transition_budget(self, model):
-        """The Gibbs transitions an estimate of ``model`` may make in all
-        (``max_transitions`` resolved)."""
+        """Return the Gibbs transitions an estimate of ``model`` may make in all.
+
+        Parameters
+        ----------
+        model : ModelView or a restricted model of the array API path
+            The model whose size sets the "auto" budget.
+
+        Returns
+        -------
+        n_transitions : int
+            ``max_transitions`` resolved: "auto" is a fixed amount of work
+            (AUTO_WORK multiply-adds over the cost of one transition, within
+            AUTO_TRANSITIONS), None the unbudgeted search's MAX_TRANSITIONS.
+        """
         if self.max_transitions is None:
             return MAX_TRANSITIONS
         if self.max_transitions == "auto":
