@@ -39,7 +39,7 @@ def _library_prefixes():
     import sklearn
 
     packages = [os.path.dirname(os.path.abspath(module.__file__)) + os.sep
-                for module in (sys.modules[__package__], sklearn, joblib)]
+                for module in (sys.modules[__package__.partition(".")[0]], sklearn, joblib)]
     helpers = [os.path.abspath(module.__file__) for module in (contextlib, functools)]
     return tuple(packages + helpers)
 
