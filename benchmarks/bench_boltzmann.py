@@ -1,7 +1,7 @@
 """Benchmarks of the general Boltzmann machine (issue 13).
 
 1. Sequential Gibbs sweeps per second for 1000 chains against the number of units:
-   ``skboltz._boltzmann_energy.bm_gibbs_sweep`` (a sweep prepared and run once, as AIS does and
+   ``skboltz.models._boltzmann_energy.bm_gibbs_sweep`` (a sweep prepared and run once, as AIS does and
    ``sample`` did), a ``GibbsSweep`` prepared once and run 10 times (as Gibbs learning
    within an update and ``sample`` do) and a plain per-unit reference sweep
    (field = S @ W[:, i] + b_i, sigmoid, compare), alternating; medians of repeats.
@@ -52,13 +52,13 @@ import numpy as np
 from _machine import print_machine
 from scipy.special import logsumexp
 
-import skboltz._boltzmann_energy as bm_energy_module
+import skboltz.models._boltzmann_energy as bm_energy_module
 from skboltz import BoltzmannMachine
-from skboltz._boltzmann import connectivity_mask
-from skboltz._boltzmann_energy import GibbsSweep, bm_gibbs_sweep, bm_mean_field, greedy_colouring
-from skboltz._energy import binary_states, sigmoid
-from skboltz._noise import Noise, logistic_noise
-from skboltz._rbm_energy import AugmentedRBM, RBMView
+from skboltz.estimators._boltzmann import connectivity_mask
+from skboltz.models._boltzmann_energy import GibbsSweep, bm_gibbs_sweep, bm_mean_field, greedy_colouring
+from skboltz.utils._energy import binary_states, sigmoid
+from skboltz.utils._noise import Noise, logistic_noise
+from skboltz.models._rbm_energy import AugmentedRBM, RBMView
 from skboltz.exceptions import TrainingDivergedError
 from skboltz.learning import Gibbs, MeanFieldGradient
 

@@ -62,7 +62,7 @@ from sklearn.neighbors import KernelDensity, LocalOutlierFactor  # noqa: E402
 from sklearn.svm import OneClassSVM  # noqa: E402
 
 from skboltz import RBM, LikelihoodOutlierDetector  # noqa: E402
-from skboltz._outliers import default_density_model  # noqa: E402
+from skboltz.meta._outliers import default_density_model  # noqa: E402
 
 SEED = 0
 #: Fashion-MNIST subset: training rows per class (test rows: the class's 1,000).

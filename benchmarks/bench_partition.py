@@ -59,11 +59,11 @@ from scipy.special import logsumexp  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 
-import skboltz._scoring  # noqa: E402
+import skboltz.core._scoring  # noqa: E402
 from skboltz import RBM  # noqa: E402
-from skboltz._boltzmann_energy import BMView  # noqa: E402
-from skboltz._energy import binary_states, sigmoid, softplus_row_sums  # noqa: E402
-from skboltz._rbm_energy import RBMView  # noqa: E402
+from skboltz.models._boltzmann_energy import BMView  # noqa: E402
+from skboltz.utils._energy import binary_states, sigmoid, softplus_row_sums  # noqa: E402
+from skboltz.models._rbm_energy import RBMView  # noqa: E402
 from skboltz.exceptions import (  # noqa: E402
     ApproximateScoreWarning,
     LogZAccuracyWarning,
@@ -241,7 +241,7 @@ def target_grid_search(rows, skip_before, repeats=5):
     """The default scorer against one that needs no log Z, alternating; medians."""
     X = digits_scaled()
     spent = {"log_z": 0.0}
-    original = skboltz._scoring.ScoringMixin.estimate_log_partition
+    original = skboltz.core._scoring.ScoringMixin.estimate_log_partition
 
     def timed_estimate(self, z_estimator=None):
         start = time.perf_counter()
@@ -255,12 +255,12 @@ def target_grid_search(rows, skip_before, repeats=5):
 
     def run(estimator, scoring=None):
         spent["log_z"] = 0.0
-        skboltz._scoring.ScoringMixin.estimate_log_partition = timed_estimate
+        skboltz.core._scoring.ScoringMixin.estimate_log_partition = timed_estimate
         try:
             search, seconds = timed(lambda: GridSearchCV(
                 estimator, {"n_components": [64, 128, 256]}, cv=3, scoring=scoring).fit(X))
         finally:
-            skboltz._scoring.ScoringMixin.estimate_log_partition = original
+            skboltz.core._scoring.ScoringMixin.estimate_log_partition = original
         return seconds, spent["log_z"], search.best_params_["n_components"]
 
     with_log_z, without = [], []

@@ -78,7 +78,7 @@ from sklearn.neural_network import BernoulliRBM
 from threadpoolctl import threadpool_limits
 
 from skboltz import RBM
-from skboltz._rbm_energy import RBMView
+from skboltz.models._rbm_energy import RBMView
 from skboltz.learning import PCD
 from skboltz.partition import Exact
 

@@ -17,10 +17,10 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.utils import check_random_state
 
-from ._energy import binary_states, states_of_codes
-from ._rbm import RBM
-from ._rbm_energy import RBMView
-from ._sklearn import Interval, validate_params
+from .utils._energy import binary_states, states_of_codes
+from .estimators._rbm import RBM
+from .models._rbm_energy import RBMView
+from .utils._sklearn import Interval, validate_params
 from .exceptions import TooManyStatesError
 
 __all__ = ["make_bars_and_stripes", "make_boltzmann_samples"]

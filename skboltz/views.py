@@ -33,8 +33,8 @@ True
 True
 """
 
-from ._boltzmann_energy import BMView
-from ._capabilities import (
+from .models._boltzmann_energy import BMView
+from .utils._capabilities import (
     ANNEALING,
     BINARY,
     ENUMERATION,
@@ -48,15 +48,15 @@ from ._capabilities import (
     Requires,
     supports,
 )
-from ._categorical_rbm import CategoricalRBMView
-from ._dbm_energy import DBMView
-from ._energy import ModelView
-from ._gaussian_rbm_energy import GaussianRBMView
-from ._layers import BinaryUnits, GaussianUnits, Layer, LayerGroups, SoftmaxUnits
-from ._rbm_classifier_energy import ClassRBMView
-from ._rbm_energy import RBMView
-from ._restricted_energy import RestrictedView
-from ._tabular_rbm import TabularRBMView
+from .estimators._categorical_rbm import CategoricalRBMView
+from .models._dbm_energy import DBMView
+from .utils._energy import ModelView
+from .models._gaussian_rbm_energy import GaussianRBMView
+from .units._layers import BinaryUnits, GaussianUnits, Layer, LayerGroups, SoftmaxUnits
+from .models._rbm_classifier_energy import ClassRBMView
+from .models._rbm_energy import RBMView
+from .models._restricted_energy import RestrictedView
+from .estimators._tabular_rbm import TabularRBMView
 
 # Documented, pickled and shown under their public home.
 for _public in (ModelView, RestrictedView, RBMView, GaussianRBMView, CategoricalRBMView,

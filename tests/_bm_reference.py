@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skboltz._energy import base_bias_from_rates, binary_states, sigmoid, softplus
+from skboltz.utils._energy import base_bias_from_rates, binary_states, sigmoid, softplus
 from skboltz.partition._exact import split_half_log_weights
 
 

@@ -7,7 +7,7 @@ array-api-strict always (it is in the test extra); torch CPU where it is install
 import numpy as np
 import pytest
 
-from skboltz._array_api import to_numpy
+from skboltz.utils._array_api import to_numpy
 
 xp_strict = pytest.importorskip("array_api_strict")
 

@@ -7,9 +7,9 @@ import pytest
 from _bm_reference import random_bm
 from scipy.special import logsumexp
 
-from skboltz._boltzmann_energy import BMView
-from skboltz._energy import binary_states
-from skboltz._rbm_energy import RBMView
+from skboltz.models._boltzmann_energy import BMView
+from skboltz.utils._energy import binary_states
+from skboltz.models._rbm_energy import RBMView
 from skboltz.partition import AIS, Exact
 from skboltz.partition._ais import _InterpolatedChains, anneal_forward, beta_schedule
 

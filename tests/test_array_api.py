@@ -1,6 +1,6 @@
 """Array API dispatch: RBM on array-api-strict (always) and torch CPU (where installed).
 
-The namespace-generic path (skboltz/_array_api_restricted.py, skboltz/_array_api_rbm.py) computes in the input's
+The namespace-generic path (skboltz/estimators/_array_api_restricted.py, skboltz/estimators/_array_api_rbm.py) computes in the input's
 namespace and on its device; these tests check where results live, that the NumPy
 path is the same as without dispatch, scikit-learn's own array API checks, the
 refusals of what is not supported, and statistical agreement with the NumPy path on
@@ -22,7 +22,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from skboltz import RBM, BoltzmannMachine
-from skboltz._array_api import random_source, to_numpy
+from skboltz.utils._array_api import random_source, to_numpy
 from skboltz.exceptions import DegenerateModelWarning
 from skboltz.learning import CD, PCD
 
@@ -312,8 +312,8 @@ def test_weights_count_as_repeated_rows_in_the_gradient(digits):
     """With integer weights an update's gradient is the one of the rows repeated: PCD's
     negative phase draws from its chains alone, so with the same chains and random
     numbers the two gradients are equal (to rounding)."""
-    from skboltz._array_api_restricted import _weighted_rows
-    from skboltz._array_api_rbm import RBMArrayAPI
+    from skboltz.estimators._array_api_restricted import _weighted_rows
+    from skboltz.estimators._array_api_rbm import RBMArrayAPI
 
     X = digits[0][:8]
     counts = np.array([1, 2, 3, 1, 1, 4, 2, 1])

@@ -1,8 +1,8 @@
 """Array API dispatch: GaussianRBM on array-api-strict (always) and torch CPU (where
 installed).
 
-The namespace-generic path (skboltz/_array_api_restricted.py,
-skboltz/_array_api_gaussian_rbm.py) computes in the input's namespace and on its
+The namespace-generic path (skboltz/estimators/_array_api_restricted.py,
+skboltz/estimators/_array_api_gaussian_rbm.py) computes in the input's namespace and on its
 device; these tests check where results live, exact agreement with the NumPy path on
 the same parameters (the scores with exact log Z, the whitening), the NumPy path's
 checks and refusals under dispatch, scikit-learn's own array API checks, and
@@ -26,7 +26,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from skboltz import GaussianRBM
-from skboltz._array_api_gaussian_rbm import LOG_VARIANCE, GaussianRBMArrayAPI
+from skboltz.estimators._array_api_gaussian_rbm import LOG_VARIANCE, GaussianRBMArrayAPI
 from skboltz.exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 from skboltz.learning import CD, PCD
 

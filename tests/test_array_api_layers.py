@@ -1,7 +1,7 @@
 """The layers' namespace-generic formulas (``xp_*``) against their NumPy ones.
 
 Every unit type's formulas under array API dispatch are its layer's ``xp_*`` methods
-(skboltz/_layers.py); here each is compared, on array-api-strict arrays, with the
+(skboltz/units/_layers.py); here each is compared, on array-api-strict arrays, with the
 NumPy method of the same meaning on the same parameters: exactly (to 1e-12) for the
 deterministic ones, and for the draws through their means over many rows.
 """
@@ -9,7 +9,7 @@ deterministic ones, and for the draws through their means over many rows.
 import numpy as np
 import pytest
 
-from skboltz._array_api import random_source, to_numpy
+from skboltz.utils._array_api import random_source, to_numpy
 from skboltz.views import BinaryUnits, GaussianUnits, LayerGroups, SoftmaxUnits
 
 xp = pytest.importorskip("array_api_strict")

@@ -1,8 +1,8 @@
 """Array API dispatch of the tables' estimators: CategoricalRBM and TabularRBM on
 array-api-strict (always) and torch CPU (where installed).
 
-Their namespace-generic path (skboltz/_array_api_tables.py, adapters of
-skboltz/_array_api_restricted.py) computes in the input's namespace and on its device;
+Their namespace-generic path (skboltz/estimators/_array_api_tables.py, adapters of
+skboltz/estimators/_array_api_restricted.py) computes in the input's namespace and on its device;
 these tests check where results live, that a dispatched model computes what the NumPy
 path computes with the same parameters (exact log Z, to 1e-10), AIS against exact
 enumeration, the codes that sample and reconstruct return, partial_fit and pickling,
@@ -26,7 +26,7 @@ from sklearn.utils.estimator_checks import (
 )
 
 from skboltz import CategoricalRBM, TabularRBM
-from skboltz._array_api import to_numpy
+from skboltz.utils._array_api import to_numpy
 from skboltz.exceptions import DegenerateModelWarning
 from skboltz.learning import CD, PCD, ParallelTempering
 
@@ -480,7 +480,7 @@ def test_tabular_statistical_agreement_with_numpy():
 def test_collapsed_variance_names_the_column(mixed):
     """The per-epoch check of the dispatched path names a numeric column whose variance
     collapsed, with the NumPy path's message."""
-    from skboltz._array_api_tables import TabularRBMArrayAPI
+    from skboltz.estimators._array_api_tables import TabularRBMArrayAPI
     from skboltz.exceptions import TrainingDivergedError
 
     with config_context(array_api_dispatch=True):

@@ -1,6 +1,6 @@
 """Parallel tempering on the namespace-generic path, against exact distributions.
 
-The chains at beta = 1 of :func:`skboltz._array_api_restricted._tempered_negative_phase`
+The chains at beta = 1 of :func:`skboltz.estimators._array_api_restricted._tempered_negative_phase`
 must sample the model: for binary, softmax and Gaussian visible units, the states they
 visit (or, for Gaussian units, hidden states drawn given them) are compared with the
 exact distribution over the states of a small model (total variation). A wrong swap
@@ -16,8 +16,8 @@ from sklearn import config_context
 from sklearn.datasets import load_digits
 
 from skboltz import RBM
-from skboltz._array_api import random_source, to_numpy
-from skboltz._array_api_restricted import (
+from skboltz.utils._array_api import random_source, to_numpy
+from skboltz.estimators._array_api_restricted import (
     HIDDEN_BIAS,
     VISIBLE_BIAS,
     WEIGHTS,

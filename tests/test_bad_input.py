@@ -412,9 +412,9 @@ def test_booleans_are_not_counts(model, parameter):
      r"(, with 10 persistent chains \(PCD\(\)\))? needs about [0-9.]+ GiB"),
 ])
 def test_models_too_large_for_memory_fail_at_once(monkeypatch, make, message):
-    import skboltz._runtime
+    import skboltz.utils._runtime
 
-    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**30)
+    monkeypatch.setattr(skboltz.utils._runtime, "available_memory", lambda: 2**30)
     model = make()
     with pytest.raises(MemoryError, match=message):
         model.fit(GOOD)
@@ -440,9 +440,9 @@ def test_persistent_chains_are_counted_in_the_memory_check(monkeypatch, make, kn
     """Issue 31: chains were outside the memory check: PCD(n_chains=10**8) ended in
     numpy's "Unable to allocate 47.7 GiB". (Here 10**5 chains, a few MB, against 1 MiB
     of memory: the test stays harmless if the check is missing.)"""
-    import skboltz._runtime
+    import skboltz.utils._runtime
 
-    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(skboltz.utils._runtime, "available_memory", lambda: 2**20)
     model = make()
     with pytest.raises(MemoryError, match=r"100,000 persistent chains .* needs about "
                                           rf"[0-9.e+]+ GiB.* a smaller {knobs} of the "
@@ -450,10 +450,10 @@ def test_persistent_chains_are_counted_in_the_memory_check(monkeypatch, make, kn
         model.fit(GOOD)
     assert not hasattr(model, "n_features_in_")
     # and when partial_fit switches to such a strategy, the model stays as it was
-    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: None)
+    monkeypatch.setattr(skboltz.utils._runtime, "available_memory", lambda: None)
     model = RBM(n_components=4, n_iter=1, random_state=0).fit(GOOD)
     before, strategy = model.components_.copy(), model.learning_
-    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(skboltz.utils._runtime, "available_memory", lambda: 2**20)
     model.set_params(learning=PCD(n_chains=10**5))
     with pytest.raises(MemoryError, match="persistent chains"):
         model.partial_fit(GOOD)
@@ -469,12 +469,12 @@ def test_persistent_chains_are_counted_in_the_memory_check(monkeypatch, make, kn
 def test_every_layer_is_checked_before_any_trains(monkeypatch, make, layer):
     """Issue 31: DBN((500, 10**6)) trained layer 1 before refusing layer 2 without naming
     it; DBNClassifier((10**6, 10**6)) trained 96 s and never checked layer 2."""
-    import skboltz._runtime
+    import skboltz.utils._runtime
 
     def trained(*args, **kwargs):
         raise AssertionError("a layer trained before the check")
 
-    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**31)
+    monkeypatch.setattr(skboltz.utils._runtime, "available_memory", lambda: 2**31)
     monkeypatch.setattr(RBM, "fit", trained)
     monkeypatch.setattr(RBM, "partial_fit", trained)
     y = np.arange(GOOD.shape[0]) % 2
@@ -489,9 +489,9 @@ def test_every_layer_is_checked_before_any_trains(monkeypatch, make, layer):
 
 
 def test_the_fine_tuned_network_is_checked_before_pretraining(monkeypatch):
-    import skboltz._dbn_classifier
+    import skboltz.meta._dbn_classifier
 
-    monkeypatch.setattr(skboltz._dbn_classifier, "network_bytes", lambda *args: 2**60)
+    monkeypatch.setattr(skboltz.meta._dbn_classifier, "network_bytes", lambda *args: 2**60)
     monkeypatch.setattr(RBM, "fit", lambda *args: pytest.fail("pretrained first"))
     model = DBNClassifier((3,), rbm=RBM(n_iter=1))
     with pytest.raises(MemoryError, match="DBNClassifier: the whole network .*5 - 3, and "

@@ -14,10 +14,10 @@ from _oracles import (
     total_variation_excess,
 )
 
-import skboltz._boltzmann_energy as bm_energy_module
+import skboltz.models._boltzmann_energy as bm_energy_module
 from skboltz import BoltzmannMachine
-from skboltz._boltzmann_energy import BMView, GibbsSweep, bm_gibbs_sweep, greedy_colouring
-from skboltz._boltzmann import connectivity_mask
+from skboltz.models._boltzmann_energy import BMView, GibbsSweep, bm_gibbs_sweep, greedy_colouring
+from skboltz.estimators._boltzmann import connectivity_mask
 
 N_CHAINS = 20000
 N_SWEEPS = 40
@@ -228,7 +228,7 @@ def test_total_variation_check_fails_for_a_wrong_conditional(name, n_visible, ma
 
 
 def test_the_mask_follows_the_view_through_casts_slices_and_layouts():
-    from skboltz._boltzmann_energy import BMLayout
+    from skboltz.models._boltzmann_energy import BMLayout
 
     mask = layered_mask([3, 2, 2])
     view = masked_view(mask, 3, seed=7)

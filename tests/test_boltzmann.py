@@ -4,18 +4,18 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-import skboltz._boltzmann as boltzmann_module
-import skboltz._boltzmann_energy as bm_energy_module
+import skboltz.estimators._boltzmann as boltzmann_module
+import skboltz.models._boltzmann_energy as bm_energy_module
 from skboltz import RBM, BoltzmannMachine
-from skboltz._boltzmann_energy import (
+from skboltz.models._boltzmann_energy import (
     BMView,
     bm_energy,
     bm_gibbs_sweep,
     bm_linear_response,
     bm_mean_field,
 )
-from skboltz._energy import binary_states
-from skboltz._noise import logistic_noise
+from skboltz.utils._energy import binary_states
+from skboltz.utils._noise import logistic_noise
 from skboltz.exceptions import TooManyStatesError
 from skboltz.learning import ExactGradient, Gibbs, MeanFieldGradient
 from skboltz.partition import Exact
@@ -477,7 +477,7 @@ def encoder_mask(n_group, n_hidden, hidden_coupled=True):
 def test_exact_moments_follow_the_cheapest_plan_and_equal_brute_force(
     n_visible, n_hidden, connectivity, conditioned, components
 ):
-    from skboltz._boltzmann_energy import bm_enumeration_plan, bm_exact_moments
+    from skboltz.models._boltzmann_energy import bm_enumeration_plan, bm_exact_moments
 
     mask = boltzmann_module.connectivity_mask(connectivity, n_visible, n_hidden)
     view = random_bm(n_visible, n_hidden, scale=1.0, seed=9, temperature=1.3, mask=mask)
@@ -570,7 +570,7 @@ def test_code_entropy_checks_the_number_of_hidden_units():
 
 
 def test_n_init_keeps_the_best_run_and_is_deterministic():
-    from skboltz._runtime import make_generator
+    from skboltz.utils._runtime import make_generator
 
     bm, X = encoder_424(code_entropy=0, n_init=4, n_iter=200, random_state=3)
     bm.fit(X)

@@ -1,5 +1,5 @@
 """What DBNClassifier and RBMClassifier share: the unlabelled-row convention (the same
-parameter, default, meaning and errors; skboltz/_labels.py) and scikit-learn's accuracy
+parameter, default, meaning and errors; skboltz/core/_labels.py) and scikit-learn's accuracy
 yardstick on inputs in their range."""
 
 import inspect
@@ -14,7 +14,7 @@ from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils import shuffle
 
 from skboltz import RBM, DBNClassifier, RBMClassifier
-from skboltz._labels import is_marker, labelled_rows
+from skboltz.core._labels import is_marker, labelled_rows
 from skboltz.exceptions import LabelConventionWarning
 
 X = (np.random.default_rng(0).random((60, 6)) < 0.5).astype(float)

@@ -17,15 +17,15 @@ from sklearn.pipeline import make_pipeline
 from test_dbm_energy import all_bits, brute_force, random_dbm
 
 from skboltz import DBM, RBM
-from skboltz._dbm_energy import (
+from skboltz.models._dbm_energy import (
     dbm_gradient,
     dbm_layout,
     dbm_mean_field,
     layer_input,
     uncentred_bias_step,
 )
-from skboltz._dbm_pretraining import compose, greedy_pretraining, tied_rbm_statistics
-from skboltz._energy import sigmoid
+from skboltz.estimators._dbm_pretraining import compose, greedy_pretraining, tied_rbm_statistics
+from skboltz.utils._energy import sigmoid
 from skboltz.exceptions import (
     ApproximateScoreWarning,
     LogZAccuracyWarning,
@@ -572,10 +572,10 @@ def test_per_row_estimates_share_the_budget_and_are_kept():
 
 
 def test_per_row_estimates_report_progress_and_warn_when_slow(monkeypatch, capsys):
-    import skboltz._runtime
+    import skboltz.utils._runtime
 
-    monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)
-    monkeypatch.setattr(skboltz._runtime, "LOG_Z_REPORT_SECONDS", 0.0)
+    monkeypatch.setattr(skboltz.utils._runtime, "SLOW_LOG_Z_SECONDS", 0.0)
+    monkeypatch.setattr(skboltz.utils._runtime, "LOG_Z_REPORT_SECONDS", 0.0)
     view = random_dbm(SIZES, seed=4)
     V = all_bits(SIZES[0])[::97]
     dbm = dbm_with(view, likelihood="estimate", z_estimator="exact", verbose=1)
@@ -622,7 +622,7 @@ def test_one_int_is_one_hidden_layer_as_for_dbn_classifier():
     # DBM(hidden_layer_sizes=8) was refused where DBNClassifier (and MLPClassifier)
     # take an int: one rule, one constraint, for both.
     from skboltz import DBNClassifier
-    from skboltz._sklearn import InvalidParameterError
+    from skboltz.utils._sklearn import InvalidParameterError
 
     X = binary_rows(40, 6)
     one = DBM(hidden_layer_sizes=4, n_iter=2, random_state=0).fit(X)

@@ -1,4 +1,4 @@
-"""The deep Boltzmann machine's math (``skboltz._dbm_energy``) against exact answers.
+"""The deep Boltzmann machine's math (``skboltz.models._dbm_energy``) against exact answers.
 
 Every quantity is checked on machines small enough to list all their joint states
 (brute force over all layers, written here independently of the module's sums).
@@ -15,8 +15,8 @@ from _oracles import (
 from scipy.special import logsumexp
 from test_ais import _PreviousBetaChains, assert_log_ratios_match_the_float64_path
 
-from skboltz._boltzmann_energy import BMView
-from skboltz._dbm_energy import (
+from skboltz.models._boltzmann_energy import BMView
+from skboltz.models._dbm_energy import (
     DBMView,
     dbm_gibbs_sweep,
     dbm_mean_field,

@@ -10,8 +10,8 @@ from sklearn.base import clone
 from sklearn.datasets import load_digits
 
 from skboltz import DBN, RBM, GaussianRBM
-from skboltz._transactions import held_updates
-from skboltz._runtime import make_generator
+from skboltz.core._transactions import held_updates
+from skboltz.utils._runtime import make_generator
 from skboltz.exceptions import TrainingDivergedError
 
 
@@ -275,7 +275,7 @@ def test_a_stream_of_partial_fit_calls_keeps_a_bounded_history(digits, monkeypat
     """Each call is an epoch with its records: a stream of calls kept them all, its
     memory and every read of history_ growing with the number of calls. The history
     is cut back to the latest HISTORY_EPOCHS epochs (a small bound here)."""
-    import skboltz._training as training
+    import skboltz.core._training as training
 
     monkeypatch.setattr(training, "HISTORY_EPOCHS", 5)
     dbn = DBN(hidden_layer_sizes=(4, 2), random_state=0)
@@ -288,7 +288,7 @@ def test_a_stream_of_partial_fit_calls_keeps_a_bounded_history(digits, monkeypat
 
 
 def test_a_failed_call_that_cut_the_history_puts_it_back(digits, monkeypatch):
-    import skboltz._training as training
+    import skboltz.core._training as training
 
     monkeypatch.setattr(training, "HISTORY_EPOCHS", 3)
     dbn = DBN(hidden_layer_sizes=(4, 2), rbm=RBM(n_iter=1), random_state=0)

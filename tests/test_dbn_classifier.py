@@ -15,9 +15,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import DBN, RBM, DBNClassifier, GaussianRBM
-from skboltz._runtime import sub_estimator_seeds
+from skboltz.utils._runtime import sub_estimator_seeds
 from skboltz.exceptions import DataRangeWarning
-from skboltz._dbn_classifier import pretrained_weights
+from skboltz.meta._dbn_classifier import pretrained_weights
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +220,7 @@ def test_an_early_stopping_split_fine_tuning_would_refuse_is_refused_before_pret
 
 def test_a_gaussian_template_is_refused(digits):
     # GaussianRBM is RBM's sibling, not a subclass: the "rbm" constraint refuses it.
-    with pytest.raises(ValueError, match="'rbm' parameter .* instance of 'skboltz._rbm.RBM'"):
+    with pytest.raises(ValueError, match="'rbm' parameter .* instance of 'skboltz.estimators._rbm.RBM'"):
         small(rbm=GaussianRBM(n_iter=1)).fit(*digits)
 
 

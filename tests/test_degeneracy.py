@@ -9,8 +9,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from skboltz import DBM, RBM, BoltzmannMachine, GaussianRBM, RBMClassifier
 from skboltz import _degeneracy as degeneracy
-from skboltz._energy import logit_of_rates
-from skboltz._rbm import RBMLayout
+from skboltz.utils._energy import logit_of_rates
+from skboltz.estimators._rbm import RBMLayout
 from skboltz.exceptions import DegenerateModelWarning
 from skboltz.views import BinaryUnits, BMView, RBMView
 
@@ -213,7 +213,7 @@ def test_samples_far_from_the_data_warn_and_samples_like_it_do_not():
     """The check's chains start where sample() starts them (training rows) and their
     mean and column means are compared with the data's: a model checked against rows
     unlike those it was trained on is flagged; against its own rows it is not."""
-    from skboltz._monitoring import MonitoringRows
+    from skboltz.core._monitoring import MonitoringRows
 
     rng = np.random.default_rng(0)
     rates = np.linspace(0.05, 0.35, 30)

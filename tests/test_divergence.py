@@ -14,9 +14,9 @@ from skboltz import (
     GaussianRBM,
     RBMClassifier,
 )
-import skboltz._divergence as divergence
-from skboltz._divergence import MEAN_FIELD_STEPS, PARTIAL_FIT_CHECK_ROWS
-from skboltz._energy import binary_states
+import skboltz.core._divergence as divergence
+from skboltz.core._divergence import MEAN_FIELD_STEPS, PARTIAL_FIT_CHECK_ROWS
+from skboltz.utils._energy import binary_states
 from skboltz.exceptions import TrainingDivergedError
 from skboltz.views import BMView, RBMView
 

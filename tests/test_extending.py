@@ -12,8 +12,8 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from skboltz import RBM, BoltzmannMachine, GaussianRBM, TabularRBM
-from skboltz._layered_rbm import LayeredRBM
-from skboltz._monitoring import Monitor
+from skboltz.estimators._layered_rbm import LayeredRBM
+from skboltz.core._monitoring import Monitor
 from skboltz.learning import (
     CD,
     LEARNING_STRATEGIES,

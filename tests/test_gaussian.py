@@ -28,11 +28,11 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import skboltz._runtime
+import skboltz.utils._runtime
 from skboltz import DBN, RBM, BoltzmannClassifier, GaussianRBM
-from skboltz._gaussian_rbm_energy import AugmentedGaussianRBM
-from skboltz._noise import Noise
-from skboltz._runtime import make_generator
+from skboltz.models._gaussian_rbm_energy import AugmentedGaussianRBM
+from skboltz.utils._noise import Noise
+from skboltz.utils._runtime import make_generator
 from skboltz.exceptions import DataRangeWarning, DataScaleWarning, TrainingDivergedError
 from skboltz.learning import (
     CD,
@@ -449,7 +449,7 @@ def brute_force_whitening_covariance(X, n_folds=5, ridge=1e-6):
     i mod 5), each fold's Gaussian scored with scipy."""
     from scipy.stats import multivariate_normal
 
-    from skboltz._gaussian_rbm import SHRINKAGE_GRID
+    from skboltz.estimators._gaussian_rbm import SHRINKAGE_GRID
 
     d = X.shape[1]
 
@@ -647,7 +647,7 @@ def test_whitening_wide_data_checks_memory_first_and_reports_progress(monkeypatc
     X = rng.normal(size=(5, 1)) * np.ones((1, 300)) + 0.3 * rng.normal(size=(5, 300))
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     # 4 d x d float64 matrices: 2.9 MB for 300 features; say only 1 MB is free
-    monkeypatch.setattr(skboltz._runtime, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(skboltz.utils._runtime, "available_memory", lambda: 2**20)
     with pytest.raises(MemoryError, match="Whitening 300 features .* whiten=False"):
         GaussianRBM(n_components=2, n_iter=1, whiten=True).fit(X)
     monkeypatch.undo()

@@ -9,7 +9,7 @@ import pytest
 from sklearn import config_context
 
 from skboltz import CategoricalRBM, GaussianRBM, RBMImputer, TabularRBM
-from skboltz._array_api import to_numpy
+from skboltz.utils._array_api import to_numpy
 from skboltz.exceptions import DataRangeWarning, TrainingDivergedError
 
 from _namespaces import xp_strict

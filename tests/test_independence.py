@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from skboltz import RBM, BoltzmannMachine
-from skboltz._independence import MARGIN, independent_log_likelihood
+from skboltz.core._independence import MARGIN, independent_log_likelihood
 from skboltz.exceptions import BelowIndependentWarning
 
 

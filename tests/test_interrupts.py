@@ -10,8 +10,8 @@ import pytest
 from numpy.testing import assert_array_equal
 from sklearn.base import clone
 
-import skboltz._base as base
-import skboltz._transactions as transactions
+import skboltz.core._base as base
+import skboltz.core._transactions as transactions
 from skboltz import (
     DBN,
     RBM,
@@ -20,7 +20,7 @@ from skboltz import (
     DBNClassifier,
     RBMClassifier,
 )
-from skboltz._dbn_classifier import start_from_pretrained
+from skboltz.meta._dbn_classifier import start_from_pretrained
 
 OLD = (np.random.default_rng(0).random((40, 5)) < 0.5).astype(float)
 NEW = (np.random.default_rng(1).random((30, 4)) < 0.3).astype(float)

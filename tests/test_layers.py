@@ -11,9 +11,9 @@ from numpy.testing import assert_allclose
 from scipy.special import logsumexp, softmax
 
 from skboltz import CategoricalRBM
-from skboltz._noise import Noise
-from skboltz._rbm_energy import RBMLayout
-from skboltz._restricted_energy import RestrictedTrainingForm
+from skboltz.utils._noise import Noise
+from skboltz.models._rbm_energy import RBMLayout
+from skboltz.models._restricted_energy import RestrictedTrainingForm
 from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.partition import AIS, Exact
 from skboltz.views import (

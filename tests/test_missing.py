@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.integrate import quad
 from scipy.special import logsumexp
 
-import skboltz._missing as missing_module
+import skboltz.models._missing as missing_module
 from skboltz import (
     DBM,
     RBM,
@@ -27,7 +27,7 @@ from skboltz import (
     RBMImputer,
     TabularRBM,
 )
-from skboltz._missing import IncompleteRows, RowStreams
+from skboltz.models._missing import IncompleteRows, RowStreams
 from skboltz.views import (
     BinaryUnits,
     GaussianUnits,

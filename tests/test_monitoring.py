@@ -7,9 +7,9 @@ import pytest
 from numpy.testing import assert_allclose
 from sklearn.datasets import load_digits
 
-import skboltz._runtime
+import skboltz.utils._runtime
 from skboltz import RBM
-from skboltz._runtime import make_generator
+from skboltz.utils._runtime import make_generator
 from skboltz.exceptions import SlowEstimateWarning
 from skboltz.partition import AIS
 
@@ -97,7 +97,7 @@ def _ais_scored_rbm(binary_digits, max_time=60.0, **params):
 def test_a_slow_log_z_estimate_warns_once_with_its_progress(binary_digits, monkeypatch,
                                                             max_time):
     rbm = _ais_scored_rbm(binary_digits, max_time)
-    monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
+    monkeypatch.setattr(skboltz.utils._runtime, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
     # Elapsed time, the work done and the caps; the advice fits the settings.
     expected = (r"RBM: estimating log Z \(ais\) has run \d+ s and done [\d,]+ steps; it "
                 r"stops by " + (r"[\d,]+ steps\. A smaller budget .*max_transitions"
@@ -112,7 +112,7 @@ def test_a_slow_log_z_estimate_warns_once_with_its_progress(binary_digits, monke
 
 def test_the_slow_warning_does_not_advise_verbose_when_it_is_on(binary_digits, monkeypatch):
     rbm = _ais_scored_rbm(binary_digits, verbose=1)
-    monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)
+    monkeypatch.setattr(skboltz.utils._runtime, "SLOW_LOG_Z_SECONDS", 0.0)
     with pytest.warns(SlowEstimateWarning) as caught:
         rbm.score(binary_digits[:10])
     assert "verbose" not in str(caught[0].message)
@@ -124,7 +124,7 @@ def test_a_quick_log_z_estimate_is_silent_and_verbose_reports_it(binary_digits, 
         warnings.simplefilter("error", SlowEstimateWarning)
         _ais_scored_rbm(binary_digits).score(binary_digits[:10])
     assert capsys.readouterr().out == ""
-    monkeypatch.setattr(skboltz._runtime, "LOG_Z_REPORT_SECONDS", 0.0)
+    monkeypatch.setattr(skboltz.utils._runtime, "LOG_Z_REPORT_SECONDS", 0.0)
     rbm = _ais_scored_rbm(binary_digits, verbose=1)
     capsys.readouterr()
     rbm.score(binary_digits[:10])
@@ -140,7 +140,7 @@ def test_a_quick_log_z_estimate_is_silent_and_verbose_reports_it(binary_digits, 
 def test_partial_fit_keeps_the_latest_records(monkeypatch, dispatch):
     """RBM.partial_fit, one epoch a call, keeps the records of the latest
     HISTORY_EPOCHS epochs (every call's before), on NumPy and under dispatch."""
-    import skboltz._training as training
+    import skboltz.core._training as training
     from sklearn import config_context
 
     from _namespaces import xp_strict
@@ -159,6 +159,6 @@ def test_partial_fit_keeps_the_latest_records(monkeypatch, dispatch):
 
 
 def test_the_history_bound_is_the_documented_one():
-    from skboltz._training import HISTORY_EPOCHS
+    from skboltz.core._training import HISTORY_EPOCHS
 
     assert f"latest {HISTORY_EPOCHS:,} epochs" in RBM.history_.__doc__

@@ -20,15 +20,15 @@ from skboltz import (
     LikelihoodOutlierDetector,
     TabularRBM,
 )
-from skboltz._outliers import (
+from skboltz.meta._outliers import (
     AUTO_FOLDS,
     TRIM_FRACTION,
     TRIM_MIN_ROWS_PER_FEATURE,
     TRIM_ROUNDS,
     default_density_model,
 )
-from skboltz._runtime import sub_estimator_seeds
-from skboltz._weights import weighted_percentile
+from skboltz.utils._runtime import sub_estimator_seeds
+from skboltz.utils._weights import weighted_percentile
 from skboltz.exceptions import DataScaleWarning
 
 

@@ -6,8 +6,8 @@ from _bm_reference import random_bm
 from scipy.special import logsumexp
 
 from skboltz import RBM
-from skboltz._energy import binary_states
-from skboltz._rbm_energy import RBMView
+from skboltz.utils._energy import binary_states
+from skboltz.models._rbm_energy import RBMView
 from skboltz.exceptions import MeanFieldConvergenceWarning
 from skboltz.partition import (
     AIS,

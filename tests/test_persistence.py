@@ -72,7 +72,7 @@ def test_sparse_and_dense_rows_give_bit_identical_fits(dtype):
     import scipy.sparse as sp
 
     from skboltz import DBM, RBMClassifier
-    from skboltz._energy import column_means
+    from skboltz.utils._energy import column_means
 
     rows = (np.random.default_rng(1).random((200, 12)) < 0.3).astype(dtype)
     rows[:, 0] *= 0.37  # grey levels: sums that round

@@ -8,9 +8,9 @@ from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose
 from scipy.special import expit, logsumexp
 
-from skboltz._boltzmann_energy import BMView
-from skboltz._energy import sigmoid, softplus
-from skboltz._rbm_energy import AugmentedRBM, RBMView
+from skboltz.models._boltzmann_energy import BMView
+from skboltz.utils._energy import sigmoid, softplus
+from skboltz.models._rbm_energy import AugmentedRBM, RBMView
 from skboltz.partition import Exact
 
 finite = st.floats(-30, 30, allow_nan=False, width=64)

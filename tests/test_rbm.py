@@ -25,9 +25,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBM
-from skboltz._energy import RATE_CLIP
-from skboltz._gaussian_rbm_energy import AugmentedGaussianRBM
-from skboltz._rbm_energy import AugmentedRBM
+from skboltz.utils._energy import RATE_CLIP
+from skboltz.models._gaussian_rbm_energy import AugmentedGaussianRBM
+from skboltz.models._rbm_energy import AugmentedRBM
 from skboltz.exceptions import (
     DataRangeWarning,
     TooManyStatesError,

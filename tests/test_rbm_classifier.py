@@ -15,9 +15,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from skboltz import RBMClassifier
-from skboltz._rbm_classifier_energy import AugmentedClassRBM, ClassRBMLayout, ClassRBMWork
-from skboltz._monitoring import EarlyStopping
-from skboltz._update import UpdateRule
+from skboltz.models._rbm_classifier_energy import AugmentedClassRBM, ClassRBMLayout, ClassRBMWork
+from skboltz.core._monitoring import EarlyStopping
+from skboltz.core._update import UpdateRule
 from skboltz.exceptions import (
     DegenerateModelWarning,
     LabelConventionWarning,
@@ -197,7 +197,7 @@ def test_training_form_draws_the_joint_visible_layer_from_its_conditional():
     view = random_view(n_features=2, n_classes=3, n_hidden=2, seed=5)
     model = view._training_form()
     H = np.array([[1.0, 0.0, 1.0]])  # h = (1, 0) and the constant unit
-    from skboltz._noise import Noise
+    from skboltz.utils._noise import Noise
 
     noise = Noise(np.random.default_rng(0), block_size=0)
     n = 20000

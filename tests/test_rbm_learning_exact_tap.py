@@ -5,8 +5,8 @@ import pytest
 from scipy.special import logsumexp
 
 from skboltz import RBM
-from skboltz._energy import binary_states
-from skboltz._rbm_energy import AugmentedRBM
+from skboltz.utils._energy import binary_states
+from skboltz.models._rbm_energy import AugmentedRBM
 from skboltz.exceptions import TooManyStatesError
 from skboltz.learning import ExactGradient, TAPGradient
 from skboltz.learning._exact import exact_statistics

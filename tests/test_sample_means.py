@@ -143,7 +143,7 @@ def test_samples_start_at_training_rows_and_stay_like_them():
     data; sample() starts them at kept training rows (two clusters here: a model of
     them samples both, in their proportions)."""
     from skboltz import RBM
-    from skboltz._degeneracy import kept_rows
+    from skboltz.core._degeneracy import kept_rows
 
     rng = np.random.default_rng(3)
     top = np.r_[np.ones(10), np.zeros(10)]

@@ -10,12 +10,12 @@ from numpy.testing import assert_allclose
 from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV, KFold
 
-import skboltz._runtime
+import skboltz.utils._runtime
 import skboltz.partition._ais as ais_module
 from skboltz import RBM, BoltzmannMachine
-from skboltz._monitoring import MONITOR_LOG_Z_SECONDS, Monitor
-from skboltz._boltzmann_energy import BMView
-from skboltz._rbm_energy import RBMView
+from skboltz.core._monitoring import MONITOR_LOG_Z_SECONDS, Monitor
+from skboltz.models._boltzmann_energy import BMView
+from skboltz.models._rbm_energy import RBMView
 from skboltz.exceptions import (
     ApproximateScoreWarning,
     DataRangeWarning,
@@ -373,7 +373,7 @@ def test_exact_learning_beyond_its_cap_forecasts_its_time(binary_digits):
 
 
 def test_slow_epochs_report_their_progress_under_verbose(binary_digits, monkeypatch, capsys):
-    monkeypatch.setattr(skboltz._runtime, "EPOCH_REPORT_SECONDS", 0.0)
+    monkeypatch.setattr(skboltz.utils._runtime, "EPOCH_REPORT_SECONDS", 0.0)
     X = binary_digits[:40, 20:28]
     BoltzmannMachine(n_hidden=2, learning=ExactGradient(), n_iter=1, verbose=1).fit(X)
     lines = [line for line in capsys.readouterr().out.splitlines() if " rows in " in line]

@@ -18,8 +18,8 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from skboltz import CategoricalRBM, GaussianRBM, TabularRBM
-from skboltz._noise import Noise
-from skboltz._restricted_energy import RestrictedLayout, RestrictedTrainingForm
+from skboltz.utils._noise import Noise
+from skboltz.models._restricted_energy import RestrictedLayout, RestrictedTrainingForm
 from skboltz.exceptions import TrainingDivergedError
 from skboltz.learning import CD, PCD, ParallelTempering
 from skboltz.partition import AIS, Exact

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.testing import assert_array_equal
 
 from skboltz import RBM, BoltzmannMachine
-from skboltz._base import BoltzmannBase
+from skboltz.core._base import BoltzmannBase
 
 
 def _run_in_threads(work, n_threads=8):

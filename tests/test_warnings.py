@@ -10,7 +10,7 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-import skboltz._runtime
+import skboltz.utils._runtime
 from skboltz import DBN, RBM, BoltzmannClassifier, GaussianRBM
 from skboltz.exceptions import (
     ApproximateScoreWarning,
@@ -103,7 +103,7 @@ def test_log_z_warnings_point_at_the_users_line(monkeypatch):
     mean_field = RBM(n_components=32, n_iter=1, z_estimator="mean_field", random_state=0)
     mean_field.fit(BINARY[:100])
     assert_points_here(ApproximateScoreWarning, lambda: mean_field.score(BINARY[:10]))
-    monkeypatch.setattr(skboltz._runtime, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
+    monkeypatch.setattr(skboltz.utils._runtime, "SLOW_LOG_Z_SECONDS", 0.0)  # every estimate "slow"
     slow = RBM(n_components=32, n_iter=1, z_estimator=AIS(n_chains=16, n_betas=50),
                random_state=0).fit(BINARY[:100])
     assert_points_here(SlowEstimateWarning,

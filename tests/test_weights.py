@@ -24,8 +24,8 @@ from skboltz import (
     RBMClassifier,
     TabularRBM,
 )
-from skboltz._dbm_energy import dbm_gradient
-from skboltz._weights import weighted_percentile
+from skboltz.models._dbm_energy import dbm_gradient
+from skboltz.utils._weights import weighted_percentile
 from skboltz.learning import CD, PCD, MeanFieldGradient
 
 from _oracles import (

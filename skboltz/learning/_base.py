@@ -7,9 +7,9 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._capabilities import BINARY, LAYERED, PAIRWISE, RESTRICTED, Requires
-from .._rbm_energy import RBMLayout
-from .._registry import registry_decorator
+from ..utils._capabilities import BINARY, LAYERED, PAIRWISE, RESTRICTED, Requires
+from ..models._rbm_energy import RBMLayout
+from ..utils._registry import registry_decorator
 
 #: String name -> strategy class, filled on import. Which names a model accepts follows
 #: from what each class requires and what the model's view offers (``_capabilities``).
@@ -279,9 +279,9 @@ class RBMLearningStrategy(LearningStrategy):
 
         ``model`` is the training form of the parameters the updates move (rows carry
         a trailing constant unit, so one matrix product gives all statistics at once:
-        ``skboltz._rbm_energy.AugmentedRBM`` or a class that duck-types it), ``state``
+        ``skboltz.models._rbm_energy.AugmentedRBM`` or a class that duck-types it), ``state``
         what :meth:`init_state` returned, ``noise`` the estimator's buffered random
-        stream (:class:`skboltz._noise.Noise`) and ``progress`` the fraction of the
+        stream (:class:`skboltz.utils._noise.Noise`) and ``progress`` the fraction of the
         training done. None (the default): the loops take the negative statistics
         from :meth:`_negative_statistics` (rows of :meth:`negative_phase`, or a closed
         form that overrides it).
@@ -297,7 +297,7 @@ class RBMLearningStrategy(LearningStrategy):
         one update (:meth:`FusedSampler.negative_statistics`, which the fused loops
         must agree with). Returns an array shaped like ``model.params``: mean h v^T,
         with mean h in the last column and mean v in the last row. ``noise`` (the
-        built-in samplers) is a buffered :class:`skboltz._noise.Noise` stream to draw
+        built-in samplers) is a buffered :class:`skboltz.utils._noise.Noise` stream to draw
         from; None draws from ``rng`` directly.
         """
         rows = self.negative_phase(model.view(), positive[RBMLayout.units], state, rng,

@@ -18,7 +18,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._boltzmann_energy import (
+from ..models._boltzmann_energy import (
     GibbsSweep,
     bm_code_moments,
     bm_enumeration_plan,
@@ -28,15 +28,15 @@ from .._boltzmann_energy import (
     bm_mean_field,
     bm_second_moments,
 )
-from .._capabilities import BINARY, PAIRWISE, Requires
-from .._energy import clipped_rates, column_means, sigmoid
-from .._sklearn import Interval, StrOptions
+from ..utils._capabilities import BINARY, PAIRWISE, Requires
+from ..utils._energy import clipped_rates, column_means, sigmoid
+from ..utils._sklearn import Interval, StrOptions
 from ._base import BMLearningStrategy, register
 
 
 def row_shares(weights, n_rows):
     """Each row's share of a minibatch's weighted mean: its relative weight divided
-    by the rows (see :mod:`skboltz._weights`); None (unweighted) stays None."""
+    by the rows (see :mod:`skboltz.utils._weights`); None (unweighted) stays None."""
     return None if weights is None else np.asarray(weights, dtype=np.float64) / n_rows
 
 
@@ -111,7 +111,7 @@ def exact_clamped_moments(model, batch, weights=None):
 
 def exact_free_moments(model, plan=None):
     """Exact free second moments, by enumeration following ``plan`` (see
-    :func:`skboltz._boltzmann_energy.bm_enumeration_plan`; None makes one from the couplings)."""
+    :func:`skboltz.models._boltzmann_energy.bm_enumeration_plan`; None makes one from the couplings)."""
     if plan is None:
         plan = bm_enumeration_plan(model.coupling != 0, model.n_visible)
     return bm_exact_moments(model.coupling, model.bias, plan, model.temperature)

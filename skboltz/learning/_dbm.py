@@ -4,10 +4,10 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._dbm_energy import bottom_up_magnetisations, dbm_mean_field, layer_input
-from .._energy import sigmoid
-from .._noise import NOISE_DTYPE, logistic_noise, uniform_open
-from .._sklearn import Interval, StrOptions
+from ..models._dbm_energy import bottom_up_magnetisations, dbm_mean_field, layer_input
+from ..utils._energy import sigmoid
+from ..utils._noise import NOISE_DTYPE, logistic_noise, uniform_open
+from ..utils._sklearn import Interval, StrOptions
 from ._base import DBMLearningStrategy, register, steps_at, validate_steps
 
 

@@ -6,8 +6,8 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._boltzmann_energy import BMView, bm_enumeration_plan, bm_enumeration_size
-from .._capabilities import (
+from ..models._boltzmann_energy import BMView, bm_enumeration_plan, bm_enumeration_size
+from ..utils._capabilities import (
     BINARY,
     ENUMERATION,
     PAIRWISE,
@@ -15,9 +15,9 @@ from .._capabilities import (
     Requires,
     capabilities_of,
 )
-from .._energy import binary_states
-from .._rbm_energy import AugmentedRBM, RBMLayout, RBMView, rbm_hidden_free_energy
-from .._sklearn import Interval
+from ..utils._energy import binary_states
+from ..models._rbm_energy import AugmentedRBM, RBMLayout, RBMView, rbm_hidden_free_energy
+from ..utils._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import BMLearningStrategy, RBMLearningStrategy, register
 from ._boltzmann import exact_clamped_moments, exact_free_moments
@@ -39,13 +39,13 @@ def exact_statistics(model, chunk_size=4096):
     Returns
     -------
     statistics : ndarray of shape (n_hidden + 1, n_visible + 1), float64
-        In :class:`~skboltz._rbm_energy.RBMLayout`'s blocks: E[h v^T] in ``weights``,
+        In :class:`~skboltz.models._rbm_energy.RBMLayout`'s blocks: E[h v^T] in ``weights``,
         E[h] in ``hidden_bias``, E[v] in ``visible_bias``, 1 in ``constant``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from skboltz._rbm_energy import AugmentedRBM, RBMLayout
+    >>> from skboltz.models._rbm_energy import AugmentedRBM, RBMLayout
     >>> from skboltz.learning._exact import exact_statistics
     >>> stats = exact_statistics(AugmentedRBM(np.zeros((3, 4))))
     >>> bool(np.allclose(stats[RBMLayout.weights], 0.25)

@@ -4,9 +4,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._noise import Noise
-from .._rbm_energy import RBMLayout
-from .._sklearn import Interval, StrOptions
+from ..utils._noise import Noise
+from ..models._rbm_energy import RBMLayout
+from ..utils._sklearn import Interval, StrOptions
 from ._base import FusedSampler, RBMLearningStrategy, register, steps_at, validate_steps
 
 _N_STEPS_DOC = """n_steps : int or (int, int), default=1

@@ -4,10 +4,10 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._capabilities import BINARY, RESTRICTED, Requires
-from .._energy import sigmoid
-from .._rbm_energy import RBMLayout
-from .._sklearn import Interval
+from ..utils._capabilities import BINARY, RESTRICTED, Requires
+from ..utils._energy import sigmoid
+from ..models._rbm_energy import RBMLayout
+from ..utils._sklearn import Interval
 from ._base import RBMLearningStrategy, register
 
 

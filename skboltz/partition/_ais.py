@@ -7,10 +7,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_array
 
-from .._capabilities import ANNEALING, Requires
-from .._energy import bernoulli_sample, sigmoid
-from .._runtime import warn_user
-from .._sklearn import Interval, StrOptions
+from ..utils._capabilities import ANNEALING, Requires
+from ..utils._energy import bernoulli_sample, sigmoid
+from ..utils._runtime import warn_user
+from ..utils._sklearn import Interval, StrOptions
 from ..exceptions import DataRangeWarning, LogZAccuracyWarning
 from ._base import LogZ, ZEstimator, as_generator, register
 

@@ -7,8 +7,8 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._capabilities import Requires
-from .._registry import registry_decorator
+from ..utils._capabilities import Requires
+from ..utils._registry import registry_decorator
 
 
 #: What a :class:`LogZ` value is, and what it makes of a log-likelihood -F(x) - log Z.

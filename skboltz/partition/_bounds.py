@@ -7,8 +7,8 @@ from numbers import Real
 
 import numpy as np
 
-from .._runtime import warn_user
-from .._sklearn import check_count
+from ..utils._runtime import warn_user
+from ..utils._sklearn import check_count
 from ._ais import AIS, _checked_rows
 
 #: RAISE's betas to start from and their ceiling when ``n_betas="auto"`` (the user

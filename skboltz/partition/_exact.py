@@ -6,9 +6,9 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._capabilities import ENUMERATION, Requires
-from .._enumeration import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
-from .._sklearn import Interval
+from ..utils._capabilities import ENUMERATION, Requires
+from ..utils._enumeration import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
+from ..utils._sklearn import Interval
 from ..exceptions import TooManyStatesError
 from ._base import LogZ, ZEstimator, register
 

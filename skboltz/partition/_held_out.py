@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._runtime import warn_user
+from ..utils._runtime import warn_user
 from ..exceptions import ApproximateScoreWarning
 from ._base import score_kind
 

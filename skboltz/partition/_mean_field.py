@@ -5,10 +5,10 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import entr
 
-from .._capabilities import BINARY, MEAN_FIELD, Requires
-from .._energy import clipped_rates, sigmoid
-from .._runtime import warn_user
-from .._sklearn import Interval
+from ..utils._capabilities import BINARY, MEAN_FIELD, Requires
+from ..utils._energy import clipped_rates, sigmoid
+from ..utils._runtime import warn_user
+from ..utils._sklearn import Interval
 from ..exceptions import MeanFieldConvergenceWarning
 from ._base import LogZ, ZEstimator, register
 

@@ -5,9 +5,9 @@ from numbers import Integral
 import numpy as np
 from scipy.special import logsumexp
 
-from .._capabilities import ANNEALING, Requires
-from .._energy import bernoulli_sample, sigmoid
-from .._sklearn import Interval
+from ..utils._capabilities import ANNEALING, Requires
+from ..utils._energy import bernoulli_sample, sigmoid
+from ..utils._sklearn import Interval
 from ._base import LogZ, ZEstimator, as_generator, register
 
 

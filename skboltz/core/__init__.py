@@ -1,0 +1,1 @@
+"""The estimator core: the fit driver and the one training loop, the fit transaction, training state and averaging, the update rule, monitoring and early stopping, the divergence and degeneracy checks, scoring with the log Z cache, inference, the strategy parameters and the classifiers' label convention."""

@@ -1,0 +1,1 @@
+"""The restricted, general and deep Boltzmann machine estimators."""

@@ -1,0 +1,1106 @@
+"""Restricted models on any array namespace (array API dispatch; see :mod:`skboltz.utils._array_api`).
+
+The namespace-generic path of the restricted estimators (:class:`~skboltz.RBM`,
+:class:`~skboltz.GaussianRBM`, :class:`~skboltz.CategoricalRBM`,
+:class:`~skboltz.TabularRBM`): one restricted model, a visible layer of any unit type
+and a binary hidden layer coupled by weights W, trained and scored with the array API
+standard's functions only, so that torch (CPU or CUDA), CuPy and array-api-strict
+arrays are computed on in their own namespace and on their own device. The unit types'
+formulas are the layers' own (the ``xp_*`` methods of :mod:`skboltz.units._layers`); this
+module holds what every restricted model shares: the minibatch loop, CD-k and PCD's
+negative phase, the update rule, the scores and log Z (exact enumeration of the
+countable layer with fewer states, or annealed importance sampling). An estimator's
+subclass of :class:`RestrictedArrayAPI` says what is its own: how rows become visible
+units, its starting parameters, its fitted attributes and its checks.
+
+It is a separate implementation, so that the NumPy path keeps its fused loop: one
+plain minibatch loop, a handful of matrix products and elementwise calls per update,
+which on an accelerator is what runs fast.
+
+What it covers: ``fit`` and ``partial_fit`` with CD-k, PCD and parallel tempering
+(their ``n_steps``, a schedule of them, ``n_chains``, ``n_temperatures``,
+``min_beta`` and ``negative_visible``), the learning rate,
+moving-average momentum (a schedule too), weight decay every
+:data:`~skboltz.core._update.DECAY_INTERVAL` updates and iterate averaging every
+:data:`~skboltz.core._training.AVERAGE_INTERVAL` updates, as the NumPy path applies them;
+``transform``, ``reconstruct``, ``free_energy``, ``score_samples``, ``score``,
+``sample`` and ``estimate_log_partition`` with log Z exact or by annealed importance
+sampling; ``sample_weight`` in ``fit``, ``partial_fit`` and ``score`` (rows of weight
+0 dropped, the others relative, weighting every update's data statistics and the
+starting rates, as :mod:`skboltz.utils._weights` says). The rest of the NumPy path's options
+(other learning strategies and log Z estimators, validation monitoring, early
+stopping, callbacks, missing entries, the degeneracy check at the end of a fit) are
+refused with an error that says to pass NumPy arrays.
+"""
+
+import copy
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils._array_api import (
+    ArrayAPIState,
+    check_input_namespace,
+    dispatched_namespace,
+    namespace_of,
+    random_source,
+    score_dtype,
+    to_numpy,
+)
+from ..utils._energy import logit_of_rates
+from ..core._independence import rows_are_binary
+from ._layered_rbm import auto_average_window
+from ..units._layers import BinaryUnits
+from ..utils._runtime import make_generator, warn_user
+from ..utils._sklearn import _check_sample_weight, check_count
+from ..core._strategies import AUTO_EXACT_MAX_STATES
+from ..core._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE, latest_records
+from ..core._transactions import all_or_nothing, publish
+from ..core._update import DECAY_INTERVAL, UpdateRule
+from ..utils._weights import relative_weights, scaled_to_largest
+from ..exceptions import ApproximateScoreWarning, TrainingDivergedError
+from ..learning import CD, PCD, ParallelTempering
+from ..learning._base import steps_at
+from ..partition import AIS, Exact, LogZ
+from ..partition._ais import MAX_BETAS, MAX_LOG_WEIGHT_SPREAD, beta_schedule
+
+#: The fewest betas of annealed importance sampling under dispatch when the AIS object
+#: asks for the adaptive schedule: its search starts from this many betas of the
+#: three-stage schedule of Salakhutdinov & Murray (2008) (see ais_log_partition).
+AIS_BETAS = 1000
+
+#: The most chains the adaptive search of annealed importance sampling takes.
+MAX_AIS_CHAINS = 2**14
+
+#: States enumerated per matrix product by the exact log Z.
+EXACT_CHUNK = 2**14
+
+#: Most binary digits of the states ``z_estimator="exact"`` lists under dispatch.
+EXACT_MAX_UNITS = 30
+
+#: Most training rows (evenly spaced) the per-epoch reconstruction error is computed on.
+MONITOR_ROWS = 256
+
+#: The parameters every restricted model has, in W, b, c order.
+WEIGHTS, VISIBLE_BIAS, HIDDEN_BIAS = "weights", "visible_bias", "hidden_bias"
+
+
+# -- the model of a parameter set ------------------------------------------------------
+class Model:
+    """The restricted model of a parameter set (arrays of ``xp`` by name): its layers
+    and the formulas that couple them."""
+
+    def __init__(self, xp, visible, params):
+        self.xp = xp
+        self.weights = params[WEIGHTS]
+        self.visible = visible
+        self.hidden = BinaryUnits(params[HIDDEN_BIAS])
+
+    def hidden_input(self, V):
+        """What the visible rows send the hidden units: (v as seen) W^T."""
+        return self.visible.xp_seen(self.xp, V) @ self.weights.T
+
+    def visible_input(self, H):
+        return H @ self.weights
+
+    def tempered_energy(self, V, H):
+        """The part of E(v, h) that tempering scales, of paired rows: all of it but
+        the visible biases of a layer that keeps them (a Gaussian one's quadratic
+        term), as the NumPy training form's ``energy``."""
+        xp = self.xp
+        energy = -xp.sum(H * self.hidden_input(V), axis=1) - H @ self.hidden.bias
+        if self.visible.tempers_bias:
+            energy = energy + self.visible.xp_energy(xp, V)
+        return energy
+
+    def hidden_probability(self, V):
+        return self.hidden.xp_mean(self.xp, self.hidden_input(V) + self.hidden.bias)
+
+    def visible_fields(self, H):
+        return self.visible_input(H) + self.visible.bias
+
+    def free_energy(self, V):
+        """F(v) = E_visible(v) - log sum_h exp(h . (c + W seen(v)))."""
+        xp = self.xp
+        hidden_fields = self.hidden_input(V) + self.hidden.bias
+        return self.visible.xp_energy(xp, V) - self.hidden.xp_log_partition(xp, hidden_fields)
+
+    def gibbs_from_visible(self, source, V, n_steps):
+        """``n_steps`` block Gibbs steps from visible rows: the last visible fields and
+        rows."""
+        xp, fields = self.xp, None
+        for _ in range(n_steps):
+            H = self.hidden.xp_draw(xp, source, self.hidden_input(V) + self.hidden.bias)
+            fields = self.visible_fields(H)
+            V = self.visible.xp_draw(xp, source, fields)
+        return fields, V
+
+
+@dataclass(eq=False)
+class RestrictedArrayState(ArrayAPIState):
+    """Training state of a restricted model fitted on the generic path (arrays of
+    ``xp``)."""
+
+    xp: object
+    device: object
+    source: object
+    #: The parameters the updates move, by name, and their published average (the
+    #: same dict without averaging).
+    iterate: dict
+    params: dict
+    velocity: dict
+    #: Persistent chains' hidden states (PCD), else None.
+    hidden: object = None
+    #: Whether the first call's rows were all 0/1 (what RBM's weight_decay="auto"
+    #: follows).
+    rows_are_binary: bool = False
+    n_first_rows: int = 0
+    #: Parallel tempering's chains: visible states, temperature-major rows (rows
+    #: [t n_chains, (t + 1) n_chains) at betas[t]), their betas as a column, and the
+    #: host's betas, rounds and swap counts; else None.
+    tempered: dict = None
+    n_averaged: int = 1
+    n_pending_average: int = 0
+    pending_decay: int = 0
+    n_iter: int = 0
+    #: The visible units' means on the training rows (float64 NumPy, on the host):
+    #: where ``sample`` starts.
+    visible_rates: np.ndarray = None
+    #: The annealed layer's means on the training rows (the visible ones, or the
+    #: hidden ones where the visible layer is not countable): the base model of AIS.
+    data_rates: np.ndarray = None
+    log_z_seed: int = 0
+    sampling_seed: int = 0
+    history: dict = field(default_factory=dict)
+    structure: dict = field(default_factory=dict)
+    #: What an estimator keeps besides (its input transform, its data's scale, ...).
+    extra: dict = field(default_factory=dict)
+    #: Whether the call that made the state was a ``partial_fit`` (its first call, which
+    #: may be one small minibatch: the checks of the rows are milder).
+    partial: bool = False
+
+
+def refuse(estimator, setting, why=""):
+    raise ValueError(
+        f"{type(estimator).__name__}({setting}) is not available under array API "
+        f"dispatch{why}: pass NumPy arrays (or turn dispatch off) to use it, or use "
+        "the settings the dispatched path supports (see the GPU / array API section "
+        "of the user guide)."
+    )
+
+
+def _is_one_of(spec, names, classes):
+    return spec in names if isinstance(spec, str) else type(spec) in classes
+
+
+def unsupported_restricted_setting(estimator):
+    """``(setting, why)`` of the first setting of a restricted estimator the generic
+    path does not implement, or None (cheap: no strategy is made)."""
+    if not _is_one_of(estimator.learning, ("cd", "pcd", "pt"), (CD, PCD, ParallelTempering)):
+        return (f"learning={estimator.learning!r}",
+                ": only 'cd', 'pcd' and 'pt' (CD, PCD and ParallelTempering objects) "
+                "run there")
+    if not _is_one_of(estimator.z_estimator, ("auto", "exact", "ais"), (Exact, AIS)):
+        return (f"z_estimator={estimator.z_estimator!r}",
+                ": only 'auto', 'exact' and 'ais' (Exact and AIS objects) run there")
+    for name, default in (("validation_fraction", None), ("n_iter_no_change", None),
+                          ("monitor_likelihood", False)):
+        if getattr(estimator, name) != default:
+            return f"{name}={getattr(estimator, name)!r}", ": it trains without monitoring"
+    if getattr(estimator, "_skl_callbacks", None):
+        return "callbacks", ": it trains without callbacks"
+    return None
+
+
+# -- training ------------------------------------------------------------------------
+class _Update:
+    """The update rule of :mod:`skboltz.core._update` on a dict of arrays: moving-average
+    momentum, weight decay on W every DECAY_INTERVAL updates (that many updates'
+    worth), then the move: added, or for the parameters in ``log_scale`` (name ->
+    largest decrease) the ratio step z += log1p(max(update, -largest decrease)); the
+    parameters named in ``fixed`` stay exactly as they are."""
+
+    def __init__(self, xp, rule, log_scale, fixed=()):
+        self.xp, self.rule, self.log_scale, self.fixed = xp, rule, log_scale, fixed
+        self.decay_step = DECAY_INTERVAL * rule.decay
+        self.last_step = None
+
+    def apply(self, state, gradient):
+        momentum = self.rule.momentum
+        if momentum:
+            update = {k: momentum * state.velocity[k] + g for k, g in gradient.items()}
+        else:
+            update = gradient
+        state.pending_decay += 1
+        if state.pending_decay == DECAY_INTERVAL:
+            state.pending_decay = 0
+            if self.decay_step:
+                update = {**update, WEIGHTS: update[WEIGHTS]
+                          - self.decay_step * state.iterate[WEIGHTS]}
+        if momentum:
+            state.velocity = update
+        else:  # the velocity is the last step, set at the end of the epoch
+            self.last_step = update
+        xp, moved = self.xp, {}
+        for name, value in state.iterate.items():
+            if name in self.fixed:  # not learnt: left exactly as it is
+                moved[name] = value
+                continue
+            step = update[name]
+            if name in self.log_scale:
+                step = xp.log1p(xp.maximum(step, xp.full_like(step, -self.log_scale[name])))
+            moved[name] = value + step
+        state.iterate = moved
+
+    def finish(self, state):
+        if self.last_step is not None:
+            state.velocity = self.last_step
+
+
+def _move_average(state, window):
+    """Move the published average towards the iterate (see ``IterateAverage``)."""
+    n = state.n_pending_average
+    if n <= 0 or state.params is state.iterate:
+        return
+    state.n_pending_average = 0
+    state.n_averaged += n
+    weight = min(1.0, n / min(state.n_averaged, window))
+    state.params = {k: a + weight * (state.iterate[k] - a) for k, a in state.params.items()}
+
+
+def _diverged(xp, params):
+    largest = max(float(xp.max(xp.abs(p))) for p in params.values())
+    return not largest < DIVERGED_MAGNITUDE  # NaN compares False
+
+
+class RestrictedArrayAPI:
+    """The namespace-generic methods of a restricted estimator (see the module
+    docstring); each takes the estimator first. A subclass per estimator overrides
+    the hooks in the first section."""
+
+    # -- an estimator's own: override these --------------------------------------------
+    @classmethod
+    def unsupported_setting(cls, estimator):
+        """``(setting, why)`` of the first setting the generic path refuses, or None."""
+        return unsupported_restricted_setting(estimator)
+
+    @classmethod
+    def visible_rows(cls, estimator, X, *, reset, state=None):
+        """``X`` validated in its namespace and turned into visible units' rows (by
+        the estimator's input transform, when it has one; ``state`` is the state a
+        fit makes or continues, None when scoring a fitted model)."""
+        raise NotImplementedError
+
+    @classmethod
+    def new_state_extra(cls, estimator, V):
+        """What a first fit keeps in ``state.extra``, from its visible rows."""
+        return {}
+
+    @classmethod
+    def starting_visible_bias(cls, estimator, visible_rates):
+        """The visible biases a fit starts from (host float64): the independent
+        layer's with the data's means, so the hidden units start on what the means
+        miss (Hinton's practical guide)."""
+        return logit_of_rates(visible_rates)
+
+    @classmethod
+    def starting_extra_params(cls, estimator, V, state):
+        """The extra parameters a fit starts from, by name (arrays of ``xp``)."""
+        return {}
+
+    @classmethod
+    def visible_layer(cls, estimator, params, state=None):
+        """The visible layer over ``params`` (arrays of ``xp`` by name)."""
+        raise NotImplementedError
+
+    @classmethod
+    def log_scale(cls, estimator):
+        """The parameters stepped as ratios, name -> largest decrease."""
+        return {}
+
+    @classmethod
+    def fixed_parameters(cls, estimator):
+        """The names of the extra parameters the updates leave exactly as they are
+        (settings that do not learn them)."""
+        return ()
+
+    @classmethod
+    def fitted_attributes(cls, estimator, params, state):
+        """The public attributes of a parameter set."""
+        return {"components_": params[WEIGHTS],
+                "intercept_visible_": params[VISIBLE_BIAS],
+                "intercept_hidden_": params[HIDDEN_BIAS]}
+
+    @classmethod
+    def resolved_settings(cls, estimator, state):
+        """Fitted attributes recording what settings such as "auto" resolved to
+        (beyond ``learning_rate_``), as the NumPy path publishes them."""
+        return {}
+
+    @classmethod
+    def params_of(cls, estimator):
+        """The parameters by name, from the public attributes (so edits count)."""
+        return {WEIGHTS: estimator.components_,
+                VISIBLE_BIAS: estimator.intercept_visible_,
+                HIDDEN_BIAS: estimator.intercept_hidden_}
+
+    @classmethod
+    def check_epoch(cls, estimator, state, V):
+        """Checks after each epoch beyond the divergence of the parameters; raise a
+        TrainingDivergedError to leave the estimator as it was."""
+
+    @classmethod
+    def visible_out(cls, estimator, V):
+        """Visible rows as the user's data (``sample``, ``reconstruct``)."""
+        return V
+
+    @classmethod
+    def log_density_offset(cls, estimator):
+        """What the input transform adds to a row's log-density (a float)."""
+        return 0.0
+
+    # -- shared: the supported settings ---------------------------------------------
+    @classmethod
+    def supports(cls, estimator):
+        return cls.unsupported_setting(estimator) is None
+
+    @classmethod
+    def _check_settings(cls, estimator):
+        unsupported = cls.unsupported_setting(estimator)
+        if unsupported is not None:
+            refuse(estimator, *unsupported)
+
+    @classmethod
+    def _resolve_z_estimator(cls, estimator, spec, model):
+        if isinstance(spec, str) and spec == "auto":
+            n_bits = _enumerated(model)[0].n_bits
+            spec = "exact" if 2**n_bits <= AUTO_EXACT_MAX_STATES else "ais"
+        resolved = estimator._resolve_strategy(spec, "z_estimator")
+        if type(resolved) not in (Exact, AIS):
+            refuse(estimator, f"z_estimator={spec!r}",
+                   ": only 'auto', 'exact' and 'ais' (Exact and AIS objects) run there")
+        return resolved
+
+    @classmethod
+    def model(cls, estimator, params, state=None, dtype=None):
+        xp = (state or estimator._training_state).xp
+        if dtype is not None:
+            params = {k: xp.astype(p, dtype) for k, p in params.items()}
+        return Model(xp, cls.visible_layer(estimator, params, state), params)
+
+    # -- fit -------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, estimator, X, y=None, *, partial, **kwargs):
+        with all_or_nothing(estimator):
+            return cls._fit(estimator, X, partial=partial, **kwargs)
+
+    @classmethod
+    def _fit(cls, estimator, X, *, partial, sample_weight=None, **kwargs):
+        given = {k: v for k, v in kwargs.items() if v is not None}
+        if given:
+            refuse(estimator, ", ".join(f"{k}=..." for k in given),
+                   f": {', '.join(given)} not supported there")
+        cls._check_settings(estimator)
+        learning = estimator._resolve_learning()
+        first_call = not (partial and hasattr(estimator, "_training_state"))
+        if not first_call:
+            check_input_namespace(estimator, X, estimator._training_state, "partial_fit")
+        X, weights = _weighted_rows(X, sample_weight)
+        if first_call:
+            xp, device = dispatched_namespace(X)
+            state, V = cls._new_state(estimator, X, xp, device, learning, partial=partial,
+                                      weights=weights)
+        else:
+            state = cls._continued_state(estimator, learning)
+            V = cls.visible_rows(estimator, X, reset=False, state=state)
+            cls._as_dtype(state, V.dtype)
+        xp = state.xp
+        row_weights = None if weights is None else xp.asarray(
+            weights, dtype=V.dtype, device=state.device)
+        learning_rate = estimator._learning_rate_of(state)
+        n_epochs = 1 if partial else estimator.n_iter
+        for _ in range(n_epochs):
+            start = time.perf_counter()
+            # the NumPy path's momentum schedule and progress (for a schedule of k)
+            rule = UpdateRule.of(float(estimator._momentum_at(state.n_iter)),
+                                 learning_rate, estimator._weight_decay_of(state))
+            cls._train_epoch(estimator, V, state, learning, rule,
+                             estimator._progress(state), row_weights)
+            if _diverged(xp, state.params) or _diverged(xp, state.iterate):
+                raise TrainingDivergedError(
+                    f"{type(estimator).__name__} diverged in epoch {state.n_iter + 1}: "
+                    f"the parameters became non-finite or larger than "
+                    f"{DIVERGED_MAGNITUDE:g}. Use a smaller learning_rate. The "
+                    "estimator was left as it was before this call."
+                )
+            cls.check_epoch(estimator, state, V)
+            state.n_iter += 1
+            history = state.history
+            if state.tempered is not None:  # the share of swaps accepted this epoch
+                tempered = state.tempered
+                accepted = int(tempered["n_accepted"])
+                history.setdefault("swap_acceptance", []).append(
+                    accepted / tempered["n_proposed"] if tempered["n_proposed"]
+                    else float("nan"))
+                tempered["n_accepted"] = tempered["n_proposed"] = 0
+            history["epoch"].append(state.n_iter)
+            history["time"].append(time.perf_counter() - start)
+            history["reconstruction_error"].append(cls._reconstruction_error(
+                estimator, state, V))
+            if estimator.verbose:
+                print(f"[{type(estimator).__name__}] epoch {state.n_iter}, "
+                      f"reconstruction error {history['reconstruction_error'][-1]:.4f}")
+        model = cls.model(estimator, state.params, state)
+        if not model.visible.discrete:  # AIS anneals the hidden units: their rates
+            state.data_rates = _host_means(xp, model.hidden_probability(V))
+        z_estimator = cls._resolve_z_estimator(estimator, estimator.z_estimator, model)
+        attributes = cls.fitted_attributes(estimator, state.params, state)
+        state.extra["published"] = attributes
+        publish(estimator, {
+            **attributes,
+            "learning_rate_": learning_rate, "learning_": learning,
+            **cls.resolved_settings(estimator, state),
+            "z_estimator_": z_estimator, "_training_state": state, "_log_z_cache": {},
+            "_sampling_rng": None,
+        })
+        return estimator
+
+    @classmethod
+    def _train_epoch(cls, estimator, V, state, learning, rule, progress,
+                     row_weights=None):
+        xp, source = state.xp, state.source
+        n_rows = V.shape[0]
+        batch_size = max(1, min(estimator.batch_size, n_rows))
+        n_steps = steps_at(learning.n_steps, progress)
+        update = _Update(xp, rule, cls.log_scale(estimator), cls.fixed_parameters(estimator))
+        window = state.extra["average_window"]
+        averaging = window is not None
+        step = rule.step
+        order = source.permutation(n_rows) if n_rows > batch_size else None
+        for start in range(0, n_rows, batch_size):
+            stop = min(start + batch_size, n_rows)
+            rows = None if order is None else order[start:stop]
+            positive = V if rows is None else xp.take(V, rows, axis=0)
+            weights = (row_weights if rows is None or row_weights is None
+                       else xp.take(row_weights, rows, axis=0))
+            model = cls.model(estimator, state.iterate, state)
+            gradient = cls._gradient(model, state, learning, positive, n_steps, step,
+                                     weights)
+            update.apply(state, gradient)
+            if averaging:
+                state.n_pending_average += 1
+                if state.n_pending_average == AVERAGE_INTERVAL:
+                    _move_average(state, window)
+            else:
+                state.params = state.iterate
+        update.finish(state)
+        if averaging:
+            _move_average(state, window)
+
+    @classmethod
+    def _gradient(cls, model, state, learning, positive, n_steps, step, weights=None):
+        """One update's step times the gradient: the data's statistics minus the
+        negative phase's (CD-k from the minibatch, or PCD's chains, which it moves).
+
+        ``weights`` (of the minibatch's rows, or None) weight the data's statistics,
+        and CD's negative rows started at them, in a mean over the minibatch's rows
+        (not divided by its weights: every update's gradient then has the
+        expectation of the whole weighted data's, see :mod:`skboltz.utils._weights`)."""
+        xp, visible = model.xp, model.visible
+        positive_hidden = model.hidden_probability(positive)
+        choice = learning.negative_visible
+        if choice == "auto":
+            choice = visible.auto_negative_visible
+        rows_are_means = choice == "mean"
+        source = state.source
+        if type(learning) is CD:
+            H = bernoulli_of(xp, source, positive_hidden)
+            negative = positive
+            for k in range(1, n_steps + 1):
+                if k > 1:
+                    H = bernoulli_of(xp, source, model.hidden_probability(negative))
+                fields = model.visible_fields(H)
+                negative = (visible.xp_mean(xp, fields) if k == n_steps and rows_are_means
+                            else visible.xp_draw(xp, source, fields))
+            negative_hidden = model.hidden_probability(negative)
+        elif type(learning) is ParallelTempering:
+            negative, negative_hidden = _tempered_negative_phase(
+                model, source, state.tempered, n_steps, rows_are_means)
+        else:
+            H = state.hidden
+            for _ in range(n_steps - 1):
+                chains = visible.xp_draw(xp, source, model.visible_fields(H))
+                H = bernoulli_of(xp, source, model.hidden_probability(chains))
+            fields = model.visible_fields(H)
+            chains = visible.xp_draw(xp, source, fields)
+            chains_hidden = model.hidden_probability(chains)
+            state.hidden = bernoulli_of(xp, source, chains_hidden)
+            if rows_are_means:
+                negative = visible.xp_mean(xp, fields)
+                negative_hidden = model.hidden_probability(negative)
+            else:
+                negative, negative_hidden = chains, chains_hidden
+        n_pos, n_neg = positive.shape[0], negative.shape[0]
+        negative_weights = weights if type(learning) is CD else None
+        weighted_positive, weighted_hidden = _weighted(positive, positive_hidden, weights)
+        weighted_negative, weighted_negative_hidden = _weighted(negative, negative_hidden,
+                                                                negative_weights)
+        gradient = {
+            WEIGHTS: step * (positive_hidden.T @ weighted_positive / n_pos
+                             - negative_hidden.T @ weighted_negative / n_neg),
+            VISIBLE_BIAS: step * (xp.mean(weighted_positive, axis=0)
+                                  - xp.mean(weighted_negative, axis=0)),
+            HIDDEN_BIAS: step * (xp.mean(weighted_hidden, axis=0)
+                                 - xp.mean(weighted_negative_hidden, axis=0)),
+        }
+        W = model.weights
+        data = visible.xp_extra_gradients(xp, positive, positive_hidden, W, False,
+                                          weights)
+        if data:
+            free = visible.xp_extra_gradients(xp, negative, negative_hidden, W,
+                                              rows_are_means, negative_weights)
+            for name in data:
+                gradient[name] = step * (data[name] - free[name])
+        for name in state.iterate:  # parameters that are not learnt stay
+            gradient.setdefault(name, xp.zeros_like(state.iterate[name]))
+        return gradient
+
+    @classmethod
+    def _reconstruction_error(cls, estimator, state, V):
+        rows = V[:: -(-V.shape[0] // MONITOR_ROWS), ...]
+        model = cls.model(estimator, state.params, state)
+        means = model.visible.xp_mean(
+            state.xp, model.visible_fields(model.hidden_probability(rows)))
+        return float(state.xp.mean((means - rows) ** 2))
+
+    @classmethod
+    def _new_state(cls, estimator, X, xp, device, learning, *, partial=False,
+                   weights=None):
+        """The state of a first fit, and its visible rows."""
+        rng = make_generator(estimator.random_state)
+        source = random_source(xp, device, int(rng.integers(np.iinfo(np.int32).max)))
+        state = RestrictedArrayState(
+            xp=xp, device=device, source=source, iterate={}, params={}, velocity={},
+            history={"epoch": [], "time": [], "reconstruction_error": []},
+            structure=estimator._structure(), partial=partial,
+        )
+        V = cls.visible_rows(estimator, X, reset=True, state=state)
+        dtype = V.dtype
+        state.extra.update(cls.new_state_extra(estimator, V))
+        window = estimator.average_window
+        if isinstance(window, str):  # "auto": a fifth of the fit's updates, as in NumPy
+            window = auto_average_window(estimator.n_iter, V.shape[0],
+                                         max(1, min(estimator.batch_size, V.shape[0])))
+        state.extra["average_window"] = window
+        state.visible_rates = _host_means(xp, V, weights)
+        state.rows_are_binary = rows_are_binary(xp, V)
+        state.n_first_rows = V.shape[0]
+        n_visible, n_hidden = V.shape[1], estimator.n_components
+        params = {
+            WEIGHTS: 0.01 * source.normal((n_hidden, n_visible), dtype),
+            VISIBLE_BIAS: xp.asarray(cls.starting_visible_bias(
+                estimator, state.visible_rates), dtype=dtype, device=device),
+            HIDDEN_BIAS: xp.zeros(n_hidden, dtype=dtype, device=device),
+        }
+        params.update(cls.starting_extra_params(estimator, V, state))
+        state.iterate = state.params = params
+        state.velocity = {k: xp.zeros_like(p) for k, p in params.items()}
+        model = cls.model(estimator, params, state)
+        if model.visible.discrete:
+            state.data_rates = state.visible_rates
+        n_chains = getattr(learning, "n_chains", None) or max(
+            1, min(estimator.batch_size, V.shape[0]))
+        if type(learning) is PCD:
+            starts = xp.take(V, source.integers(V.shape[0], n_chains), axis=0)
+            chains = cls._chain_starts(estimator, model, source, starts)
+            state.hidden = bernoulli_of(xp, source, model.hidden_probability(chains))
+        elif type(learning) is ParallelTempering:
+            betas = np.linspace(1.0, learning.min_beta, learning.n_temperatures)
+            n_rows = n_chains * len(betas)
+            starts = xp.take(V, source.integers(V.shape[0], n_rows), axis=0)
+            state.tempered = {
+                "chains": cls._chain_starts(estimator, model, source, starts),
+                "row_betas": xp.asarray(np.repeat(betas, n_chains)[:, None], dtype=dtype,
+                                        device=device),
+                "betas": betas, "n_chains": n_chains, "n_rounds": 0,
+                "n_accepted": 0, "n_proposed": 0,
+            }
+        state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
+        state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
+        return state, V
+
+    @classmethod
+    def _chain_starts(cls, estimator, model, source, rows):
+        """Persistent chains' first visible states from training rows: binary units
+        drawn with the rows' values as probabilities, other types as they are."""
+        if isinstance(model.visible, BinaryUnits):
+            return bernoulli_of(model.xp, source, rows)
+        return rows
+
+    @classmethod
+    def _continued_state(cls, estimator, learning):
+        """The state a ``partial_fit`` continues: the last one, its parameters replaced
+        by the public attributes when they were edited (set) by hand."""
+        # A copy: the published state is left as it is until this call publishes (the
+        # arrays are replaced, never changed in place, so a shallow copy is enough).
+        state = copy.copy(estimator._training_state)
+        state.history = latest_records(state.history)  # new lists, bounded
+        state.extra = dict(state.extra)
+        if state.tempered is not None:
+            state.tempered = dict(state.tempered)
+        estimator._check_structure_unchanged()
+        if not isinstance(learning, type(estimator.learning_)) or (
+                learning.get_params() != estimator.learning_.get_params()):
+            refuse(estimator, "learning changed between partial_fit calls")
+        if any(getattr(estimator, name) is not value
+               for name, value in state.extra["published"].items()):
+            # edited by hand: continue from the public attributes
+            state.iterate = state.params = cls.params_of(estimator)
+            state.n_averaged, state.n_pending_average = 1, 0
+        return state
+
+    @staticmethod
+    def _as_dtype(state, dtype):
+        """The state's arrays in the dtype of a ``partial_fit`` call's rows."""
+        xp = state.xp
+        if state.params[WEIGHTS].dtype == dtype and state.iterate[WEIGHTS].dtype == dtype:
+            return
+        state.iterate = {k: xp.astype(p, dtype) for k, p in state.iterate.items()}
+        state.params = {k: xp.astype(p, dtype) for k, p in state.params.items()}
+        state.velocity = {k: xp.astype(p, dtype) for k, p in state.velocity.items()}
+        if state.hidden is not None:
+            state.hidden = xp.astype(state.hidden, dtype)
+        if state.tempered is not None:
+            for name in ("chains", "row_betas"):
+                state.tempered[name] = xp.astype(state.tempered[name], dtype)
+
+    # -- inference -----------------------------------------------------------------
+    @classmethod
+    def _rows(cls, estimator, X):
+        check_is_fitted(estimator, "_training_state")
+        return cls.visible_rows(estimator, X, reset=False)
+
+    @classmethod
+    def _fitted_model(cls, estimator, dtype):
+        return cls.model(estimator, cls.params_of(estimator), dtype=dtype)
+
+    @classmethod
+    def transform(cls, estimator, X):
+        V = cls._rows(estimator, X)
+        return cls._fitted_model(estimator, V.dtype).hidden_probability(V)
+
+    @classmethod
+    def reconstruct(cls, estimator, X):
+        V = cls._rows(estimator, X)
+        model = cls._fitted_model(estimator, V.dtype)
+        fields = model.visible_fields(model.hidden_probability(V))
+        return cls.visible_out(estimator, model.visible.xp_mean(model.xp, fields))
+
+    @classmethod
+    def free_energy(cls, estimator, X):
+        V = cls._rows(estimator, X)
+        state = estimator._training_state
+        dtype = score_dtype(state.xp, state.device)
+        return cls._fitted_model(estimator, dtype).free_energy(state.xp.astype(V, dtype))
+
+    @classmethod
+    def score_samples(cls, estimator, X):
+        V = cls._rows(estimator, X)
+        state = estimator._training_state
+        xp = state.xp
+        log_z = cls.estimate_log_partition(estimator)
+        if not log_z.is_reliable:
+            warn_user(
+                f"{type(estimator).__name__}: the scores use an estimate of log Z by "
+                f"{log_z.method} that is less accurate than asked "
+                "(estimate_log_partition().describe() says how); more chains or betas "
+                "(z_estimator=AIS(n_chains=..., n_betas=..., schedule='three_stage')) "
+                "give a more accurate one.",
+                ApproximateScoreWarning, once_per=(type(estimator).__name__, "ais"))
+        dtype = score_dtype(xp, state.device)
+        model = cls._fitted_model(estimator, dtype)
+        log_likelihood = (-model.free_energy(xp.astype(V, dtype)) - log_z.value
+                          + cls.log_density_offset(estimator))
+        if model.visible.discrete:
+            # -F(x) <= log Z for every state: an AIS estimate below it is capped
+            log_likelihood = xp.minimum(log_likelihood, xp.zeros_like(log_likelihood))
+        return log_likelihood
+
+    @classmethod
+    def score_samples_std_error(cls, estimator, X):
+        """Zeros: rows are complete under dispatch, and a complete row's score has no
+        error of its own (that of log Z, shared by every row, is apart)."""
+        V = cls._rows(estimator, X)
+        state = estimator._training_state
+        return state.xp.zeros(V.shape[0], dtype=score_dtype(state.xp, state.device),
+                              device=state.device)
+
+    @classmethod
+    def score(cls, estimator, X, y=None, sample_weight=None):
+        scores = cls.score_samples(estimator, X)
+        xp = estimator._training_state.xp
+        if sample_weight is None:
+            return float(xp.mean(scores))
+        weights = xp.asarray(
+            scaled_to_largest(host_weights(sample_weight, scores.shape[0])),
+            dtype=scores.dtype, device=scores.device)
+        return float(xp.sum(scores * weights) / xp.sum(weights))
+
+    @classmethod
+    def sample(cls, estimator, n_samples=1, random_state=None, n_steps=1000,
+               return_means=False):
+        check_is_fitted(estimator, "_training_state")
+        n_samples = check_count(n_samples, "n_samples", 1)
+        n_steps = check_count(n_steps, "n_steps", 0)
+        if not isinstance(return_means, (bool, np.bool_)):
+            raise TypeError(f"return_means must be True or False, got {return_means!r}.")
+        state = estimator._training_state
+        xp, device = state.xp, state.device
+        rng = make_generator(estimator.random_state if random_state is None
+                             else random_state)
+        source = random_source(xp, device, int(rng.integers(np.iinfo(np.int32).max)))
+        W = estimator.components_
+        model = cls._fitted_model(estimator, W.dtype)
+        # independent visible units with the data's means, then n_steps Gibbs steps
+        base = model.visible.base_bias_from_rates(state.visible_rates)
+        start_fields = xp.broadcast_to(xp.asarray(base, dtype=W.dtype, device=device),
+                                       (n_samples, W.shape[1]))
+        V = model.visible.xp_draw(xp, source, start_fields)
+        fields, V = model.gibbs_from_visible(source, V, n_steps)
+        if return_means:
+            means = (model.visible.xp_mean(xp, fields) if fields is not None
+                     else xp.asarray(V, copy=True))
+            return cls.visible_out(estimator, means)
+        return cls.visible_out(estimator, V)
+
+    @classmethod
+    def gibbs(cls, estimator, v, random_state=None):
+        """One block Gibbs step v -> h -> v' from each row, in the rows' namespace."""
+        V = cls._rows(estimator, v)
+        state = estimator._training_state
+        if random_state is not None:
+            seed = int(make_generator(random_state).integers(np.iinfo(np.int32).max))
+            source = random_source(state.xp, state.device, seed)
+        else:  # the model's own stream, made on first use from the fit's sampling seed
+            if estimator._sampling_rng is None:
+                estimator._sampling_rng = random_source(state.xp, state.device,
+                                                        state.sampling_seed)
+            source = estimator._sampling_rng
+        model = cls._fitted_model(estimator, V.dtype)
+        return cls.visible_out(estimator, model.gibbs_from_visible(source, V, 1)[1])
+
+    @classmethod
+    def estimate_log_partition(cls, estimator, z_estimator=None):
+        check_is_fitted(estimator, "_training_state")
+        state = estimator._training_state
+        xp, device = state.xp, state.device
+        params = cls.params_of(estimator)
+        dtype = score_dtype(xp, device)
+        model = cls.model(estimator, params, dtype=dtype)
+        estimator_ = (estimator.z_estimator_ if z_estimator is None else
+                      cls._resolve_z_estimator(estimator, z_estimator, model))
+        key = (repr(estimator_), tuple(to_numpy(p, xp).tobytes() for p in params.values()))
+        cache = estimator._log_z_cache
+        if key not in cache:
+            if type(estimator_) is Exact:
+                cache[key] = exact_log_partition(model, device)
+            else:
+                source = random_source(xp, device, state.log_z_seed)
+                cache[key] = ais_log_partition(model, source, state.data_rates, estimator_)
+        return cache[key]
+
+
+def _tempered_negative_phase(model, source, tempered, n_steps, rows_are_means):
+    """Parallel tempering (Desjardins et al., "Tempered Markov chain Monte Carlo for
+    training of restricted Boltzmann machines", 2010; Cho, Raiko & Ilin, "Parallel
+    tempering is efficient for learning restricted Boltzmann machines", 2010): the
+    chains at every beta take ``n_steps`` block Gibbs steps, then neighbouring
+    temperatures propose to swap states (even and odd pairs in turn, Metropolis rule);
+    the beta = 1 chains give the negative rows. Moves ``tempered``'s chains."""
+    xp, visible, hidden = model.xp, model.visible, model.hidden
+    V, row_betas = tempered["chains"], tempered["row_betas"]
+    for _ in range(n_steps):
+        H = hidden.xp_draw(xp, source, hidden.xp_tempered_fields(
+            xp, model.hidden_input(V), row_betas))
+        V = visible.xp_draw(xp, source, visible.xp_tempered_fields(
+            xp, model.visible_input(H), row_betas))
+    H = hidden.xp_draw(xp, source, hidden.xp_tempered_fields(
+        xp, model.hidden_input(V), row_betas))
+    V, H = _swapped(model, source, tempered, V, H)
+    tempered["chains"] = V
+    n_chains = tempered["n_chains"]
+    if rows_are_means:
+        negative = visible.xp_mean(xp, model.visible_fields(H[:n_chains, ...]))
+    else:
+        negative = V[:n_chains, ...]
+    return negative, model.hidden_probability(negative)
+
+
+def _swapped(model, source, tempered, V, H):
+    """The chains after Metropolis swaps of neighbouring temperatures: the pairs (t,
+    t + 1) with t of this round's parity swap with probability
+    min(1, exp((beta_t - beta_{t+1}) (E_t - E_{t+1}))), E the tempered energy. All on
+    the device: the accepted swaps become one gather of the rows."""
+    xp = model.xp
+    betas, n_chains = tempered["betas"], tempered["n_chains"]
+    n_temperatures = len(betas)
+    parity = tempered["n_rounds"] % 2
+    tempered["n_rounds"] += 1
+    energy = xp.reshape(model.tempered_energy(V, H), (n_temperatures, n_chains))
+    device, dtype = V.device, energy.dtype
+    gaps = xp.asarray((betas[:-1] - betas[1:])[:, None], dtype=dtype, device=device)
+    log_ratio = gaps * (energy[:-1, ...] - energy[1:, ...])
+    active = xp.asarray((np.arange(n_temperatures - 1) % 2 == parity)[:, None],
+                        device=device)
+    uniform = source.random(tuple(log_ratio.shape), dtype)
+    accepted = xp.logical_and(xp.log(uniform) < log_ratio, active)
+    tempered["n_accepted"] = tempered["n_accepted"] + xp.sum(xp.astype(accepted, xp.int64))
+    tempered["n_proposed"] += int(np.count_nonzero(
+        np.arange(n_temperatures - 1) % 2 == parity)) * n_chains
+    # row t moves to t + 1 where the pair (t, t + 1) swapped, to t - 1 where (t - 1, t)
+    steps = xp.astype(accepted, xp.int64)
+    none = xp.zeros((1, n_chains), dtype=xp.int64, device=device)
+    shift = xp.concat([steps, none], axis=0) - xp.concat([none, steps], axis=0)
+    rows = xp.reshape(xp.arange(n_temperatures * n_chains, dtype=xp.int64, device=device),
+                      (n_temperatures, n_chains))
+    order = xp.reshape(rows + n_chains * shift, (-1,))
+    return xp.take(V, order, axis=0), xp.take(H, order, axis=0)
+
+
+def bernoulli_of(xp, source, probability):
+    """Binary draws with these probabilities (in their dtype)."""
+    draws = source.random(tuple(probability.shape), probability.dtype) < probability
+    return xp.astype(draws, probability.dtype)
+
+
+def _host_means(xp, rows, weights=None):
+    """The column means of ``rows`` (weighted by the host's ``weights``, of mean 1) as
+    float64 NumPy on the host."""
+    dtype = score_dtype(xp, rows.device)
+    rows = xp.astype(rows, dtype)
+    if weights is not None:
+        rows = rows * xp.asarray(weights[:, None], dtype=dtype, device=rows.device)
+    return to_numpy(xp.mean(rows, axis=0), xp).astype(np.float64)
+
+
+def _weighted(V, H, weights):
+    """Rows and their hidden states times the rows' weights (as they are for None)."""
+    if weights is None:
+        return V, H
+    return V * weights[:, None], H * weights[:, None]
+
+
+def host_weights(sample_weight, n_rows):
+    """``sample_weight`` of any namespace (or a list) validated as scikit-learn does,
+    float64 NumPy on the host."""
+    if not isinstance(sample_weight, (np.ndarray, list, tuple, numbers.Number)):
+        sample_weight = to_numpy(sample_weight, namespace_of(sample_weight))
+    return _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64,
+                                ensure_non_negative=True)
+
+
+def _weighted_rows(X, sample_weight):
+    """The rows of a fit (those of positive weight) and their relative weights on the
+    host (None: unweighted), as :func:`skboltz.utils._weights.training_weights` makes
+    them."""
+    if sample_weight is None:
+        return X, None
+    weights = host_weights(sample_weight, X.shape[0])
+    present = weights > 0
+    if not present.all():  # a row of weight 0 is no row
+        xp, device = dispatched_namespace(X)
+        X = xp.take(X, xp.asarray(np.flatnonzero(present), device=device), axis=0)
+        weights = weights[present]
+    return X, relative_weights(weights)
+
+
+# -- log Z in the input's namespace ---------------------------------------------------
+def _logsumexp(xp, values):
+    largest = float(xp.max(values))
+    return largest + math.log(float(xp.sum(xp.exp(values - largest))))
+
+
+def _enumerated(model):
+    """(enumerated layer, summed-out layer, whether the enumerated one is visible):
+    the countable layer with fewer states is listed, the visible one on a tie."""
+    visible, hidden = model.visible, model.hidden
+    if visible.discrete and visible.n_bits <= hidden.n_bits:
+        return visible, hidden, True
+    return hidden, visible, False
+
+
+def exact_log_partition(model, device):
+    """log Z by enumerating the states of the countable layer with fewer of them,
+    EXACT_CHUNK per product, the other layer summed out in closed form."""
+    xp = model.xp
+    listed, summed, listed_is_visible = _enumerated(model)
+    n_bits = listed.n_bits
+    if n_bits > EXACT_MAX_UNITS:
+        raise ValueError(
+            f"Exact log Z enumerates 2**{n_bits} states, more than the "
+            f"2**{EXACT_MAX_UNITS} allowed under array API dispatch; use "
+            "z_estimator='ais'.")
+    partial_sums = []
+    for start in range(0, listed.n_states, EXACT_CHUNK):
+        states = listed.xp_states(xp, device, start, min(start + EXACT_CHUNK,
+                                                         listed.n_states))
+        input = (model.hidden_input(states) if listed_is_visible
+                 else model.visible_input(states))
+        log_weights = -listed.xp_energy(xp, states) + summed.xp_log_partition(
+            xp, input + summed.bias)
+        partial_sums.append(_logsumexp(xp, log_weights))
+    value = float(np.logaddexp.reduce(np.asarray(partial_sums)))
+    return LogZ(value, lower=value, upper=value, method="exact",
+                cost={"n_states": listed.n_states})
+
+
+def ais_log_partition(model, source, data_rates, ais):
+    """log Z by annealed importance sampling (Neal, "Annealed importance sampling",
+    2001; Salakhutdinov & Murray, "On the quantitative analysis of deep belief
+    networks", 2008), one Gibbs transition per beta.
+
+    The annealed layer A is the visible one when it is countable, else the hidden one;
+    the other layer O is summed out. The path is
+    p_beta(a) proportional to exp(-(1 - beta) E_base(a) - beta E_A(a)
+    + log_partition_O(fields of O at beta)), from independent units A with the data's
+    means (the base) to the model.
+
+    A fixed schedule (``ais.schedule`` "linear", "three_stage", ...) runs once:
+    ``ais.n_chains`` chains, ``ais.n_betas`` betas. The adaptive one (the default) runs
+    the three-stage schedule from at least AIS_BETAS betas and, until the standard
+    error is at most ``ais.target_std_error`` or the next run would pass the budget
+    (``ais.max_transitions`` Gibbs transitions in all, resolved as on the NumPy path
+    by ``AIS.transition_budget``, and ``ais.max_time`` seconds when set): doubles the betas while the log weights spread more than
+    MAX_LOG_WEIGHT_SPREAD nats (a longer path narrows them; the paths are run anew),
+    then adds as many chains on that schedule as the spread needs for the target
+    (chains run side by side: on an accelerator they cost little). The estimate pools
+    the paths of the last schedule.
+    """
+    start = time.perf_counter()
+    if ais.schedule != "adaptive":
+        betas = beta_schedule(ais.n_betas, ais.schedule)
+        run = _annealing_run(model, source, data_rates, betas, ais.n_chains)
+        return _log_z_of(run, betas, ais, start, adaptive=False)
+    n_betas, n_new = max(AIS_BETAS, ais.n_betas), ais.n_chains
+    target, budget = ais.target_std_error, ais.max_time
+    work_budget = ais.transition_budget(model)
+    run, pool, last, spent = None, False, False, 0
+    while True:
+        run_start = time.perf_counter()
+        betas = beta_schedule(n_betas, "three_stage")
+        new = _annealing_run(model, source, data_rates, betas, n_new)
+        spent += n_new * (n_betas - 1)
+        run = _pooled(run, new) if pool else new
+        seconds_per_chain = (time.perf_counter() - run_start) / n_new
+        if last or target is None or run["std_error"] <= target:
+            break
+        n_chains = run["n_chains"]
+        if run["spread"] > MAX_LOG_WEIGHT_SPREAD and 2 * n_betas <= MAX_BETAS:
+            # a longer schedule, its paths anew
+            plan = (2 * n_betas, n_chains, False)
+        else:  # narrow enough: more chains, as many as the spread asks (and half more)
+            needed = min(math.ceil(1.5 * n_chains * (run["std_error"] / target) ** 2),
+                         MAX_AIS_CHAINS)
+            if needed <= n_chains:
+                break
+            plan = (n_betas, needed - n_chains, True)
+        # the budgets, counted in chains of the current schedule
+        work_left = (work_budget - spent) / (n_betas - 1)
+        time_left = (math.inf if budget is None else
+                     (budget - (time.perf_counter() - start)) / seconds_per_chain)
+        planned = plan[1] * (plan[0] - 1) / (n_betas - 1)
+        if planned > min(work_left, time_left):
+            # the budget's last run: as many more chains on this schedule as fit
+            n_fit = min(int(min(work_left, time_left)), MAX_AIS_CHAINS - n_chains)
+            if n_fit < max(1, n_chains // 4):  # too few to be worth a run
+                break
+            plan, last = (n_betas, n_fit, True), True
+        n_betas, n_new, pool = plan
+    return _log_z_of(run, betas, ais, start, adaptive=True)
+
+
+def _pooled(run, new):
+    """The estimate of two batches of paths on the same schedule taken together."""
+    log_weights = np.concatenate([run["log_weights"], new["log_weights"]])
+    return _estimate(log_weights, run["log_z_base"])
+
+
+def _estimate(log_weights, log_z_base):
+    """log Z, its standard error and the log weights' spread from paths' log weights."""
+    largest = log_weights.max()
+    weights = np.exp(log_weights - largest)
+    n_chains = len(log_weights)
+    return {
+        "value": log_z_base + largest + math.log(weights.mean()),
+        "std_error": float(weights.std(ddof=1) / weights.mean() / math.sqrt(n_chains)
+                           if n_chains > 1 else 0.0),
+        "spread": float(log_weights.std()), "n_chains": n_chains,
+        "log_weights": log_weights, "log_z_base": log_z_base,
+    }
+
+
+def _annealing_run(model, source, data_rates, betas, n_chains):
+    """One batch of annealing paths: their log Z estimate (see :func:`_estimate`)."""
+    xp = model.xp
+    visible_annealed = model.visible.discrete
+    annealed, other = ((model.visible, model.hidden) if visible_annealed
+                       else (model.hidden, model.visible))
+    dtype, device = model.weights.dtype, model.weights.device
+    base_bias = annealed.base_bias_from_rates(data_rates)
+    base = annealed.replace(bias=xp.asarray(base_bias, dtype=dtype, device=device))
+
+    def input_to_other(S):
+        return model.hidden_input(S) if visible_annealed else model.visible_input(S)
+
+    def input_to_annealed(O):
+        return model.visible_input(O) if visible_annealed else model.hidden_input(O)
+
+    def log_weight(S, beta):  # log p*_beta(S), up to what cancels
+        other_fields = other.xp_tempered_fields(xp, input_to_other(S), beta)
+        return (-(1 - beta) * base.xp_energy(xp, S) - beta * annealed.xp_energy(xp, S)
+                + other.xp_log_partition(xp, other_fields))
+
+    S = base.xp_draw(xp, source, xp.broadcast_to(base.bias, (n_chains, annealed.n_units)))
+    log_weights = xp.zeros(n_chains, dtype=dtype, device=device)
+    for previous, beta in zip(betas[:-1], betas[1:]):
+        previous, beta = float(previous), float(beta)
+        log_weights = log_weights + log_weight(S, beta) - log_weight(S, previous)
+        if beta < 1.0:  # a transition at beta (none after the last)
+            O = other.xp_draw(xp, source, other.xp_tempered_fields(xp, input_to_other(S),
+                                                                   beta))
+            fields = (1 - beta) * base.bias + beta * (annealed.bias + input_to_annealed(O))
+            S = annealed.xp_draw(xp, source, fields)
+    log_weights = to_numpy(log_weights, xp).astype(np.float64)
+    # at beta = 0: the independent base layer, and the other layer at its beta-0 fields
+    zero_input = xp.zeros((1, other.n_units), dtype=dtype, device=device)
+    other_at_zero = float(other.xp_log_partition(
+        xp, other.xp_tempered_fields(xp, zero_input, 0.0))[0])
+    log_z_base = base.replace(bias=base_bias).independent_log_partition() + other_at_zero
+    return _estimate(log_weights, log_z_base)
+
+
+def _log_z_of(run, betas, ais, start, adaptive):
+    value, std_error = run["value"], run["std_error"]
+    converged = ais.target_std_error is None or std_error <= ais.target_std_error
+    why = ("its budget (max_transitions, max_time) or the largest schedule ran out first"
+           if adaptive
+           else "the schedule is fixed: more chains or betas lower it")
+    return LogZ(
+        value, std_error, lower=value - 3 * std_error, upper=value + 3 * std_error,
+        method="ais",
+        cost={"n_chains": run["n_chains"], "n_betas": len(betas),
+              "seconds": time.perf_counter() - start,
+              "log_weight_spread": run["spread"]},
+        converged=converged,
+        caveats=() if converged else (
+            f"its standard error {std_error:.3g} is above target_std_error "
+            f"{ais.target_std_error:g} ({why})",),
+    )
+
+
+__all__ = ["RestrictedArrayAPI", "RestrictedArrayState", "ais_log_partition",
+           "exact_log_partition", "refuse", "unsupported_restricted_setting"]

@@ -1,0 +1,1 @@
+"""Model views and energies: one view per model family over its units (the restricted pair of layers, the general and the deep Boltzmann machine), with the packed parameter layouts and rows with missing entries."""
