@@ -65,15 +65,13 @@ def independent_log_likelihood(rows, weights=None):
     return float(np.average(per_row, weights=weights))
 
 
-def rows_are_binary(xp, X):
+def rows_are_binary(xp, X, allow_missing=True):
     """Whether every entry of ``X`` (arrays of namespace ``xp``, or a SciPy sparse
-    matrix: its stored values) is 0 or 1, missing entries (NaN) aside."""
+    matrix: its stored values) is 0 or 1; missing entries (NaN) aside unless
+    ``allow_missing`` is False."""
     values = X.data if sp.issparse(X) else X
-    return bool(xp.all((values == 0) | (values == 1) | xp.isnan(values)))
-
-
-def is_binary(rows):
-    return bool(np.all((rows == 0) | (rows == 1)))
+    binary = (values == 0) | (values == 1)
+    return bool(xp.all(binary | xp.isnan(values) if allow_missing else binary))
 
 
 class BelowIndependentCheck:
@@ -100,7 +98,8 @@ class BelowIndependentCheck:
         training and ``sample`` draw the same numbers with or without it.
         """
         rows, weights = monitoring.train, monitoring.train_weights
-        if n_updates < MIN_UPDATES or rows.shape[0] == 0 or not is_binary(rows):
+        if n_updates < MIN_UPDATES or rows.shape[0] == 0 or not rows_are_binary(
+                np, rows, allow_missing=False):
             return None
         view = self.estimator._model_view_of(state).astype(np.float64)
         if not getattr(view, "free_energy_is_cheap", True):
