@@ -21,10 +21,11 @@ from sklearn.utils.estimator_checks import (
     check_array_api_same_namespace,
 )
 
-from skboltz import RBM, BoltzmannMachine
+from skboltz import RBM, BoltzmannMachine, GaussianRBM
 from skboltz.utils._array_api import random_source, to_numpy
-from skboltz.exceptions import DegenerateModelWarning
+from skboltz.exceptions import DegenerateModelWarning, TooManyStatesError
 from skboltz.learning import CD, PCD
+from skboltz.partition import AIS, Exact
 
 from _namespaces import NAMESPACES, as_namespace, namespace_of, to_host, torch, xp_strict
 
@@ -278,7 +279,6 @@ def test_adaptive_ais_searches_for_its_target(digits):
     """The adaptive schedule doubles the betas while the log weights spread wide, then
     adds chains until the standard error is at the target; a budget too short for it
     leaves an estimate that says so."""
-    from skboltz.partition import AIS
 
     X = xp_strict.asarray(digits[0][:300])
     with config_context(array_api_dispatch=True):
@@ -373,3 +373,44 @@ def test_a_tensor_that_requires_grad_is_read_as_its_values(digits):
                                           to_host(getattr(plain, method)(X)))
         assert graded.score(with_grad, sample_weight=weights_with_grad) == \
             plain.score(X, sample_weight=weights)
+
+
+@pytest.mark.parametrize("estimator_class", [RBM, GaussianRBM])
+def test_defaults_on_image_shaped_rows_on_a_second_device(estimator_class):
+    # 784 columns, every setting at its default (the automatic learning rate depends on
+    # the number of columns past 64): fitted attributes, features and samples stay in
+    # the input's namespace and on its (non-default) device
+    device = xp_strict.Device("device1")
+    rng = np.random.default_rng(0)
+    rows = (rng.normal(size=(30, 784)) if estimator_class is GaussianRBM
+            else (rng.random((30, 784)) < 0.2).astype(float))
+    X = xp_strict.asarray(rows, device=device)
+    with config_context(array_api_dispatch=True):
+        model = estimator_class(random_state=0).fit(X)
+        assert isinstance(model.learning_rate_, float)
+        assert model.components_.shape == (model.n_components, 784)
+        assert model.components_.device == device
+        assert model.transform(X).device == device
+        assert model.sample(2, n_steps=2).device == device
+
+
+def test_exact_max_states_is_honoured_under_dispatch(digits):
+    X = digits[0][:50]
+    too_few = Exact(max_states=16)  # the 8 hidden units have 2**8 states
+    for rows in (X, xp_strict.asarray(X)):
+        with config_context(array_api_dispatch=True):
+            rbm = RBM(n_components=8, n_iter=1, random_state=0).fit(rows)
+            with pytest.raises(TooManyStatesError, match="max_states=16"):
+                rbm.estimate_log_partition(too_few)
+            assert rbm.estimate_log_partition(Exact(max_states=256)).is_exact
+
+
+@pytest.mark.parametrize("base", ["model", "response"])
+def test_ais_bases_the_dispatched_path_lacks_are_refused(digits, base):
+    X = xp_strict.asarray(digits[0][:50])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=8, n_iter=1, random_state=0).fit(X)
+        with pytest.raises(ValueError, match=f"AIS\\(base='{base}'\\).*not available"):
+            rbm.estimate_log_partition(AIS(base=base))
+        assert rbm.estimate_log_partition(
+            AIS(base="data", n_chains=8, n_betas=50, schedule="linear")).method == "ais"

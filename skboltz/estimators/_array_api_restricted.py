@@ -53,6 +53,7 @@ from ..utils._array_api import (
 )
 from ..utils._energy import logit_of_rates
 from ..core._independence import rows_are_binary
+from ..core._monitoring import RECONSTRUCTION_ROWS
 from ._layered_rbm import auto_average_window
 from ..units._layers import BinaryUnits
 from ..utils._runtime import make_generator, warn_user
@@ -76,14 +77,14 @@ AIS_BETAS = 1000
 #: The most chains the adaptive search of annealed importance sampling takes.
 MAX_AIS_CHAINS = 2**14
 
+#: The AIS bases the dispatched path runs ("auto" runs the data's base there).
+DISPATCHED_AIS_BASES = ("auto", "data")
+
 #: States enumerated per matrix product by the exact log Z.
 EXACT_CHUNK = 2**14
 
 #: Most binary digits of the states ``z_estimator="exact"`` lists under dispatch.
 EXACT_MAX_UNITS = 30
-
-#: Most training rows (evenly spaced) the per-epoch reconstruction error is computed on.
-MONITOR_ROWS = 256
 
 #: The parameters every restricted model has, in W, b, c order.
 WEIGHTS, VISIBLE_BIAS, HIDDEN_BIAS = "weights", "visible_bias", "hidden_bias"
@@ -383,6 +384,10 @@ class RestrictedArrayAPI:
         if type(resolved) not in (Exact, AIS):
             refuse(estimator, f"z_estimator={spec!r}",
                    ": only 'auto', 'exact' and 'ais' (Exact and AIS objects) run there")
+        if type(resolved) is AIS and resolved.base not in DISPATCHED_AIS_BASES:
+            refuse(estimator, f"z_estimator=AIS(base={resolved.base!r})",
+                   ": its paths start at independent units with the data's rates "
+                   "(base='data'; 'auto' runs that one there)")
         return resolved
 
     @classmethod
@@ -421,7 +426,9 @@ class RestrictedArrayAPI:
         xp = state.xp
         row_weights = None if weights is None else xp.asarray(
             weights, dtype=V.dtype, device=state.device)
-        learning_rate = estimator._learning_rate_of(state)
+        # a Python float: the automatic step is a NumPy scalar, which other namespaces'
+        # arrays refuse to be multiplied by
+        learning_rate = float(estimator._learning_rate_of(state))
         n_epochs = 1 if partial else estimator.n_iter
         for _ in range(n_epochs):
             start = time.perf_counter()
@@ -571,7 +578,7 @@ class RestrictedArrayAPI:
 
     @classmethod
     def _reconstruction_error(cls, estimator, state, V):
-        rows = V[:: -(-V.shape[0] // MONITOR_ROWS), ...]
+        rows = V[:: -(-V.shape[0] // RECONSTRUCTION_ROWS), ...]
         model = cls.model(estimator, state.params, state)
         means = model.visible.xp_mean(
             state.xp, model.visible_fields(model.hidden_probability(rows)))
@@ -807,6 +814,7 @@ class RestrictedArrayAPI:
         cache = estimator._log_z_cache
         if key not in cache:
             if type(estimator_) is Exact:
+                estimator_.check_states(_enumerated(model)[0].n_bits)
                 cache[key] = exact_log_partition(model, device)
             else:
                 source = random_source(xp, device, state.log_z_seed)

@@ -88,15 +88,21 @@ class Exact(ZEstimator):
     def is_feasible(self, model):
         return 2**model.n_enumerated_units <= self.max_states
 
-    def estimate(self, model, *, rng=None, data_rates=None, progress=None):
-        n_states = 2**model.n_enumerated_units
+    def check_states(self, n_enumerated_units):
+        """Refuse a model whose exact log Z sums over more than ``max_states`` states
+        (every array namespace's enumeration asks this first)."""
+        n_states = 2**n_enumerated_units
         if n_states > self.max_states:
             raise TooManyStatesError(
-                f"Exact log Z needs 2**{model.n_enumerated_units} = {n_states:.3g} states, "
+                f"Exact log Z needs 2**{n_enumerated_units} = {n_states:.3g} states, "
                 f"more than max_states={self.max_states}. Use z_estimator='ais' "
                 "(annealed importance sampling, with error bars) or 'mean_field' / 'tap' "
                 "(fast approximations), or raise Exact(max_states=...) if you can wait."
             )
+
+    def estimate(self, model, *, rng=None, data_rates=None, progress=None):
+        self.check_states(model.n_enumerated_units)
+        n_states = 2**model.n_enumerated_units
         # Each chunk as (largest log weight, sum of exp(w - largest)); one log-sum-exp
         # at the end (scipy's costs ~0.1 ms a call, as much as a chunk's own work).
         tops, sums = [], []
