@@ -29,12 +29,12 @@ comparison is on training rows, where a sound model has the advantage.
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import logsumexp
 
 from ..utils._capabilities import supports
 from ..utils._runtime import warn_user
 from ..exceptions import BelowIndependentWarning
 from ..partition import AIS, Exact
+from ..partition._bounds import log_z_floor
 
 #: Fits of fewer parameter updates are not judged: their visible biases may not have
 #: reached the columns' rates yet (a model a few updates from its start is below
@@ -106,7 +106,8 @@ class BelowIndependentCheck:
             return None
         rows = np.asarray(rows, dtype=np.float64)
         independent = independent_log_likelihood(rows, weights)
-        free_energy = np.average(view.free_energy(rows), weights=weights)
+        free_energies = view.free_energy(rows)
+        free_energy = np.average(free_energies, weights=weights)
         if 2**view.n_enumerated_units <= 2**EXACT_UNITS:
             log_z, how = Exact().estimate(view).value, "exact log Z"
         elif supports(view, AIS):
@@ -117,10 +118,8 @@ class BelowIndependentCheck:
             rng = np.random.default_rng([state.sampling_seed, state.n_iter, 1])
             with np.errstate(over="ignore", invalid="ignore"):
                 log_z = ais.estimate(view, rng=rng, data_rates=rows.mean(axis=0)).value
-            # Z is at least the sum of the distinct rows' unnormalised probabilities: a
-            # bound that lifts a short run's low estimate for free
-            distinct = np.unique(rows, axis=0)
-            log_z = max(log_z, float(logsumexp(-view.free_energy(distinct))))
+            # the rows' own bound on log Z lifts a short run's low estimate for free
+            log_z = max(log_z, log_z_floor(-free_energies, rows))
             how = (f"log Z from a short AIS run ({ais.n_betas} betas), which flatters "
                    "the model")
         else:

@@ -32,7 +32,7 @@ from ..exceptions import (
     SlowEstimateWarning,
 )
 from ..partition._base import KINDS, LogZ
-from ..partition._bounds import log_likelihood_bounds
+from ..partition._bounds import log_likelihood_bounds, log_z_floor
 
 
 def parameter_fingerprint(view):
@@ -124,13 +124,13 @@ class ScoringMixin:
         return isinstance(self.z_estimator, str)
 
     def _log_z_floor(self, view):
-        """A lower bound on log Z from the training rows the model keeps (binary units:
-        log Z >= -F(v) for every v in [0, 1]^n), or None."""
+        """A lower bound on log Z from the training rows the model keeps (binary units,
+        :func:`~skboltz.partition._bounds.log_z_floor`), or None."""
         rows = degeneracy.kept_rows(self._training_state, np.dtype(np.float64))
         if (rows is None or not self._input_units().discrete
                 or not getattr(view, "free_energy_is_cheap", True)):
             return None
-        return float(np.max(-self._free_energy_of(view, rows)))
+        return log_z_floor(-self._free_energy_of(view, rows), rows)
 
     def _default_log_z(self, log_z, view):
         """A default setting's estimate: raised to the training rows' bound with its

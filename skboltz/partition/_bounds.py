@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from numbers import Real
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ..utils._runtime import warn_user
 from ..utils._sklearn import check_count
@@ -19,6 +20,19 @@ AUTO_MAX_BETAS = 2**15
 #: Doubling the betas goes on while it changes the bracket's width by at least this
 #: fraction, and by more than the noise of the width.
 NARROWING = 0.2
+
+
+def log_z_floor(negative_free_energy, rows):
+    """A lower bound on log Z of a model over binary visible states, from rows in
+    [0, 1]^n and their ``-F(v)``: Z is at least the sum of exp(-F) over distinct binary
+    rows (each is a state), and at least the largest exp(-F) of any row (-F is convex
+    in v, so its largest value on the cube is at one of the states)."""
+    rows = np.asarray(rows)
+    negative_free_energy = np.asarray(negative_free_energy, dtype=np.float64)
+    if not np.all((rows == 0) | (rows == 1)):
+        return float(np.max(negative_free_energy))
+    _, first = np.unique(rows, axis=0, return_index=True)
+    return float(logsumexp(negative_free_energy[first]))
 
 
 @dataclass(frozen=True)
