@@ -414,3 +414,19 @@ def test_ais_bases_the_dispatched_path_lacks_are_refused(digits, base):
             rbm.estimate_log_partition(AIS(base=base))
         assert rbm.estimate_log_partition(
             AIS(base="data", n_chains=8, n_betas=50, schedule="linear")).method == "ais"
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("new_learning", ["cd", "pcd", "pt"])
+def test_partial_fit_continues_after_learning_is_changed(digits, name, new_learning):
+    # as on NumPy: the parameters continue, the new strategy's chains start afresh
+    X = as_namespace(name, digits[0][:100])
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_components=8, learning="pcd" if new_learning != "pcd" else "cd",
+                  random_state=0).partial_fit(X)
+        before = to_host(rbm.components_)
+        rbm.set_params(learning=new_learning).partial_fit(X)
+        assert type(rbm.learning_) is type(rbm._resolve_learning())
+        assert namespace_of(rbm.components_) == name
+        assert not np.allclose(to_host(rbm.components_), before)
+        rbm.partial_fit(X)  # and continues with it

@@ -52,6 +52,7 @@ from ..utils._array_api import (
     to_numpy,
 )
 from ..utils._energy import logit_of_rates
+from ..core._base import same_strategy
 from ..core._independence import rows_are_binary
 from ..core._monitoring import RECONSTRUCTION_ROWS
 from ._layered_rbm import auto_average_window
@@ -423,6 +424,10 @@ class RestrictedArrayAPI:
             state = cls._continued_state(estimator, learning)
             V = cls.visible_rows(estimator, X, reset=False, state=state)
             cls._as_dtype(state, V.dtype)
+            if not same_strategy(learning, estimator.learning_):
+                # set_params(learning=...) between calls: the parameters continue, the
+                # new strategy's chains start at this call's rows (as on NumPy)
+                cls._start_chains(estimator, state, learning, V)
         xp = state.xp
         row_weights = None if weights is None else xp.asarray(
             weights, dtype=V.dtype, device=state.device)
@@ -616,11 +621,22 @@ class RestrictedArrayAPI:
         params.update(cls.starting_extra_params(estimator, V, state))
         state.iterate = state.params = params
         state.velocity = {k: xp.zeros_like(p) for k, p in params.items()}
-        model = cls.model(estimator, params, state)
-        if model.visible.discrete:
+        if cls.model(estimator, params, state).visible.discrete:
             state.data_rates = state.visible_rates
+        cls._start_chains(estimator, state, learning, V)
+        state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
+        state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
+        return state, V
+
+    @classmethod
+    def _start_chains(cls, estimator, state, learning, V):
+        """The negative phase's state of ``learning`` (persistent chains, or tempered
+        ones at every beta), started at training rows ``V``; none for CD."""
+        xp, source, dtype = state.xp, state.source, V.dtype
+        model = cls.model(estimator, state.iterate, state)
         n_chains = getattr(learning, "n_chains", None) or max(
             1, min(estimator.batch_size, V.shape[0]))
+        state.hidden = state.tempered = None
         if type(learning) is PCD:
             starts = xp.take(V, source.integers(V.shape[0], n_chains), axis=0)
             chains = cls._chain_starts(estimator, model, source, starts)
@@ -632,13 +648,10 @@ class RestrictedArrayAPI:
             state.tempered = {
                 "chains": cls._chain_starts(estimator, model, source, starts),
                 "row_betas": xp.asarray(np.repeat(betas, n_chains)[:, None], dtype=dtype,
-                                        device=device),
+                                        device=state.device),
                 "betas": betas, "n_chains": n_chains, "n_rounds": 0,
                 "n_accepted": 0, "n_proposed": 0,
             }
-        state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
-        state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
-        return state, V
 
     @classmethod
     def _chain_starts(cls, estimator, model, source, rows):
@@ -660,9 +673,6 @@ class RestrictedArrayAPI:
         if state.tempered is not None:
             state.tempered = dict(state.tempered)
         estimator._check_structure_unchanged()
-        if not isinstance(learning, type(estimator.learning_)) or (
-                learning.get_params() != estimator.learning_.get_params()):
-            refuse(estimator, "learning changed between partial_fit calls")
         if any(getattr(estimator, name) is not value
                for name, value in state.extra["published"].items()):
             # edited by hand: continue from the public attributes

@@ -364,6 +364,10 @@ class TabularRBM(ArrayAPIMixin, LayeredRBM):
     _structural_parameters = ("n_components", "categorical_features")
     _array_api_model = TabularRBMArrayAPI
 
+    #: A capability meta-estimators read: it takes a pandas DataFrame as it is (its
+    #: categorical columns encoded by the model itself), rather than an array of numbers.
+    _reads_frames = True
+
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],

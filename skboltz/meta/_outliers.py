@@ -262,7 +262,8 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
             return False
         if self.estimator is not None:
             return True
-        return has_non_numeric_columns(X) if reset else isinstance(self.estimator_, TabularRBM)
+        return (has_non_numeric_columns(X) if reset
+                else getattr(self.estimator_, "_reads_frames", False))
 
     def _validate_X(self, X, *, reset):
         if self._passes_frame(X, reset=reset):  # names and width checked here only
