@@ -89,8 +89,22 @@ class Exact(ZEstimator):
         return 2**model.n_enumerated_units <= self.max_states
 
     def check_states(self, n_enumerated_units):
-        """Refuse a model whose exact log Z sums over more than ``max_states`` states
-        (every array namespace's enumeration asks this first)."""
+        """Refuse a model whose exact log Z sums over more than ``max_states`` states.
+
+        Every array namespace's enumeration asks this first, so the limit is one check.
+
+        Parameters
+        ----------
+        n_enumerated_units : int
+            The number of binary units the enumeration sums over (the other layer is
+            summed out analytically).
+
+        Raises
+        ------
+        TooManyStatesError
+            If ``2**n_enumerated_units`` exceeds ``max_states``; the message names the
+            estimators that scale.
+        """
         n_states = 2**n_enumerated_units
         if n_states > self.max_states:
             raise TooManyStatesError(
