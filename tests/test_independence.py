@@ -100,6 +100,25 @@ def test_auto_weight_decay_follows_binary_or_grey_rows_and_the_model_size():
     assert streamed.partial_fit(X * 0.5 + 0.25).weight_decay_ == 1e-2
 
 
+# -- learning_rate="auto" is at most 0.02 on binary rows ---------------------------
+def test_auto_learning_rate_is_capped_on_binary_rows_only():
+    X = sparse_rows(n_rows=100, n_features=6, rate=0.3)
+    fit = dict(n_components=4, n_iter=2, random_state=0)
+    assert RBM(**fit).fit(X).learning_rate_ == 0.02
+    # grey rows keep 0.1 * sqrt(64 / n_features), at most 0.1
+    assert RBM(**fit).fit(X * 0.5 + 0.25).learning_rate_ == 0.1
+    wide = sparse_rows(n_rows=20, n_features=400, rate=0.3)
+    assert RBM(**fit).fit(wide * 0.5 + 0.25).learning_rate_ == pytest.approx(0.04)
+    assert RBM(**fit).fit(wide).learning_rate_ == 0.02
+    assert RBM(learning_rate=0.3, **fit).fit(X).learning_rate_ == 0.3
+    # "auto" is that value: the same fit bit for bit
+    auto, explicit = RBM(**fit).fit(X), RBM(learning_rate=0.02, **fit).fit(X)
+    np.testing.assert_array_equal(auto.components_, explicit.components_)
+    # the first call decides; partial_fit keeps it
+    streamed = RBM(**fit).partial_fit(X)
+    assert streamed.partial_fit(X * 0.5 + 0.25).learning_rate_ == 0.02
+
+
 def test_auto_weight_decay_under_array_api_dispatch():
     from sklearn import config_context
     xp = pytest.importorskip("array_api_strict")

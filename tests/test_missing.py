@@ -315,10 +315,10 @@ def test_training_with_entries_missing_at_random_recovers_the_complete_data_mode
     incomplete[rng.random(train.shape) < 0.3] = np.nan
 
     def held_out(X):
-        # one weight decay for all three (weight_decay="auto" would give the mean-filled
-        # rows, grey, another than the binary ones)
+        # one weight decay and one step for all three (the automatic ones would give the
+        # mean-filled rows, grey, others than the binary ones)
         model = RBM(n_components=6, learning="exact", n_iter=30, weight_decay=1e-3,
-                    random_state=0).fit(X)
+                    learning_rate=0.1, random_state=0).fit(X)
         return model.score(test)
 
     complete, missing = held_out(train), held_out(incomplete)
