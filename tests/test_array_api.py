@@ -21,7 +21,7 @@ from sklearn.utils.estimator_checks import (
     check_array_api_same_namespace,
 )
 
-from skboltz import RBM, BoltzmannMachine, GaussianRBM
+from skboltz import RBM, BoltzmannMachine, CategoricalRBM, GaussianRBM
 from skboltz.utils._array_api import random_source, to_numpy
 from skboltz.exceptions import DegenerateModelWarning, TooManyStatesError
 from skboltz.learning import CD, PCD
@@ -403,6 +403,22 @@ def test_exact_max_states_is_honoured_under_dispatch(digits):
             with pytest.raises(TooManyStatesError, match="max_states=16"):
                 rbm.estimate_log_partition(too_few)
             assert rbm.estimate_log_partition(Exact(max_states=256)).is_exact
+
+
+@pytest.mark.parametrize("Estimator", [RBM, GaussianRBM, CategoricalRBM])
+def test_missing_entries_under_dispatch_are_refused_saying_what_to_do(Estimator):
+    # NumPy sums them out; the dispatched path says so (it said "RBM does not accept
+    # missing values encoded as NaN natively", scikit-learn's generic message)
+    X = np.random.default_rng(0).integers(0, 2, (30, 4)).astype(float)
+    X[0, 1] = np.nan
+    settings = dict(n_components=2, n_iter=1, random_state=0)
+    assert np.isfinite(Estimator(**settings).fit(X).score(X[1:]))
+    with config_context(array_api_dispatch=True):
+        with pytest.raises(ValueError, match="missing entries.*Pass NumPy arrays"):
+            Estimator(**settings).fit(xp_strict.asarray(X))
+        fitted = Estimator(**settings).fit(xp_strict.asarray(X[1:]))
+        with pytest.raises(ValueError, match="missing entries.*Pass NumPy arrays"):
+            fitted.score_samples(xp_strict.asarray(X))
 
 
 @pytest.mark.parametrize("base", ["model", "response"])

@@ -89,13 +89,7 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
     @classmethod
     def visible_rows(cls, estimator, X, *, reset, state=None):
         xp, _ = dispatched_namespace(X)
-        X = validated_rows(estimator, X, reset=reset, ensure_all_finite="allow-nan")
-        if bool(xp.any(xp.isnan(X))):
-            raise ValueError(
-                f"{type(estimator).__name__} takes missing entries (NaN) in NumPy "
-                "arrays only: under array API dispatch its rows must be complete. Pass "
-                "NumPy arrays (for torch, X.cpu().numpy()) to leave missing entries out "
-                "of the model, or fill them first (e.g. skboltz.RBMImputer).")
+        X = validated_rows(estimator, X, reset=reset)
         X = bounded_rows(xp, X)
         if reset:
             return cls._first_rows(estimator, xp, X, state)

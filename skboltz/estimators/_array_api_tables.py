@@ -27,7 +27,9 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from ..utils._array_api import dispatched_namespace, score_dtype, to_numpy
-from ._array_api_restricted import WEIGHTS, VISIBLE_BIAS, RestrictedArrayAPI
+from ._array_api_restricted import (
+    WEIGHTS, VISIBLE_BIAS, RestrictedArrayAPI, refuse_missing,
+)
 from ._gaussian_rbm import (
     MAX_VARIANCE_DECREASE,
     MIN_VARIANCE,
@@ -114,14 +116,6 @@ def on_device(columns, xp, device):
             _ON_DEVICE.pop(next(iter(_ON_DEVICE)))
         found = _ON_DEVICE[key] = _OnDevice(columns, xp, device)
     return found
-
-
-def refuse_missing(estimator):
-    raise ValueError(
-        f"{type(estimator).__name__}: missing entries (NaN) are not supported under "
-        "array API dispatch. Pass NumPy arrays (or turn dispatch off) to have them "
-        "summed out as unobserved, or fill them first (e.g. with skboltz.RBMImputer "
-        "on NumPy arrays).")
 
 
 class _TableArrayAPI(RestrictedArrayAPI):
