@@ -446,3 +446,47 @@ def test_partial_fit_continues_after_learning_is_changed(digits, name, new_learn
         assert namespace_of(rbm.components_) == name
         assert not np.allclose(to_host(rbm.components_), before)
         rbm.partial_fit(X)  # and continues with it
+
+
+@pytest.mark.parametrize("contamination", ["auto", 0.1])
+def test_outlier_detector_over_a_dispatched_model_stays_on_the_device(contamination):
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    from skboltz import LikelihoodOutlierDetector
+
+    X = StandardScaler().fit_transform(load_wine().data)
+    device = xp_strict.Device("device1")
+    host = LikelihoodOutlierDetector(contamination=contamination, random_state=0).fit(X)
+    with warnings.catch_warnings(), config_context(array_api_dispatch=True):
+        warnings.simplefilter("ignore")
+        rows = xp_strict.asarray(X, device=device)
+        detector = LikelihoodOutlierDetector(contamination=contamination,
+                                             random_state=0).fit(rows)
+        assert isinstance(detector.estimator_, GaussianRBM)  # the default model
+        assert detector.estimator_.components_.device == device
+        outputs = {"score_samples": detector.score_samples(rows),
+                   "decision_function": detector.decision_function(rows),
+                   "predict": detector.predict(rows)}
+        for method, output in outputs.items():
+            assert namespace_of(output) == "array_api_strict", method
+            assert output.device == device, method
+        labels = to_host(outputs["predict"])
+        assert set(np.unique(labels)) <= {-1, 1}
+        # the threshold is a quantile of the model's own scores, as on NumPy
+        if contamination == 0.1:
+            assert np.mean(labels == -1) == pytest.approx(0.1, abs=0.01)
+        assert detector.offset_ == pytest.approx(host.offset_, abs=2.0)
+        # a user's model computes there too; one that cannot says so
+        user = LikelihoodOutlierDetector(RBM(n_components=4, n_iter=2),
+                                         contamination=0.1, random_state=0)
+        assert user.fit(xp_strict.asarray(X > 0, dtype=xp_strict.float64,
+                                          device=device)).offset_ < 0
+        with pytest.raises(TypeError, match="BoltzmannMachine.fit does not support"):
+            LikelihoodOutlierDetector(BoltzmannMachine(n_hidden=2, n_iter=1),
+                                      contamination=0.1).fit(rows)
+        missing = X.copy()
+        missing[0, 0] = np.nan
+        with pytest.raises(ValueError, match="missing entries.*Pass NumPy arrays"):
+            LikelihoodOutlierDetector(contamination=0.1).fit(
+                xp_strict.asarray(missing, device=device))

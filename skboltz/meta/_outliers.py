@@ -11,6 +11,9 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ..estimators._gaussian_rbm import GaussianRBM
+from ..utils._array_api import (
+    check_input_namespace, dispatched_namespace, fitted_namespace, to_numpy,
+)
 from ..utils._runtime import sub_estimator_seeds
 from ..estimators._tabular_rbm import TabularRBM
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
@@ -58,6 +61,10 @@ def needs_table_model(X):
         return True
     if sp.issparse(X):  # a table model takes dense rows only
         return False
+    dispatched = dispatched_namespace(X)
+    if dispatched is not None:  # read in its namespace, on its device
+        xp, _ = dispatched
+        return bool(xp.any(xp.isnan(X)))
     values = np.asarray(X)
     return values.dtype.kind == "f" and bool(np.isnan(values).any())
 
@@ -95,6 +102,23 @@ def default_density_model(X):
     return GaussianRBM(n_components=16, learning="pcd", learning_rate=0.02,
                        n_iter=bounded_epochs(n_rows, 30), learn_variance=False,
                        whiten=True, whitening_shrinkage="ledoit_wolf")
+
+
+def rows_at(X, indices):
+    """The rows of ``X`` at ``indices`` (host integers), in ``X``'s namespace."""
+    dispatched = dispatched_namespace(X)
+    if dispatched is None:
+        return _safe_indexing(X, indices)
+    xp, device = dispatched
+    return xp.take(X, xp.asarray(indices, device=device), axis=0)
+
+
+def host_scores(model, X):
+    """``model.score_samples(X)`` as a NumPy array: the threshold and the trimming are
+    quantiles, computed once per fit on the host whatever the rows' namespace."""
+    scores = model.score_samples(X)
+    dispatched = dispatched_namespace(scores)
+    return np.asarray(scores) if dispatched is None else to_numpy(scores, dispatched[0])
 
 
 def lower_fence(scores, weights=None):
@@ -214,6 +238,12 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
     :class:`~sklearn.preprocessing.StandardScaler`, whose scores are then
     log-densities of the scaled rows.
 
+    Under array API dispatch (``sklearn.config_context(array_api_dispatch=True)``) rows
+    of another library than NumPy (torch, CuPy) go to the model, which trains and
+    scores on their device; the scores come back there, and the threshold is a
+    quantile of a host copy of them. A model that cannot compute on such rows refuses
+    them itself.
+
     Examples
     --------
     >>> import numpy as np
@@ -232,6 +262,10 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
     >>> bool(np.allclose(detector.decision_function(X[:2]), scores - detector.offset_))
     True
     """
+
+    #: Array API inputs (under ``sklearn.config_context(array_api_dispatch=True)``) go
+    #: to the model, which computes on them or says why it cannot.
+    _passes_array_api_inputs = True
 
     _parameter_constraints = {
         "estimator": [None, HasMethods(["fit", "score_samples"])],
@@ -269,6 +303,12 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         if self._passes_frame(X, reset=reset):  # names and width checked here only
             validate_data(self, X, skip_check_array=True, reset=reset)
             return X
+        dispatched = dispatched_namespace(X)
+        if dispatched is not None:  # array API dispatch: the rows stay where they are
+            xp, _ = dispatched
+            return validate_data(
+                self, X, dtype=[xp.float64, xp.float32], reset=reset,
+                ensure_all_finite="allow-nan" if self._takes_missing() else True)
         return validate_data(
             self, X, accept_sparse="csr" if self._accepts_sparse() else False,
             dtype=[np.float64, np.float32], reset=reset,
@@ -297,7 +337,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
                 return model
             weights = np.ones(n_rows) if sample_weight is None else sample_weight
             for _ in range(TRIM_ROUNDS):
-                scores = model.score_samples(X)
+                scores = host_scores(model, X)
                 cut = weighted_percentile(scores, 100.0 * TRIM_FRACTION, weights)
                 trimmed = np.where(scores >= cut, weights, 0.0)
                 try:
@@ -323,9 +363,9 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         folds = KFold(AUTO_FOLDS, shuffle=True, random_state=seed)
         for train, test in folds.split(X):
             fold_model = self._fit_model(
-                clone(model), _safe_indexing(X, train),
+                clone(model), rows_at(X, train),
                 None if sample_weight is None else sample_weight[train])
-            scores[test] = fold_model.score_samples(_safe_indexing(X, test))
+            scores[test] = host_scores(fold_model, rows_at(X, test))
         return scores
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -353,7 +393,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
             sample_weight = score_weights(sample_weight, X)  # validated, or None
             if sample_weight is not None:  # a row of weight 0 is no row
                 kept = np.flatnonzero(sample_weight > 0)
-                X, sample_weight = _safe_indexing(X, kept), sample_weight[kept]
+                X, sample_weight = rows_at(X, kept), sample_weight[kept]
             model_seed, fold_seed = sub_estimator_seeds(self.random_state, 2)
             model = self._new_model(X, model_seed)
             if self.contamination == "auto":
@@ -367,7 +407,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
                 self._fit_model(model, X, sample_weight)
             else:  # as EllipticEnvelope: this fraction of the training rows lies below
                 self._fit_model(model, X, sample_weight)
-                offset = weighted_percentile(model.score_samples(X),
+                offset = weighted_percentile(host_scores(model, X),
                                              100.0 * self.contamination, sample_weight)
             publish(self, {"estimator_": model, "offset_": float(offset)})
         return self
@@ -389,7 +429,16 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
             The log-likelihood of each row.
         """
+        return self._log_likelihood(X, "score_samples")
+
+    def _log_likelihood(self, X, method):
+        """The fitted model's ``score_samples(X)``, after refusing rows of another
+        namespace or device than the model's (naming the detector's ``method``, as
+        the models name theirs)."""
         check_is_fitted(self)
+        state = fitted_namespace(self.estimator_)
+        if state is not None or dispatched_namespace(X) is not None:
+            check_input_namespace(self, X, state, method)
         return self.estimator_.score_samples(self._validate_X(X, reset=False))
 
     def decision_function(self, X):
@@ -408,7 +457,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         decision : ndarray of shape (n_samples,)
             ``score_samples(X) - offset_``.
         """
-        return self.score_samples(X) - self.offset_
+        return self._log_likelihood(X, "decision_function") - self.offset_
 
     def predict(self, X):
         """Whether each row is an inlier (+1) or an outlier (-1).
@@ -423,12 +472,22 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         is_inlier : ndarray of shape (n_samples,)
             -1 where ``decision_function`` is negative, +1 elsewhere.
         """
-        return np.where(self.decision_function(X) < 0, -1, 1)
+        decision = self._log_likelihood(X, "predict") - self.offset_
+        dispatched = dispatched_namespace(decision)
+        if dispatched is None:
+            return np.where(decision < 0, -1, 1)
+        xp, device = dispatched
+        return xp.where(decision < 0, xp.asarray(-1, device=device),
+                        xp.asarray(1, device=device))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accepts_sparse()
         tags.input_tags.allow_nan = self._takes_missing()
+        # array API inputs go to the model: supported where the model supports them
+        # (the default models do: a Gaussian RBM, or a table model)
+        tags.array_api_support = (self.estimator is None
+                                  or get_tags(self.estimator).array_api_support)
         return tags
 
 

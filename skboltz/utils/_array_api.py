@@ -253,10 +253,11 @@ def check_input_namespace(estimator, X, state, method):
             f"{method} inside sklearn.config_context(array_api_dispatch=True) with "
             f"arrays of that namespace and device, or fit the model on NumPy arrays."
         )
-    if check_same_namespace is not None:
+    if check_same_namespace is not None and hasattr(estimator, "components_"):
         check_same_namespace(X, estimator, attribute="components_", method=method)
         return
-    xp, _, device = get_namespace_and_device(X)  # scikit-learn < 1.9
+    # scikit-learn < 1.9, and meta-estimators (whose model holds the parameters)
+    xp, _, device = get_namespace_and_device(X)
     fitted = ("numpy", None) if state is None else (namespace_name(state.xp), state.device)
     if (namespace_name(xp), device) != fitted:
         raise ValueError(

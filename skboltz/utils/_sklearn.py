@@ -89,7 +89,10 @@ def array_library(xp):
 
 
 def _refuse_array_api_input(estimator, X, method):
-    if getattr(estimator, "_array_api_model", None) is not None:
+    # estimators with a generic path, and meta-estimators that pass such rows on to
+    # models that have one (which then refuse what they cannot serve)
+    if (getattr(estimator, "_array_api_model", None) is not None
+            or getattr(estimator, "_passes_array_api_inputs", False)):
         return
     if not is_array_api_array(X):
         return  # lists, sparse matrices, frames: converted as without dispatch
