@@ -490,3 +490,30 @@ def test_outlier_detector_over_a_dispatched_model_stays_on_the_device(contaminat
         with pytest.raises(ValueError, match="missing entries.*Pass NumPy arrays"):
             LikelihoodOutlierDetector(contamination=0.1).fit(
                 xp_strict.asarray(missing, device=device))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_dbn_stacks_dispatched_layers_on_the_device(digits, dtype):
+    from skboltz import DBN
+
+    X = digits[0][:200]
+    device = xp_strict.Device("device1")
+    with warnings.catch_warnings(), config_context(array_api_dispatch=True):
+        warnings.simplefilter("ignore")
+        rows = xp_strict.asarray(X, dtype=getattr(xp_strict, dtype), device=device)
+        dbn = DBN((8, 4), rbm=RBM(n_iter=2), random_state=0).fit(rows)
+        for layer in dbn.layers_:
+            assert layer.components_.device == device
+        features = dbn.transform(rows)
+        assert namespace_of(features) == "array_api_strict"
+        assert features.device == device and features.dtype == rows.dtype
+        assert features.shape == (200, 4)
+        # the top layer's features are the stack's: layer by layer, by hand
+        by_hand = dbn.layers_[1].transform(dbn.layers_[0].transform(rows))
+        np.testing.assert_array_equal(to_host(features), to_host(by_hand))
+        dbn.partial_fit(rows)
+        assert [layer.n_iter_ for layer in dbn.layers_] == [3, 3]
+        with pytest.raises(NotImplementedError, match="DBN.sample.*NumPy arrays"):
+            dbn.sample(2)
+        with pytest.raises(ValueError, match="DBN.transform\\(\\) must use the same"):
+            dbn.transform(X)

@@ -11,9 +11,11 @@ from sklearn.base import (
     TransformerMixin,
     clone,
 )
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..core._base import check_setting_unchanged, checked_layer_sizes
+from ..utils._array_api import check_input_namespace, dispatched_namespace, fitted_namespace
 from ..estimators._gaussian_rbm import GaussianRBM
 from ..estimators._rbm import RBM
 from ..utils._runtime import (
@@ -59,6 +61,12 @@ class _Unavailable:
 
     def __get__(self, instance, owner=None):
         raise AttributeError(self.message.format(name=self.name))
+
+
+def _host_dtype(X):
+    """The NumPy dtype of a dispatched array's (float32 or float64)."""
+    xp, _ = dispatched_namespace(X)
+    return np.float32 if X.dtype == xp.float32 else np.float64
 
 
 class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -173,12 +181,15 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
     def _layer_sizes(self):
         return checked_layer_sizes(self.hidden_layer_sizes)
 
+    def _layer_templates(self):
+        """The unfitted model of the bottom layer and of the layers above it."""
+        above = RBM(learning="pcd") if self.rbm is None else self.rbm
+        return [above if self.first_layer is None else self.first_layer, above]
+
     def _new_layers(self):
-        template = RBM(learning="pcd") if self.rbm is None else self.rbm
+        bottom, above = self._layer_templates()
         sizes = self._layer_sizes()
-        templates = [template] * len(sizes)
-        if self.first_layer is not None:
-            templates[0] = self.first_layer
+        templates = [bottom] + [above] * (len(sizes) - 1)
         layers = []
         seeds = sub_estimator_seeds(self.random_state, len(sizes))
         for template, size, seed in zip(templates, sizes, seeds):
@@ -190,10 +201,25 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             layers.append(layer)
         return layers
 
+    #: Array API inputs (under ``sklearn.config_context(array_api_dispatch=True)``) go
+    #: to the layers, which train on their device (or say why they cannot).
+    _passes_array_api_inputs = True
+
     def _validate_X(self, X, *, reset):
+        dispatched = dispatched_namespace(X)
+        if dispatched is not None:  # the rows stay in their namespace, on their device
+            xp, _ = dispatched
+            return validate_data(self, X, dtype=[xp.float64, xp.float32], reset=reset)
         return validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
+
+    def _check_namespace(self, X, method):
+        """Refuse rows of another namespace or device than the layers', naming the
+        DBN's ``method`` (as the layers name theirs)."""
+        state = fitted_namespace(self.layers_[0])
+        if state is not None or dispatched_namespace(X) is not None:
+            check_input_namespace(self, X, state, method)
 
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
@@ -234,6 +260,8 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         this the layers below trained for minutes or hours before the first too large
         one was refused.
         """
+        if dispatched_namespace(X) is not None:  # only its shape and dtype are read
+            X = np.broadcast_to(np.zeros((), _host_dtype(X)), X.shape)
         n_rows, itemsize = X.shape[0], np.dtype(X.dtype).itemsize
         widths = [X.shape[1], *(layer.n_components for layer in layers)]
         below = 0  # what the fitted layers below keep
@@ -371,6 +399,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             P(h = 1 | input) of the top layer, in the dtype of ``X``.
         """
         check_is_fitted(self)
+        self._check_namespace(X, "transform")
         H = self._validate_X(X, reset=False)
         for layer in self.layers_:
             H = layer.transform(H)
@@ -409,6 +438,11 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         n_steps = check_count(n_steps, "n_steps", 0)
         if down_pass not in ("sample", "mean"):
             raise ValueError(f"down_pass must be 'sample' or 'mean', got {down_pass!r}.")
+        if fitted_namespace(self.layers_[0]) is not None:
+            raise NotImplementedError(
+                "DBN.sample is not available for a net fitted under array API dispatch: "
+                "its down pass runs on NumPy arrays only. Fit the DBN on NumPy arrays "
+                "to sample from it, or sample its top layer (dbn.layers_[-1].sample).")
         rng = make_generator(self.random_state if random_state is None else random_state)
         H = self.layers_[-1].sample(n_samples, random_state=rng, n_steps=n_steps)
         for layer in reversed(self.layers_[:-1]):
@@ -429,6 +463,9 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        # array API inputs go to the layers: supported where every layer supports them
+        tags.array_api_support = all(get_tags(layer).array_api_support
+                                     for layer in self._layer_templates())
         return tags
 
 

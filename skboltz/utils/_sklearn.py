@@ -104,7 +104,8 @@ def _refuse_array_api_input(estimator, X, method):
         f"computes on NumPy arrays only, and got {library} arrays with "
         "array_api_dispatch=True. Pass NumPy arrays (for torch, X.cpu().numpy()), or "
         "call it with dispatch off (scikit-learn then converts what np.asarray can); "
-        "skboltz.RBM, GaussianRBM, CategoricalRBM and TabularRBM compute on such arrays "
+        "skboltz.RBM, GaussianRBM, CategoricalRBM and TabularRBM compute on such arrays, "
+        "and DBN and LikelihoodOutlierDetector pass them on to such models "
         "(see the GPU / array API section of the user guide)."
     )
 
