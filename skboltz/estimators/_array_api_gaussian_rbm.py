@@ -15,8 +15,9 @@ Missing entries (NaN) are refused there: NumPy arrays take them.
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from ..utils._array_api import _PicklesModules, dispatched_namespace, score_dtype, to_numpy
-from ._array_api_rbm import validated_rows
+from ..utils._array_api import (
+    _PicklesModules, dispatched_namespace, score_dtype, to_numpy, validated_rows,
+)
 from ._array_api_restricted import VISIBLE_BIAS, WEIGHTS, RestrictedArrayAPI
 from ._gaussian_rbm import (
     MAX_VARIANCE_DECREASE,

@@ -6,24 +6,12 @@ their namespace and clipped into [0, 1] as the NumPy path clips them.
 """
 
 import numpy as np
-from sklearn.utils.validation import validate_data
 
-from ..utils._array_api import dispatched_namespace
-from ._array_api_restricted import VISIBLE_BIAS, RestrictedArrayAPI, refuse_missing
+from ..utils._array_api import dispatched_namespace, validated_rows
+from ._array_api_restricted import VISIBLE_BIAS, RestrictedArrayAPI
 from ..units._layers import BinaryUnits
 from ..utils._runtime import warn_user
 from ..exceptions import DataRangeWarning
-
-
-def validated_rows(estimator, X, *, reset):
-    """``X`` validated in its namespace (float32 or float64, complete rows: NaN is
-    refused with what to do, where the NumPy path would sum it out)."""
-    xp, _ = dispatched_namespace(X)
-    X = validate_data(estimator, X, dtype=[xp.float64, xp.float32], reset=reset,
-                      ensure_all_finite="allow-nan")
-    if bool(xp.any(xp.isnan(X))):
-        refuse_missing(estimator)
-    return X
 
 
 def clipped_into_unit_interval(xp, X):
@@ -66,4 +54,4 @@ class RBMArrayAPI(RestrictedArrayAPI):
         return BinaryUnits(params[VISIBLE_BIAS])
 
 
-__all__ = ["RBMArrayAPI", "clipped_into_unit_interval", "validated_rows"]
+__all__ = ["RBMArrayAPI", "clipped_into_unit_interval"]

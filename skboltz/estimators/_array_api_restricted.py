@@ -91,16 +91,6 @@ EXACT_MAX_UNITS = 30
 WEIGHTS, VISIBLE_BIAS, HIDDEN_BIAS = "weights", "visible_bias", "hidden_bias"
 
 
-def refuse_missing(estimator):
-    """Missing entries are summed out on NumPy only: one message for every
-    dispatched estimator."""
-    raise ValueError(
-        f"{type(estimator).__name__}: missing entries (NaN) are not supported under "
-        "array API dispatch. Pass NumPy arrays (for torch, X.cpu().numpy(); or turn "
-        "dispatch off) to have them summed out as unobserved, or fill them first "
-        "(e.g. with skboltz.RBMImputer on NumPy arrays).")
-
-
 # -- the model of a parameter set ------------------------------------------------------
 
 class Model:

@@ -26,10 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ..utils._array_api import dispatched_namespace, score_dtype, to_numpy
-from ._array_api_restricted import (
-    WEIGHTS, VISIBLE_BIAS, RestrictedArrayAPI, refuse_missing,
-)
+from ..utils._array_api import dispatched_namespace, refuse_missing, score_dtype, to_numpy
+from ._array_api_restricted import WEIGHTS, VISIBLE_BIAS, RestrictedArrayAPI
 from ._gaussian_rbm import (
     MAX_VARIANCE_DECREASE,
     MIN_VARIANCE,

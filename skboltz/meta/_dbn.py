@@ -15,7 +15,9 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..core._base import check_setting_unchanged, checked_layer_sizes
-from ..utils._array_api import check_input_namespace, dispatched_namespace, fitted_namespace
+from ..utils._array_api import (
+    check_rows_like_model, dispatched_namespace, fitted_namespace, validated_rows,
+)
 from ..estimators._gaussian_rbm import GaussianRBM
 from ..estimators._rbm import RBM
 from ..utils._runtime import (
@@ -61,12 +63,6 @@ class _Unavailable:
 
     def __get__(self, instance, owner=None):
         raise AttributeError(self.message.format(name=self.name))
-
-
-def _host_dtype(X):
-    """The NumPy dtype of a dispatched array's (float32 or float64)."""
-    xp, _ = dispatched_namespace(X)
-    return np.float32 if X.dtype == xp.float32 else np.float64
 
 
 class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -206,20 +202,11 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
     _passes_array_api_inputs = True
 
     def _validate_X(self, X, *, reset):
-        dispatched = dispatched_namespace(X)
-        if dispatched is not None:  # the rows stay in their namespace, on their device
-            xp, _ = dispatched
-            return validate_data(self, X, dtype=[xp.float64, xp.float32], reset=reset)
+        if dispatched_namespace(X) is not None:  # the rows stay in their namespace
+            return validated_rows(self, X, reset=reset)
         return validate_data(
             self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset
         )
-
-    def _check_namespace(self, X, method):
-        """Refuse rows of another namespace or device than the layers', naming the
-        DBN's ``method`` (as the layers name theirs)."""
-        state = fitted_namespace(self.layers_[0])
-        if state is not None or dispatched_namespace(X) is not None:
-            check_input_namespace(self, X, state, method)
 
     # -- training ------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
@@ -260,8 +247,9 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
         this the layers below trained for minutes or hours before the first too large
         one was refused.
         """
-        if dispatched_namespace(X) is not None:  # only its shape and dtype are read
-            X = np.broadcast_to(np.zeros((), _host_dtype(X)), X.shape)
+        if dispatched_namespace(X) is not None:
+            return  # rows on a device: its memory is not the host's (nor do the layers'
+            # dispatched fits check it)
         n_rows, itemsize = X.shape[0], np.dtype(X.dtype).itemsize
         widths = [X.shape[1], *(layer.n_components for layer in layers)]
         below = 0  # what the fitted layers below keep
@@ -399,7 +387,7 @@ class DBN(CallbackSupportMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixi
             P(h = 1 | input) of the top layer, in the dtype of ``X``.
         """
         check_is_fitted(self)
-        self._check_namespace(X, "transform")
+        check_rows_like_model(self, X, self.layers_[0], "transform")
         H = self._validate_X(X, reset=False)
         for layer in self.layers_:
             H = layer.transform(H)

@@ -12,7 +12,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from ..estimators._gaussian_rbm import GaussianRBM
 from ..utils._array_api import (
-    check_input_namespace, dispatched_namespace, fitted_namespace, to_numpy,
+    check_rows_like_model, dispatched_namespace, to_numpy, validated_rows,
 )
 from ..utils._runtime import sub_estimator_seeds
 from ..estimators._tabular_rbm import TabularRBM
@@ -61,10 +61,8 @@ def needs_table_model(X):
         return True
     if sp.issparse(X):  # a table model takes dense rows only
         return False
-    dispatched = dispatched_namespace(X)
-    if dispatched is not None:  # read in its namespace, on its device
-        xp, _ = dispatched
-        return bool(xp.any(xp.isnan(X)))
+    if dispatched_namespace(X) is not None:  # validated rows: complete (NaN refused)
+        return False
     values = np.asarray(X)
     return values.dtype.kind == "f" and bool(np.isnan(values).any())
 
@@ -303,12 +301,8 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         if self._passes_frame(X, reset=reset):  # names and width checked here only
             validate_data(self, X, skip_check_array=True, reset=reset)
             return X
-        dispatched = dispatched_namespace(X)
-        if dispatched is not None:  # array API dispatch: the rows stay where they are
-            xp, _ = dispatched
-            return validate_data(
-                self, X, dtype=[xp.float64, xp.float32], reset=reset,
-                ensure_all_finite="allow-nan" if self._takes_missing() else True)
+        if dispatched_namespace(X) is not None:  # the rows stay where they are
+            return validated_rows(self, X, reset=reset)
         return validate_data(
             self, X, accept_sparse="csr" if self._accepts_sparse() else False,
             dtype=[np.float64, np.float32], reset=reset,
@@ -436,9 +430,7 @@ class LikelihoodOutlierDetector(OutlierMixin, BaseEstimator):
         namespace or device than the model's (naming the detector's ``method``, as
         the models name theirs)."""
         check_is_fitted(self)
-        state = fitted_namespace(self.estimator_)
-        if state is not None or dispatched_namespace(X) is not None:
-            check_input_namespace(self, X, state, method)
+        check_rows_like_model(self, X, self.estimator_, method)
         return self.estimator_.score_samples(self._validate_X(X, reset=False))
 
     def decision_function(self, X):

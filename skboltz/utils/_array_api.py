@@ -28,6 +28,7 @@ import types
 
 import numpy as np
 from sklearn import get_config
+from sklearn.utils.validation import validate_data
 
 from ._sklearn import (
     _convert_to_numpy,
@@ -235,6 +236,27 @@ class ArrayAPIState(_PicklesModules):
     the namespace ``xp`` and the ``device`` of the model's arrays."""
 
 
+def refuse_missing(estimator):
+    """Missing entries are summed out on NumPy only: one message for every
+    dispatched estimator."""
+    raise ValueError(
+        f"{type(estimator).__name__}: missing entries (NaN) are not supported under "
+        "array API dispatch. Pass NumPy arrays (for torch, X.cpu().numpy(); or turn "
+        "dispatch off) to have them summed out as unobserved, or fill them first "
+        "(e.g. with skboltz.RBMImputer on NumPy arrays).")
+
+
+def validated_rows(estimator, X, *, reset):
+    """Dispatched ``X`` validated in its namespace (float32 or float64, complete rows:
+    NaN is refused with what to do, where the NumPy path would sum it out)."""
+    xp, _ = dispatched_namespace(X)
+    X = validate_data(estimator, X, dtype=[xp.float64, xp.float32], reset=reset,
+                      ensure_all_finite="allow-nan")
+    if bool(xp.any(xp.isnan(X))):
+        refuse_missing(estimator)
+    return X
+
+
 def fitted_namespace(estimator):
     """The :class:`ArrayAPIState` of a model fitted on the generic path, else None."""
     state = estimator.__dict__.get("_training_state")
@@ -265,6 +287,14 @@ def check_input_namespace(estimator, X, state, method):
             f"same device as those passed to fit(): {fitted[0]} on {fitted[1]}, got "
             f"{namespace_name(xp)} on {device}."
         )
+
+
+def check_rows_like_model(estimator, X, model, method):
+    """For a meta-estimator: refuse ``X`` unless it is where its fitted ``model``
+    lives (namespace and device), naming the meta-estimator's ``method``."""
+    state = fitted_namespace(model)
+    if state is not None or dispatched_namespace(X) is not None:
+        check_input_namespace(estimator, X, state, method)
 
 
 def _routed(numpy_method, *, takes_rows=True):
