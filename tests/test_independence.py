@@ -127,3 +127,13 @@ def test_auto_weight_decay_under_array_api_dispatch():
     with config_context(array_api_dispatch=True):
         assert RBM(**fit).fit(xp.asarray(X)).weight_decay_ == 1e-2
         assert RBM(**fit).fit(xp.asarray(X * 0.5 + 0.25)).weight_decay_ == 1e-3
+
+
+def test_independent_log_likelihood_of_held_out_rows():
+    train = np.array([[1, 0], [1, 1], [0, 0], [1, 0]], dtype=float)
+    test = np.array([[0, 1], [1, 0]], dtype=float)
+    rates = (train.sum(axis=0) + 1) / (len(train) + 2)  # add-one: 4/6 and 2/6
+    expected = np.mean(test @ np.log(rates) + (1 - test) @ np.log(1 - rates))
+    assert independent_log_likelihood(train, scored=test) == pytest.approx(expected)
+    assert independent_log_likelihood(train, scored=train) == pytest.approx(
+        independent_log_likelihood(train))

@@ -55,12 +55,15 @@ AIS_COST_FRACTION = 0.02
 MIN_BETAS, MAX_BETAS = 100, 2000
 
 
-def independent_log_likelihood(rows, weights=None):
+def independent_log_likelihood(rows, weights=None, scored=None):
     """Mean log-likelihood (nats per row) of binary ``rows`` under independent columns
-    at their add-one smoothed frequencies (fitted to the same rows)."""
+    at their add-one smoothed frequencies fitted to ``rows``; of ``scored`` rows
+    instead (unweighted), when given (held-out rows)."""
     n_rows = rows.shape[0] if weights is None else float(np.sum(weights))
     ones = rows.sum(axis=0) if weights is None else weights @ rows
     rates = (ones + 1.0) / (n_rows + 2.0)
+    if scored is not None:
+        rows, weights = scored, None
     per_row = rows @ np.log(rates) + (1.0 - rows) @ np.log1p(-rates)
     return float(np.average(per_row, weights=weights))
 
