@@ -206,8 +206,8 @@ def test_random_sources_are_seeded():
     np.testing.assert_array_equal(to_numpy(a, xp_strict), to_numpy(b, xp_strict))
     assert sorted(to_numpy(source.permutation(6), xp_strict).tolist()) == list(range(6))
     if torch is not None:
-        t1 = random_source(torch, torch.device("cpu"), 5).normal((4,), torch.float64)
-        t2 = random_source(torch, torch.device("cpu"), 5).normal((4,), torch.float64)
+        t1 = random_source(torch, torch.device("cpu"), 5).standard_normal((4,), torch.float64)
+        t2 = random_source(torch, torch.device("cpu"), 5).standard_normal((4,), torch.float64)
         assert torch.equal(t1, t2)
 
 

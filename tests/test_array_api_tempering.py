@@ -63,9 +63,9 @@ def test_tempered_chains_sample_the_model(kind):
     model = Model(xp, visible, params)
     source = random_source(xp, None, 0)
     n_chains, betas = 200, np.linspace(1.0, 0.0, 4)
-    start_fields = xp.zeros((n_chains * len(betas), layer.n_units), dtype=xp.float64)
+    no_input = xp.zeros((n_chains * len(betas), layer.n_units), dtype=xp.float64)
     tempered = {
-        "chains": visible.xp_draw(xp, source, start_fields + visible.bias),
+        "chains": visible.sample(no_input, source),
         "row_betas": xp.asarray(np.repeat(betas, n_chains)[:, None]),
         "betas": betas, "n_chains": n_chains, "n_rounds": 0, "n_accepted": 0,
         "n_proposed": 0,

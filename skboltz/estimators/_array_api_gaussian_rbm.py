@@ -172,7 +172,7 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
         params = {LOG_VARIANCE: xp.full(V.shape[1], log_variance, dtype=V.dtype,
                                         device=V.device)}
         if whitened:
-            params[WEIGHTS] = weight_scale * state.source.normal(
+            params[WEIGHTS] = weight_scale * state.source.standard_normal(
                 (estimator.n_components, V.shape[1]), V.dtype)
         return params
 

@@ -6,7 +6,7 @@ The namespace-generic path of the restricted estimators (:class:`~skboltz.RBM`,
 and a binary hidden layer coupled by weights W, trained and scored with the array API
 standard's functions only, so that torch (CPU or CUDA), CuPy and array-api-strict
 arrays are computed on in their own namespace and on their own device. The unit types'
-formulas are the layers' own (the ``xp_*`` methods of :mod:`skboltz.units._layers`); this
+formulas are the layers' own (:mod:`skboltz.units._layers`, written once for every namespace); this
 module holds what every restricted model shares: the minibatch loop, CD-k and PCD's
 negative phase, the update rule, the scores and log Z (exact enumeration of the
 countable layer with fewer states, or annealed importance sampling). An estimator's
@@ -51,7 +51,7 @@ from ..utils._array_api import (
     score_dtype,
     to_numpy,
 )
-from ..utils._energy import logit_of_rates
+from ..utils._energy import bernoulli_sample, logit_of_rates
 from ..core._base import same_strategy
 from ..core._independence import rows_are_binary
 from ..core._monitoring import RECONSTRUCTION_ROWS
@@ -105,7 +105,7 @@ class Model:
 
     def hidden_input(self, V):
         """What the visible rows send the hidden units: (v as seen) W^T."""
-        return self.visible.xp_seen(self.xp, V) @ self.weights.T
+        return self.visible.seen_states(V) @ self.weights.T
 
     def visible_input(self, H):
         return H @ self.weights
@@ -117,30 +117,26 @@ class Model:
         xp = self.xp
         energy = -xp.sum(H * self.hidden_input(V), axis=1) - H @ self.hidden.bias
         if self.visible.tempers_bias:
-            energy = energy + self.visible.xp_energy(xp, V)
+            energy = energy + self.visible.energy(V)
         return energy
 
     def hidden_probability(self, V):
-        return self.hidden.xp_mean(self.xp, self.hidden_input(V) + self.hidden.bias)
-
-    def visible_fields(self, H):
-        return self.visible_input(H) + self.visible.bias
+        return self.hidden.mean(self.hidden_input(V))
 
     def free_energy(self, V):
         """F(v) = E_visible(v) - log sum_h exp(h . (c + W seen(v)))."""
-        xp = self.xp
-        hidden_fields = self.hidden_input(V) + self.hidden.bias
-        return self.visible.xp_energy(xp, V) - self.hidden.xp_log_partition(xp, hidden_fields)
+        return self.visible.energy(V) - self.hidden.log_partition(self.hidden_input(V),
+                                                                  overwrite=True)
 
     def gibbs_from_visible(self, source, V, n_steps):
-        """``n_steps`` block Gibbs steps from visible rows: the last visible fields and
-        rows."""
-        xp, fields = self.xp, None
+        """``n_steps`` block Gibbs steps from visible rows: the last visible inputs
+        (what the hidden units sent) and rows."""
+        input = None
         for _ in range(n_steps):
-            H = self.hidden.xp_draw(xp, source, self.hidden_input(V) + self.hidden.bias)
-            fields = self.visible_fields(H)
-            V = self.visible.xp_draw(xp, source, fields)
-        return fields, V
+            H = self.hidden.sample(self.hidden_input(V), source)
+            input = self.visible_input(H)
+            V = self.visible.sample(input, source)
+        return input, V
 
 
 @dataclass(eq=False)
@@ -531,14 +527,14 @@ class RestrictedArrayAPI:
         rows_are_means = choice == "mean"
         source = state.source
         if type(learning) is CD:
-            H = bernoulli_of(xp, source, positive_hidden)
+            H = bernoulli_sample(positive_hidden, source)
             negative = positive
             for k in range(1, n_steps + 1):
                 if k > 1:
-                    H = bernoulli_of(xp, source, model.hidden_probability(negative))
-                fields = model.visible_fields(H)
-                negative = (visible.xp_mean(xp, fields) if k == n_steps and rows_are_means
-                            else visible.xp_draw(xp, source, fields))
+                    H = bernoulli_sample(model.hidden_probability(negative), source)
+                input = model.visible_input(H)
+                negative = (visible.mean(input) if k == n_steps and rows_are_means
+                            else visible.sample(input, source))
             negative_hidden = model.hidden_probability(negative)
         elif type(learning) is ParallelTempering:
             negative, negative_hidden = _tempered_negative_phase(
@@ -546,14 +542,14 @@ class RestrictedArrayAPI:
         else:
             H = state.hidden
             for _ in range(n_steps - 1):
-                chains = visible.xp_draw(xp, source, model.visible_fields(H))
-                H = bernoulli_of(xp, source, model.hidden_probability(chains))
-            fields = model.visible_fields(H)
-            chains = visible.xp_draw(xp, source, fields)
+                chains = visible.sample(model.visible_input(H), source)
+                H = bernoulli_sample(model.hidden_probability(chains), source)
+            input = model.visible_input(H)
+            chains = visible.sample(input, source)
             chains_hidden = model.hidden_probability(chains)
-            state.hidden = bernoulli_of(xp, source, chains_hidden)
+            state.hidden = bernoulli_sample(chains_hidden, source)
             if rows_are_means:
-                negative = visible.xp_mean(xp, fields)
+                negative = visible.mean(input)
                 negative_hidden = model.hidden_probability(negative)
             else:
                 negative, negative_hidden = chains, chains_hidden
@@ -571,11 +567,10 @@ class RestrictedArrayAPI:
                                  - xp.mean(weighted_negative_hidden, axis=0)),
         }
         W = model.weights
-        data = visible.xp_extra_gradients(xp, positive, positive_hidden, W, False,
-                                          weights)
+        data = visible.extra_gradients(positive, positive_hidden, W, False, weights)
         if data:
-            free = visible.xp_extra_gradients(xp, negative, negative_hidden, W,
-                                              rows_are_means, negative_weights)
+            free = visible.extra_gradients(negative, negative_hidden, W, rows_are_means,
+                                           negative_weights)
             for name in data:
                 gradient[name] = step * (data[name] - free[name])
         for name in state.iterate:  # parameters that are not learnt stay
@@ -586,8 +581,7 @@ class RestrictedArrayAPI:
     def _reconstruction_error(cls, estimator, state, V):
         rows = V[:: -(-V.shape[0] // RECONSTRUCTION_ROWS), ...]
         model = cls.model(estimator, state.params, state)
-        means = model.visible.xp_mean(
-            state.xp, model.visible_fields(model.hidden_probability(rows)))
+        means = model.visible.mean(model.visible_input(model.hidden_probability(rows)))
         return float(state.xp.mean((means - rows) ** 2))
 
     @classmethod
@@ -614,7 +608,7 @@ class RestrictedArrayAPI:
         state.n_first_rows = V.shape[0]
         n_visible, n_hidden = V.shape[1], estimator.n_components
         params = {
-            WEIGHTS: 0.01 * source.normal((n_hidden, n_visible), dtype),
+            WEIGHTS: 0.01 * source.standard_normal((n_hidden, n_visible), dtype),
             VISIBLE_BIAS: xp.asarray(cls.starting_visible_bias(
                 estimator, state.visible_rates), dtype=dtype, device=device),
             HIDDEN_BIAS: xp.zeros(n_hidden, dtype=dtype, device=device),
@@ -641,7 +635,7 @@ class RestrictedArrayAPI:
         if type(learning) is PCD:
             starts = xp.take(V, source.integers(V.shape[0], n_chains), axis=0)
             chains = cls._chain_starts(estimator, model, source, starts)
-            state.hidden = bernoulli_of(xp, source, model.hidden_probability(chains))
+            state.hidden = bernoulli_sample(model.hidden_probability(chains), source)
         elif type(learning) is ParallelTempering:
             betas = np.linspace(1.0, learning.min_beta, learning.n_temperatures)
             n_rows = n_chains * len(betas)
@@ -659,7 +653,7 @@ class RestrictedArrayAPI:
         """Persistent chains' first visible states from training rows: binary units
         drawn with the rows' values as probabilities, other types as they are."""
         if isinstance(model.visible, BinaryUnits):
-            return bernoulli_of(model.xp, source, rows)
+            return bernoulli_sample(rows, source)
         return rows
 
     @classmethod
@@ -715,8 +709,8 @@ class RestrictedArrayAPI:
     def reconstruct(cls, estimator, X):
         V = cls._rows(estimator, X)
         model = cls._fitted_model(estimator, V.dtype)
-        fields = model.visible_fields(model.hidden_probability(V))
-        return cls.visible_out(estimator, model.visible.xp_mean(model.xp, fields))
+        input = model.visible_input(model.hidden_probability(V))
+        return cls.visible_out(estimator, model.visible.mean(input))
 
     @classmethod
     def free_energy(cls, estimator, X):
@@ -785,12 +779,13 @@ class RestrictedArrayAPI:
         model = cls._fitted_model(estimator, W.dtype)
         # independent visible units with the data's means, then n_steps Gibbs steps
         base = model.visible.base_bias_from_rates(state.visible_rates)
-        start_fields = xp.broadcast_to(xp.asarray(base, dtype=W.dtype, device=device),
-                                       (n_samples, W.shape[1]))
-        V = model.visible.xp_draw(xp, source, start_fields)
-        fields, V = model.gibbs_from_visible(source, V, n_steps)
+        independent = model.visible.replace(bias=xp.asarray(base, dtype=W.dtype,
+                                                            device=device))
+        V = independent.sample(xp.zeros((n_samples, W.shape[1]), dtype=W.dtype,
+                                        device=device), source)
+        input, V = model.gibbs_from_visible(source, V, n_steps)
         if return_means:
-            means = (model.visible.xp_mean(xp, fields) if fields is not None
+            means = (model.visible.mean(input) if input is not None
                      else xp.asarray(V, copy=True))
             return cls.visible_out(estimator, means)
         return cls.visible_out(estimator, V)
@@ -843,17 +838,15 @@ def _tempered_negative_phase(model, source, tempered, n_steps, rows_are_means):
     xp, visible, hidden = model.xp, model.visible, model.hidden
     V, row_betas = tempered["chains"], tempered["row_betas"]
     for _ in range(n_steps):
-        H = hidden.xp_draw(xp, source, hidden.xp_tempered_fields(
-            xp, model.hidden_input(V), row_betas))
-        V = visible.xp_draw(xp, source, visible.xp_tempered_fields(
-            xp, model.visible_input(H), row_betas))
-    H = hidden.xp_draw(xp, source, hidden.xp_tempered_fields(
-        xp, model.hidden_input(V), row_betas))
+        H = hidden.sample(hidden.tempered_input(model.hidden_input(V), row_betas), source)
+        V = visible.sample(visible.tempered_input(model.visible_input(H), row_betas),
+                           source)
+    H = hidden.sample(hidden.tempered_input(model.hidden_input(V), row_betas), source)
     V, H = _swapped(model, source, tempered, V, H)
     tempered["chains"] = V
     n_chains = tempered["n_chains"]
     if rows_are_means:
-        negative = visible.xp_mean(xp, model.visible_fields(H[:n_chains, ...]))
+        negative = visible.mean(model.visible_input(H[:n_chains, ...]))
     else:
         negative = V[:n_chains, ...]
     return negative, model.hidden_probability(negative)
@@ -888,12 +881,6 @@ def _swapped(model, source, tempered, V, H):
                       (n_temperatures, n_chains))
     order = xp.reshape(rows + n_chains * shift, (-1,))
     return xp.take(V, order, axis=0), xp.take(H, order, axis=0)
-
-
-def bernoulli_of(xp, source, probability):
-    """Binary draws with these probabilities (in their dtype)."""
-    draws = source.random(tuple(probability.shape), probability.dtype) < probability
-    return xp.astype(draws, probability.dtype)
 
 
 def _host_means(xp, rows, weights=None):
@@ -969,8 +956,7 @@ def exact_log_partition(model, device):
                                                          listed.n_states))
         input = (model.hidden_input(states) if listed_is_visible
                  else model.visible_input(states))
-        log_weights = -listed.xp_energy(xp, states) + summed.xp_log_partition(
-            xp, input + summed.bias)
+        log_weights = -listed.energy(states) + summed.log_partition(input, overwrite=True)
         partial_sums.append(_logsumexp(xp, log_weights))
     value = float(np.logaddexp.reduce(np.asarray(partial_sums)))
     return LogZ(value, lower=value, upper=value, method="exact",
@@ -1079,25 +1065,25 @@ def _annealing_run(model, source, data_rates, betas, n_chains):
         return model.visible_input(O) if visible_annealed else model.hidden_input(O)
 
     def log_weight(S, beta):  # log p*_beta(S), up to what cancels
-        other_fields = other.xp_tempered_fields(xp, input_to_other(S), beta)
-        return (-(1 - beta) * base.xp_energy(xp, S) - beta * annealed.xp_energy(xp, S)
-                + other.xp_log_partition(xp, other_fields))
+        other_input = other.tempered_input(input_to_other(S), beta)
+        return (-(1 - beta) * base.energy(S) - beta * annealed.energy(S)
+                + other.log_partition(other_input, overwrite=True))
 
-    S = base.xp_draw(xp, source, xp.broadcast_to(base.bias, (n_chains, annealed.n_units)))
+    S = base.sample(xp.zeros((n_chains, annealed.n_units), dtype=dtype, device=device),
+                    source)
     log_weights = xp.zeros(n_chains, dtype=dtype, device=device)
     for previous, beta in zip(betas[:-1], betas[1:]):
         previous, beta = float(previous), float(beta)
         log_weights = log_weights + log_weight(S, beta) - log_weight(S, previous)
         if beta < 1.0:  # a transition at beta (none after the last)
-            O = other.xp_draw(xp, source, other.xp_tempered_fields(xp, input_to_other(S),
-                                                                   beta))
-            fields = (1 - beta) * base.bias + beta * (annealed.bias + input_to_annealed(O))
-            S = annealed.xp_draw(xp, source, fields)
+            O = other.sample(other.tempered_input(input_to_other(S), beta), source)
+            # the annealed layer at beta: its bias between the base's and its own
+            between = annealed.replace(bias=(1 - beta) * base.bias + beta * annealed.bias)
+            S = between.sample(beta * input_to_annealed(O), source)
     log_weights = to_numpy(log_weights, xp).astype(np.float64)
     # at beta = 0: the independent base layer, and the other layer at its beta-0 fields
     zero_input = xp.zeros((1, other.n_units), dtype=dtype, device=device)
-    other_at_zero = float(other.xp_log_partition(
-        xp, other.xp_tempered_fields(xp, zero_input, 0.0))[0])
+    other_at_zero = float(other.log_partition(other.tempered_input(zero_input, 0.0))[0])
     log_z_base = base.replace(bias=base_bias).independent_log_partition() + other_at_zero
     return _estimate(log_weights, log_z_base)
 

@@ -35,7 +35,7 @@ from ._gaussian_rbm import (
     bounded_rows,
     value_bound,
 )
-from ..units._layers import GaussianUnits, LayerGroups, SoftmaxUnits
+from ..units._layers import GaussianUnits, LayerGroups, SoftmaxUnits, most_probable_codes
 from ..exceptions import TrainingDivergedError
 
 #: The Gaussian group's learnt parameter (the log variances of the numeric columns).
@@ -84,11 +84,23 @@ class _OnDevice:
             softmax = SoftmaxUnits(np.zeros(n_units), columns.n_categories).replace(
                 bias=xp.zeros(n_units, dtype=xp.float32, device=device))
             softmax._xp_indices(xp, device)  # made once, shared by its replacements
-            softmax._xp_unit_categories(xp, device)
             self.softmax = softmax
+            # each unit's group and its category within the group, on the device
+            group = np.repeat(np.arange(len(columns.n_categories)), columns.n_categories)
+            starts = np.cumsum([0, *columns.n_categories[:-1]])
+            self.unit_group = xp.asarray(group, device=device)
+            self.unit_category = xp.asarray(np.arange(n_units) - starts[group], device=device)
             groups.append(softmax)
         self.groups = LayerGroups(groups)
         self._limits = {}
+
+    def one_hot(self, codes):
+        """The softmax units' one-hot rows of rows of category codes (each below its
+        column's number of categories), in the dtype of ``codes``."""
+        xp = self.xp
+        same_category = (xp.take(codes, self.unit_group, axis=1)
+                         == xp.astype(self.unit_category, codes.dtype))
+        return xp.astype(same_category, codes.dtype)
 
     def limits(self, dtype, device):
         """Each categorical column's number of categories, in ``dtype``."""
@@ -196,7 +208,7 @@ class _TableArrayAPI(RestrictedArrayAPI):
     def codes_out(cls, estimator, V, table):
         """Each group's most probable category in the softmax units' rows ``V``, as
         codes in the dtype of ``V``."""
-        return table.xp.astype(table.softmax.xp_most_probable(table.xp, V), V.dtype)
+        return most_probable_codes(V, table.softmax.sizes)
 
 
 def _published_categories(xp, device, n_categories):
@@ -230,7 +242,7 @@ class CategoricalRBMArrayAPI(_TableArrayAPI):
 
     @classmethod
     def rows_of(cls, estimator, X, table, numeric, codes, state, reset):
-        return table.softmax.xp_one_hot(table.xp, codes)
+        return table.one_hot(codes)
 
     @classmethod
     def visible_layer(cls, estimator, params, state=None):
@@ -310,7 +322,7 @@ class TabularRBMArrayAPI(_TableArrayAPI):
                                device=X.device)
             parts.append(Z)
         if codes is not None:
-            parts.append(table.softmax.xp_one_hot(xp, codes))
+            parts.append(table.one_hot(codes))
         return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
 
     @classmethod

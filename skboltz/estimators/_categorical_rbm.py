@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_non_negative, validate_data
 from ..utils._array_api import ArrayAPIMixin, fitted_namespace
 from ._array_api_tables import CategoricalRBMArrayAPI
 from ._layered_rbm import LayeredRBM, layered_constraints
-from ..units._layers import BinaryUnits, SoftmaxUnits
+from ..units._layers import BinaryUnits, SoftmaxUnits, most_probable_codes
 from ..core._monitoring import MONITORING_PARAMETERS_DOC
 from ._restricted import MISSING_ENTRIES_DOC
 from ..models._restricted_energy import RestrictedView
@@ -112,17 +112,6 @@ def one_hot(codes, n_categories):
     rows = np.zeros((codes.shape[0], int(np.sum(n_categories))), dtype=codes.dtype)
     rows[np.arange(codes.shape[0])[:, None], offsets + codes.astype(np.intp)] = 1
     return rows
-
-
-def most_probable_codes(V, n_categories):
-    """Each group's most probable category in one-hot (or probability) rows ``V``, as
-    codes in the dtype of ``V``."""
-    codes = np.empty((V.shape[0], len(n_categories)), dtype=V.dtype)
-    start = 0
-    for column, size in enumerate(n_categories):
-        codes[:, column] = np.argmax(V[:, start : start + size], axis=1)
-        start += size
-    return codes
 
 
 class CategoricalRBM(ArrayAPIMixin, LayeredRBM):

@@ -14,7 +14,12 @@ Layers are read-only, like the views that hold them: a new parameter set is a ne
 layer (:meth:`Layer.replace`). Two conventions for what they receive:
 
 - *inputs*, in the views' arithmetic: what the other layer sends through the weights,
-  the layer's own bias excluded (``mean``, ``sample``, ``log_partition``);
+  the layer's own bias excluded (``mean``, ``sample``, ``log_partition``). These
+  formulas are written once for every array namespace: on NumPy arrays they run
+  NumPy's functions (in place where it pays), on torch, CuPy or array-api-strict
+  arrays (array API dispatch) the library's own, on its device; ``rng`` is then the
+  namespace's random source (:func:`skboltz.utils._array_api.random_source`), which
+  is asked for draws as a ``numpy.random.Generator`` is;
 - *fields*, in the training form's: the bias included (the packed products carry it
   through a constant unit), on rows whose last column is that constant unit, which
   comes out as 1 (``draw_fields``, ``mean_of_fields``, in place; random numbers from
@@ -41,7 +46,13 @@ from ..utils._energy import (
     softplus_row_sums,
     sum_log,
 )
-from ..utils._array_api import bernoulli, namespace_of, xp_sigmoid, xp_softplus
+from ..utils._array_api import (
+    as_dtype,
+    concat_columns,
+    copy_of,
+    foreign_namespace,
+    namespace_of,
+)
 from ..utils._enumeration import SPLIT_HALF_BLOCK_STATES, split_half_log_weights
 from ..utils._noise import NOISE_DTYPE
 from ..utils._validation import clipped_into_unit_interval
@@ -191,16 +202,16 @@ class Layer:
 
         Parameters
         ----------
-        S : {ndarray, sparse matrix} of shape (n_rows, n_units)
+        S : {array, sparse matrix} of shape (n_rows, n_units)
             States of the layer.
 
         Returns
         -------
-        energy : ndarray of shape (n_rows,)
+        energy : array of shape (n_rows,)
             The terms of E that hold these units alone (-b . s, and whatever else the
             type's energy holds besides the coupling).
         """
-        return -np.asarray(S @ self.bias).ravel()
+        return -(S @ self.bias)
 
     def seen_weights(self, weights):
         """Return the weights as the other layer sees these units' states through them.
@@ -240,12 +251,13 @@ class Layer:
         ----------
         input : ndarray of shape (n_rows, n_units)
             What the other layer sends through the weights (the bias excluded).
-        rng : numpy.random.Generator
-            Source of randomness.
+        rng : numpy.random.Generator or random source
+            Source of randomness (for arrays of another namespace, its random
+            source).
 
         Returns
         -------
-        S : ndarray of shape (n_rows, n_units)
+        S : array of shape (n_rows, n_units)
             The draws.
         """
         return self.draw_independent(self.mean(input), rng)
@@ -308,110 +320,17 @@ class Layer:
             S = enumerated.states(start, min(start + chunk_size, n_states))
             yield -enumerated.energy(S) + self.log_partition(S @ to_self, overwrite=True)
 
-    # -- any array namespace (array API dispatch, skboltz/estimators/_array_api_restricted.py) --
-    # The same model in the standard's functions only, on a layer whose parameters are
-    # arrays of the namespace ``xp`` (on the input's device); ``fields`` hold the bias
-    # (b + input), ``source`` is the namespace's random source (skboltz/utils/_array_api.py).
-    def xp_mean(self, xp, fields):
-        """Compute E[s | fields] of each row, in any array namespace.
+    def tempered_input(self, input, beta):
+        """Return the input that gives the layer its fields at inverse temperature ``beta``.
+
+        The fields of annealing and tempering are the whole field scaled, beta (b +
+        input), or only the input where the bias is not tempered (a Gaussian layer
+        keeps its quadratic term), b + beta input. Passed to :meth:`mean`,
+        :meth:`sample` or :meth:`log_partition`, the input returned gives those
+        fields.
 
         Parameters
         ----------
-        xp : module
-            The array namespace of the parameters and rows.
-        fields : array of shape (n_rows, n_units)
-            The fields: the bias plus what the other layer sends.
-
-        Returns
-        -------
-        mean : array of shape (n_rows, n_units)
-            The conditional means.
-        """
-        raise NotImplementedError
-
-    def xp_draw(self, xp, source, fields):
-        """Draw states of each row given its fields, in any array namespace.
-
-        Parameters
-        ----------
-        xp : module
-            The array namespace of the parameters and rows.
-        source : object
-            The namespace's random source (``random``, ``normal``: see
-            ``skboltz.utils._array_api.random_source``).
-        fields : array of shape (n_rows, n_units)
-            The fields: the bias plus what the other layer sends.
-
-        Returns
-        -------
-        S : array of shape (n_rows, n_units)
-            The draws.
-        """
-        raise NotImplementedError
-
-    def xp_log_partition(self, xp, fields):
-        """Compute :meth:`log_partition` of the input ``fields - bias`` of each row.
-
-        Parameters
-        ----------
-        xp : module
-            The array namespace of the parameters and rows.
-        fields : array of shape (n_rows, n_units)
-            The fields: the bias plus what the other layer sends.
-
-        Returns
-        -------
-        log_partition : array of shape (n_rows,)
-            The log-sums (log-integrals) over the layer's states.
-        """
-        raise NotImplementedError
-
-    def xp_energy(self, xp, S):
-        """Compute :meth:`energy` of each row of states, in any array namespace.
-
-        Parameters
-        ----------
-        xp : module
-            The array namespace of the parameters and rows.
-        S : array of shape (n_rows, n_units)
-            States of the layer.
-
-        Returns
-        -------
-        energy : array of shape (n_rows,)
-            The layer's own energy terms.
-        """
-        return -(S @ self.bias)
-
-    def xp_seen(self, xp, S):
-        """Return the states as the other layer sees them through the weights.
-
-        Parameters
-        ----------
-        xp : module
-            The array namespace of the parameters and rows.
-        S : array of shape (n_rows, n_units)
-            States of the layer.
-
-        Returns
-        -------
-        seen : array of shape (n_rows, n_units)
-            The states themselves, unless the type scales them (a Gaussian unit is
-            seen as v / sigma^2).
-        """
-        return S
-
-    def xp_tempered_fields(self, xp, input, beta):
-        """Compute the fields at inverse temperature ``beta``.
-
-        The fields of annealing and tempering: the whole field scaled, or only the
-        input where the bias is not tempered (a Gaussian layer keeps its quadratic
-        term).
-
-        Parameters
-        ----------
-        xp : module
-            The array namespace of the parameters and rows.
         input : array of shape (n_rows, n_units)
             What the other layer sends through the weights (the bias excluded).
         beta : float or array of shape (n_rows, 1)
@@ -419,12 +338,12 @@ class Layer:
 
         Returns
         -------
-        fields : array of shape (n_rows, n_units)
-            The tempered fields.
+        input : array of shape (n_rows, n_units)
+            The tempered input.
         """
         if self.tempers_bias:
-            return beta * (input + self.bias)
-        return self.bias + beta * input
+            return beta * input + (beta - 1) * self.bias
+        return beta * input
 
     def xp_states(self, xp, device, start, stop):
         """List some of the layer's states (:meth:`states`) in any array namespace.
@@ -445,13 +364,14 @@ class Layer:
         """
         return xp.asarray(self.states(start, stop), dtype=self.bias.dtype, device=device)
 
-    def xp_extra_gradients(self, xp, V, H, weights, means, row_weights=None):
+    def extra_gradients(self, V, H, weights, means, row_weights=None):
         """Compute the mean gradient of each extra parameter over rows.
+
+        The dispatched path's form of :meth:`extra_statistics` (means of the rows
+        rather than sums into a buffer).
 
         Parameters
         ----------
-        xp : module
-            The array namespace of the parameters and rows.
         V : array of shape (n_rows, n_units)
             Visible rows (states, or means standing for draws).
         H : array of shape (n_rows, n_hidden)
@@ -984,14 +904,14 @@ class BinaryUnits(Layer):
     auto_negative_visible = "mean"
 
     def mean(self, input):
-        return sigmoid(np.asarray(input + self.bias))
+        return sigmoid(input + self.bias)
 
     def sample(self, input, rng):
         return bernoulli_sample(self.mean(input), rng)
 
     def log_partition(self, input, overwrite=False, add_to=None):
         # sum_i log(1 + exp(b_i + input_i))
-        fields = np.asarray(input) if overwrite else np.array(input)
+        fields = input if overwrite else copy_of(input)
         fields += self.bias
         log_z = softplus_row_sums(fields, overwrite=True)
         return log_z if add_to is None else add_to + log_z
@@ -1119,15 +1039,6 @@ class BinaryUnits(Layer):
         np.greater(fields, noise.logistic(out.shape), out=out)
 
     # -- any array namespace ----------------------------------------------------------
-    def xp_mean(self, xp, fields):
-        return xp_sigmoid(xp, fields)
-
-    def xp_draw(self, xp, source, fields):
-        return bernoulli(source, xp_sigmoid(xp, fields))
-
-    def xp_log_partition(self, xp, fields):
-        return xp.sum(xp_softplus(xp, fields), axis=1)
-
     def xp_states(self, xp, device, start, stop):
         # the bits of the state numbers, made on the device
         shifts = xp.arange(self.n_units, dtype=xp.int64, device=device)
@@ -1234,8 +1145,8 @@ class GaussianUnits(Layer):
         return self.log_variance if self.log_variance is not None else np.log(self.variance)
 
     def energy(self, S):
-        centred = np.asarray(S) - self.bias
-        return (centred * centred / (2 * self.variance)).sum(axis=1)
+        centred = S - self.bias
+        return namespace_of(centred).sum(centred * centred / (2 * self.variance), axis=1)
 
     def seen_weights(self, weights):
         return weights / self.variance
@@ -1244,16 +1155,16 @@ class GaussianUnits(Layer):
         return input + self.bias
 
     def sample(self, input, rng):
-        V = self.mean(input).astype(self.dtype, copy=False)
-        V += self.std * rng.standard_normal(V.shape, dtype=self.dtype)
+        V = as_dtype(self.mean(input), self.dtype)
+        V += self.std * rng.standard_normal(tuple(V.shape), self.dtype)
         return V
 
     def log_partition(self, input, overwrite=False, add_to=None):
         # int exp(-(v - b)^2 / (2 sigma^2) + v x / sigma^2) dv
         #   = exp(((b + x)^2 - b^2) / (2 sigma^2)) sqrt(2 pi sigma^2)
-        shift = np.asarray(input) if overwrite else np.array(input)
+        shift = input if overwrite else copy_of(input)
         shift *= shift + 2 * self.bias
-        quadratic = (shift / (2 * self.variance)).sum(axis=1)
+        quadratic = namespace_of(shift).sum(shift / (2 * self.variance), axis=1)
         if add_to is not None:
             quadratic = add_to + quadratic
         return quadratic + self.independent_log_partition()
@@ -1315,27 +1226,8 @@ class GaussianUnits(Layer):
     def mean_of_unit_fields(self, fields):
         pass  # the field is the mean
 
-    # -- any array namespace ----------------------------------------------------------
-    def xp_mean(self, xp, fields):
-        return fields
-
-    def xp_draw(self, xp, source, fields):
-        return fields + self.std * source.normal(tuple(fields.shape), fields.dtype)
-
-    def xp_log_partition(self, xp, fields):
-        # ((b + x)^2 - b^2) / (2 sigma^2) per unit, and the normalizer (see log_partition)
-        quadratic = xp.sum((fields * fields - self.bias * self.bias) / (2 * self.variance),
-                           axis=1)
-        return quadratic + float(xp.sum(0.5 * xp.log(2 * math.pi * self.variance)))
-
-    def xp_energy(self, xp, S):
-        centred = S - self.bias
-        return xp.sum(centred * centred / (2 * self.variance), axis=1)
-
-    def xp_seen(self, xp, S):
-        return S / self.variance
-
-    def xp_extra_gradients(self, xp, V, H, weights, means, row_weights=None):
+    # -- the dispatched path's gradient of the variances --------------------------------
+    def extra_gradients(self, V, H, weights, means, row_weights=None):
         # log_variance_statistics, averaged over the rows
         centred = V - self.bias
         per_row = 0.5 * centred * centred - V * (H @ weights)
@@ -1343,7 +1235,7 @@ class GaussianUnits(Layer):
             per_row = per_row + 0.5 * self.variance
         if row_weights is not None:
             per_row = per_row * row_weights[:, None]
-        return {"log_variance": xp.mean(per_row, axis=0) / self.variance}
+        return {"log_variance": namespace_of(per_row).mean(per_row, axis=0) / self.variance}
 
     def draw_fields_and_mean(self, x, noise, out):
         x[..., -1] = 1
@@ -1446,7 +1338,11 @@ class GaussianUnits(Layer):
 
 
 def gaussian_log_normalizer(variance):
-    """sum_i log(sqrt(2 pi sigma_i^2)): the log-integral of the visible Gaussians."""
+    """sum_i log(sqrt(2 pi sigma_i^2)): the log-integral of the visible Gaussians (in
+    float64 for NumPy variances; in their own dtype, on their device, for others)."""
+    if not isinstance(variance, np.ndarray):
+        xp = namespace_of(variance)
+        return float(xp.sum(0.5 * xp.log(2 * math.pi * variance)))
     return float(0.5 * np.log(2 * np.pi * np.asarray(variance, dtype=np.float64)).sum())
 
 
@@ -1512,22 +1408,52 @@ class SoftmaxUnits(Layer):
     # -- groups as slices of a padded array ------------------------------------------
     def _grouped(self, fields, padding=-np.inf):
         """(rows, groups, largest K) copy of the fields, ``padding`` where a group
-        has fewer units."""
+        has fewer units (any namespace; NumPy's in place)."""
+        xp = foreign_namespace(fields)
+        if xp is not None:
+            columns, mask, _ = self._xp_indices(xp, fields.device)
+            grouped = xp.reshape(xp.take(fields, columns, axis=1),
+                                 (fields.shape[0], *self._padding.shape))
+            if self._padded:
+                grouped = xp.where(mask, xp.full_like(grouped, padding), grouped)
+            return grouped
         grouped = fields[:, self._columns]
         if self._padded:
             grouped[:, self._padding] = padding
         return grouped
 
+    def _units(self, grouped):
+        """The units' columns of a (rows, groups, largest K) array (any namespace)."""
+        xp = foreign_namespace(grouped)
+        if xp is None:
+            return grouped.reshape(len(grouped), -1)[:, ~self._padding.ravel()]
+        flat = xp.reshape(grouped, (grouped.shape[0], -1))
+        return xp.take(flat, self._xp_indices(xp, flat.device)[2], axis=1)
+
     @staticmethod
-    def _normalised_exp(grouped):
-        """exp(fields - each group's largest), in place (the softmax's numerator)."""
-        grouped -= grouped.max(axis=-1, keepdims=True)
+    def _normalised_exp(grouped, top=None):
+        """exp(fields - each group's largest, ``top``) (the softmax's numerator), in
+        place for NumPy arrays."""
+        xp = foreign_namespace(grouped)
+        if top is None:
+            top = (np if xp is None else xp).max(grouped, axis=-1, keepdims=True)
+        if xp is not None:
+            return xp.exp(grouped - top)
+        grouped -= top
         return np.exp(grouped, out=grouped)
 
-    def _choose(self, weights, uniform, out):
+    def _choose(self, weights, uniform, out=None):
         """One-hot draws into ``out`` (rows x units) from unnormalised ``weights``
         (rows x groups x K), one uniform number per row and group: the inverse of each
-        group's cumulative sums."""
+        group's cumulative sums. For arrays of another namespace, a new array."""
+        xp = foreign_namespace(weights)
+        if xp is not None:
+            cumulative = xp.cumulative_sum(weights, axis=-1)
+            threshold = uniform[..., None] * cumulative[..., -1:]
+            chosen = xp.minimum(xp.sum(xp.astype(cumulative < threshold, xp.int64), axis=-1),
+                                xp.asarray(self._last, device=weights.device))
+            categories = xp.arange(weights.shape[-1], device=weights.device)
+            return self._units(xp.astype(chosen[..., None] == categories, weights.dtype))
         cumulative = np.cumsum(weights, axis=-1)
         threshold = uniform[..., None] * cumulative[..., -1:]
         chosen = np.minimum((cumulative < threshold).sum(axis=-1), self._last)
@@ -1537,29 +1463,33 @@ class SoftmaxUnits(Layer):
         return out
 
     # -- the model's math ------------------------------------------------------------
+    def _probabilities(self, fields):
+        """Each group's softmax of its fields, as the units' columns (any namespace)."""
+        weights = self._normalised_exp(self._grouped(fields))
+        return self._units(weights / namespace_of(weights).sum(weights, axis=-1,
+                                                                keepdims=True))
+
     def mean(self, input):
-        fields = np.asarray(input + self.bias, dtype=np.result_type(input, self.bias))
-        self.mean_of_unit_fields(fields)
-        return fields
+        return self._probabilities(input + self.bias)
 
     def sample(self, input, rng):
-        fields = np.asarray(input + self.bias)
-        out = np.empty_like(fields)
+        fields = input + self.bias
         weights = self._normalised_exp(self._grouped(fields))
-        return self._choose(weights, rng.random(weights.shape[:2]), out)
+        # float64 uniforms on NumPy (its draws so far), the fields' dtype elsewhere
+        dtype = np.float64 if isinstance(fields, np.ndarray) else fields.dtype
+        uniform = rng.random(tuple(weights.shape[:2]), dtype)
+        out = np.empty_like(fields) if isinstance(fields, np.ndarray) else None
+        return self._choose(weights, uniform, out)
 
     def log_partition(self, input, overwrite=False, add_to=None):
         # sum over groups of log sum_k exp(b_k + x_k)
-        grouped = self._grouped(np.asarray(input + self.bias))
-        top = grouped.max(axis=-1, keepdims=True)
-        grouped -= top
-        np.exp(grouped, out=grouped)
-        log_z = (np.log(grouped.sum(axis=-1)) + top[..., 0]).sum(axis=-1)
+        entries = self.entry_log_partitions(input)
+        log_z = namespace_of(entries).sum(entries, axis=-1)
         return log_z if add_to is None else add_to + log_z
 
     @property
     def log_n_states(self):
-        return float(np.log(np.asarray(self.sizes, dtype=np.float64)).sum())
+        return float(self.entry_log_n_states.sum())
 
     @property
     def n_states(self):
@@ -1586,9 +1516,7 @@ class SoftmaxUnits(Layer):
         self._choose(weights, uniform, out)
 
     def mean_of_unit_fields(self, fields):
-        weights = self._normalised_exp(self._grouped(fields))
-        weights /= weights.sum(axis=-1, keepdims=True)
-        fields[...] = weights.reshape(len(fields), -1)[:, ~self._padding.ravel()]
+        fields[...] = self._probabilities(fields)
 
     def draw_independent(self, start, rng):
         out = np.empty(start.shape, dtype=self.dtype)
@@ -1626,18 +1554,18 @@ class SoftmaxUnits(Layer):
                 "or observed as a whole.")
 
     def entry_log_partitions(self, input):
-        grouped = self._grouped(np.asarray(input + self.bias))
-        top = grouped.max(axis=-1, keepdims=True)
-        grouped -= top
-        np.exp(grouped, out=grouped)
-        return np.log(grouped.sum(axis=-1)) + top[..., 0]
+        # each group's log sum_k exp(b_k + x_k)
+        grouped = self._grouped(input + self.bias)
+        xp = namespace_of(grouped)
+        top = xp.max(grouped, axis=-1, keepdims=True)
+        return xp.log(xp.sum(self._normalised_exp(grouped, top), axis=-1)) + top[..., 0]
 
     def sublayer(self, units):
         kept = np.asarray(units)[self._starts]
         return SoftmaxUnits(self.bias[units],
                             [size for size, keep in zip(self.sizes, kept) if keep])
 
-    # -- any array namespace: the padded (rows, groups, largest K) gather ---------------
+    # -- other namespaces: the padded (rows, groups, largest K) gather ---------------
     def _xp_indices(self, xp, device):
         """The gather's column numbers, its padding mask and the padded array's
         positions of the units, as arrays of ``xp`` on ``device`` (made once; every
@@ -1652,90 +1580,29 @@ class SoftmaxUnits(Layer):
             )
         return cache[key]
 
-    def _xp_grouped(self, xp, fields):
-        columns, padding, _ = self._xp_indices(xp, fields.device)
-        grouped = xp.reshape(xp.take(fields, columns, axis=1),
-                             (fields.shape[0], *self._padding.shape))
-        if self._padded:
-            grouped = xp.where(padding, xp.full_like(grouped, -math.inf), grouped)
-        return grouped
+def most_probable_codes(V, sizes):
+    """Return each group's most probable category of softmax rows, as codes.
 
-    def _xp_units(self, xp, grouped):
-        flat = xp.reshape(grouped, (grouped.shape[0], -1))
-        return xp.take(flat, self._xp_indices(xp, flat.device)[2], axis=1)
+    Parameters
+    ----------
+    V : array of shape (n_rows, sum(sizes))
+        One-hot rows, or each group's category probabilities (any namespace).
+    sizes : sequence of int
+        The number of units (categories) of each group, in order.
 
-    def xp_mean(self, xp, fields):
-        grouped = self._xp_grouped(xp, fields)
-        weights = xp.exp(grouped - xp.max(grouped, axis=-1, keepdims=True))
-        return self._xp_units(xp, weights / xp.sum(weights, axis=-1, keepdims=True))
-
-    def xp_draw(self, xp, source, fields):
-        # Gumbel-max: the category whose field plus Gumbel noise is largest is drawn
-        # with probability softmax(fields) (no cumulative sums, which the standard
-        # lacks before 2023.12)
-        grouped = self._xp_grouped(xp, fields)
-        uniform = source.random(tuple(grouped.shape), grouped.dtype)
-        chosen = xp.argmax(grouped - xp.log(-xp.log(uniform)), axis=-1)
-        categories = xp.arange(grouped.shape[-1], device=fields.device)
-        one_hot = xp.astype(chosen[..., None] == categories, fields.dtype)
-        return self._xp_units(xp, one_hot)
-
-    def xp_log_partition(self, xp, fields):
-        grouped = self._xp_grouped(xp, fields)
-        top = xp.max(grouped, axis=-1, keepdims=True)
-        log_sums = xp.log(xp.sum(xp.exp(grouped - top), axis=-1)) + top[..., 0]
-        return xp.sum(log_sums, axis=1)
-
-    # -- rows of category codes (the estimators' input and output) --------------------
-    def _xp_unit_categories(self, xp, device):
-        """Each unit's group and its category within the group, as arrays of ``xp``
-        on ``device`` (made once, shared as :meth:`_xp_indices`)."""
-        cache = self.__dict__.setdefault("_xp_cache", {})
-        key = ("categories", namespace_of(self.bias).__name__, str(device))
-        if key not in cache:
-            group = np.repeat(np.arange(len(self.sizes)), self.sizes)
-            cache[key] = (xp.asarray(group, device=device),
-                          xp.asarray(np.arange(self.n_units) - self._starts[group],
-                                     device=device))
-        return cache[key]
-
-    def xp_one_hot(self, xp, codes):
-        """Return the one-hot rows of rows of category codes, in any array namespace.
-
-        Parameters
-        ----------
-        xp : module
-            The array namespace of the parameters and rows.
-        codes : array of shape (n_rows, n_groups)
-            Integer-valued category codes (floats or integers), each below its
-            group's size.
-
-        Returns
-        -------
-        rows : array of shape (n_rows, n_units)
-            One unit on in each group, the code's; in the dtype of ``codes``.
-        """
-        group, category = self._xp_unit_categories(xp, codes.device)
-        return xp.astype(xp.take(codes, group, axis=1) == xp.astype(category, codes.dtype),
-                         codes.dtype)
-
-    def xp_most_probable(self, xp, V):
-        """Return each group's most probable category, in any array namespace.
-
-        Parameters
-        ----------
-        xp : module
-            The array namespace of the parameters and rows.
-        V : array of shape (n_rows, n_units)
-            One-hot rows, or each group's category probabilities.
-
-        Returns
-        -------
-        codes : array of shape (n_rows, n_groups)
-            The category of each group with the largest value (the first on a
-            tie), as integers.
-        """
-        return xp.argmax(self._xp_grouped(xp, V), axis=-1)
+    Returns
+    -------
+    codes : array of shape (n_rows, len(sizes))
+        The category of each group with the largest value (the first on a tie), in
+        the dtype of ``V``.
+    """
+    if not len(sizes):
+        return V[:, :0]
+    xp = namespace_of(V)
+    stops = np.cumsum(sizes, dtype=np.intp)
+    codes = [xp.argmax(V[:, int(stop - size):int(stop)], axis=1)
+             for size, stop in zip(sizes, stops)]
+    return as_dtype(xp.stack(codes, axis=1), V.dtype)
 
 
 class LayerGroups(Layer):
@@ -1836,10 +1703,10 @@ class LayerGroups(Layer):
                           for group, cut in zip(self.groups, self._slices)])
 
     def mean(self, input):
-        return np.hstack([group.mean(part) for group, part in self.parts(input)])
+        return concat_columns([group.mean(part) for group, part in self.parts(input)])
 
     def sample(self, input, rng):
-        return np.hstack([group.sample(part, rng) for group, part in self.parts(input)])
+        return concat_columns([group.sample(part, rng) for group, part in self.parts(input)])
 
     def log_partition(self, input, overwrite=False, add_to=None):
         log_z = sum(group.log_partition(part) for group, part in self.parts(input))
@@ -1896,7 +1763,7 @@ class LayerGroups(Layer):
                           for group, part in self.parts(np.asarray(input))])
 
     def seen_states(self, S):
-        return np.hstack([group.seen_states(part) for group, part in self.parts(S)])
+        return concat_columns([group.seen_states(part) for group, part in self.parts(S)])
 
     def observed_log_weight(self, S, missing):
         return sum(group.observed_log_weight(part, missing[:, cut])
@@ -1996,40 +1863,17 @@ class LayerGroups(Layer):
             coupling[:-1, cut] = group.seen_weights(rows[:-1, cut])
         return coupling
 
-    # -- any array namespace: each group over its columns -----------------------------
-    def _xp_over_groups(self, xp, method, S, *args):
-        return xp.concat([getattr(group, method)(xp, *args, S[:, cut])
-                          for group, cut in zip(self.groups, self._slices)], axis=1)
-
-    def xp_mean(self, xp, fields):
-        return self._xp_over_groups(xp, "xp_mean", fields)
-
-    def xp_draw(self, xp, source, fields):
-        return self._xp_over_groups(xp, "xp_draw", fields, source)
-
-    def xp_log_partition(self, xp, fields):
-        return sum(group.xp_log_partition(xp, fields[:, cut])
-                   for group, cut in zip(self.groups, self._slices))
-
-    def xp_energy(self, xp, S):
-        return sum(group.xp_energy(xp, S[:, cut])
-                   for group, cut in zip(self.groups, self._slices))
-
-    def xp_seen(self, xp, S):
-        return self._xp_over_groups(xp, "xp_seen", S)
-
-    # xp_tempered_fields is the base's: the whole layer's rule (a group of a layer that
+    # tempered_input is the base's: the whole layer's rule (a group of a layer that
     # keeps some bias untempered keeps its own too), as the training form tempers it
 
-    def xp_extra_gradients(self, xp, V, H, weights, means, row_weights=None):
+    def extra_gradients(self, V, H, weights, means, row_weights=None):
         # each extra parameter over its block: its groups' gradients side by side
         gradients = {}
         for group, cut in zip(self.groups, self._slices):
-            own = group.xp_extra_gradients(xp, V[:, cut], H, weights[:, cut], means,
-                                           row_weights)
+            own = group.extra_gradients(V[:, cut], H, weights[:, cut], means, row_weights)
             for name, gradient in own.items():
                 gradients.setdefault(name, []).append(gradient)
-        return {name: xp.concat(parts) for name, parts in gradients.items()}
+        return {name: namespace_of(V).concat(parts) for name, parts in gradients.items()}
 
     def extra_statistics(self, out, V, weights, products, means, row_weights=None):
         # each group's rows of its own parameters over its columns; 0 elsewhere
@@ -2050,4 +1894,5 @@ __all__ = [
     "Layer",
     "LayerGroups",
     "SoftmaxUnits",
+    "most_probable_codes",
 ]

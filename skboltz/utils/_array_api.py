@@ -123,7 +123,7 @@ class _HostSource(_PicklesModules):
         """Uniform draws in [0, 1) of ``shape`` and float ``dtype``."""
         return self._put(self.rng.random(shape), dtype)
 
-    def normal(self, shape, dtype):
+    def standard_normal(self, shape, dtype):
         """Standard normal draws."""
         return self._put(self.rng.standard_normal(shape), dtype)
 
@@ -150,7 +150,7 @@ class _TorchSource(_PicklesModules):
         return self.torch.rand(shape, generator=self.generator, dtype=dtype,
                                device=self.device)
 
-    def normal(self, shape, dtype):
+    def standard_normal(self, shape, dtype):
         return self.torch.randn(shape, generator=self.generator, dtype=dtype,
                                 device=self.device)
 
@@ -177,7 +177,7 @@ class _CupySource(_PicklesModules):
         with self.device:
             return self.state.random_sample(shape, dtype=dtype)
 
-    def normal(self, shape, dtype):
+    def standard_normal(self, shape, dtype):
         with self.device:
             return self.state.standard_normal(shape, dtype=dtype)
 
@@ -195,7 +195,9 @@ _SOURCES = {"torch": _TorchSource, "cupy": _CupySource}
 
 def random_source(xp, device, seed):
     """The random source of namespace ``xp`` on ``device``, seeded with ``seed`` (an
-    int drawn from the estimator's ``random_state``)."""
+    int drawn from the estimator's ``random_state``). Its draws are asked for as a
+    ``numpy.random.Generator`` is, ``random(shape, dtype)`` and ``standard_normal(shape,
+    dtype)``, so the layers' formulas take either."""
     return _SOURCES.get(namespace_name(xp), _HostSource)(xp, device, seed)
 
 
@@ -222,11 +224,34 @@ def namespace_of(array):
     return array_namespace(array)
 
 
-def bernoulli(source, probability):
-    """Binary draws (in the dtype of ``probability``) with these probabilities."""
-    xp = source.xp
-    draws = source.random(tuple(probability.shape), probability.dtype) < probability
-    return xp.astype(draws, probability.dtype)
+def foreign_namespace(array):
+    """The namespace of ``array`` when it is an array of a library other than NumPy,
+    else None (ndarrays, NumPy scalars, sparse matrices, lists: NumPy's own functions
+    and in-place kernels take them). The one test by which a formula written once
+    chooses NumPy's fast path."""
+    if isinstance(array, (np.ndarray, np.generic)) or not is_array_api_array(array):
+        return None
+    xp = array_namespace(array)
+    return None if is_numpy_namespace(xp) else xp
+
+
+# -- the few calls the standard and NumPy 1.24 spell differently -------------------------
+def copy_of(array):
+    """A copy of ``array`` in its own namespace and dtype."""
+    xp = foreign_namespace(array)
+    return np.array(array) if xp is None else xp.asarray(array, copy=True)
+
+
+def as_dtype(array, dtype):
+    """``array`` in ``dtype`` (itself when it already is)."""
+    xp = foreign_namespace(array)
+    return array.astype(dtype, copy=False) if xp is None else xp.astype(array, dtype)
+
+
+def concat_columns(parts):
+    """The 2-D ``parts`` side by side, in their namespace."""
+    xp = foreign_namespace(parts[0])
+    return np.hstack(parts) if xp is None else xp.concat(parts, axis=1)
 
 
 # -- routing the public methods ----------------------------------------------------------

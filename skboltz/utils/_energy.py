@@ -1,6 +1,9 @@
 """Math shared by every model: logistic functions, binary states, data rates, the view protocol.
 
-Everything here is a pure function of numpy arrays; no scikit-learn objects. Each model
+Everything here is a pure function of numpy arrays; no scikit-learn objects. The
+functions the layers' formulas call on arrays of any namespace (``sigmoid``,
+``softplus_row_sums``, ``bernoulli_sample``) take the standard's path for arrays of
+another library and keep NumPy's in-place one for ndarrays. Each model
 family has its own math module beside it (``_rbm_energy``, ``_gaussian_rbm_energy``,
 ``_boltzmann_energy``), which defines its model view and the layout of its packed
 parameters; :class:`ModelView` is the protocol those views follow.
@@ -11,6 +14,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
+from ._array_api import foreign_namespace, xp_sigmoid, xp_softplus
+
 
 def sigmoid(x, out=None):
     """Logistic function ``1 / (1 + exp(-x))``. Works in place with ``out=x``.
@@ -20,6 +25,9 @@ def sigmoid(x, out=None):
     float32 2.6 and 1.3 ns). For very negative x, exp(-x) overflows to inf and
     1 / inf is the exact limit 0.
     """
+    xp = foreign_namespace(x)
+    if xp is not None:
+        return xp_sigmoid(xp, x)
     x = np.asarray(x)
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
@@ -58,8 +66,12 @@ def softplus_row_sums(x, overwrite=False):
     off by at most half an ulp of 1 per term, and numpy's ``log1p`` is a scalar loop on
     AVX2 (12-14 ns per element against 2-4 ns for ``log``). Agrees with
     ``np.logaddexp(0, x).sum(1)`` to ~1e-13. With ``overwrite=True`` the array ``x`` is
-    used as scratch space (no allocation).
+    used as scratch space (no allocation). Arrays of other namespaces: their library's
+    ``logaddexp``.
     """
+    xp = foreign_namespace(x)
+    if xp is not None:
+        return xp.sum(xp_softplus(xp, x), axis=1)
     x = np.asarray(x)
     if overwrite and x.dtype == np.float32 and x.size and x.max() <= _DIRECT_SOFTPLUS_MAX:
         # float32 (the divergence check's free energies): log(1 + exp(x)) directly,
@@ -121,8 +133,14 @@ def sum_log(x, max_factors):
 
 
 def bernoulli_sample(probability, rng, out=None):
-    """Draw 0/1 units with the given probabilities, in the probabilities' dtype."""
-    uniform = rng.random(probability.shape, dtype=probability.dtype)
+    """Draw 0/1 units with the given probabilities, in the probabilities' dtype.
+
+    ``rng`` is a ``numpy.random.Generator``, or for arrays of another namespace its
+    random source (:func:`skboltz.utils._array_api.random_source`)."""
+    uniform = rng.random(tuple(probability.shape), probability.dtype)
+    xp = foreign_namespace(probability)
+    if xp is not None:
+        return xp.astype(uniform < probability, probability.dtype)
     return np.less(uniform, probability, out=out if out is not None else uniform)
 
 
