@@ -181,7 +181,6 @@ def test_gibbs_step_in_the_namespace(digits, name):
 
 @pytest.mark.parametrize("setting", [
     {"learning": "exact"}, {"z_estimator": "mean_field"},
-    {"validation_fraction": 0.2}, {"monitor_likelihood": True},
 ])
 def test_unsupported_settings_are_refused(digits, setting):
     rbm = RBM(n_components=4, n_iter=1, **setting)

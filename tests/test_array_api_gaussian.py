@@ -347,8 +347,7 @@ def test_missing_entries_are_refused_and_zero_weights_are_no_rows(wine):
 
 
 @pytest.mark.parametrize("setting", [
-    {"z_estimator": "visited_states"}, {"validation_fraction": 0.2},
-    {"monitor_likelihood": True},
+    {"z_estimator": "visited_states"},
 ])
 def test_unsupported_settings_are_refused(wine, setting):
     model = dispatched(n_components=3, n_iter=1, **setting)

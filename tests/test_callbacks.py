@@ -145,3 +145,23 @@ def test_progress_bars_name_the_layers_and_classes(digits, capsys):
     for text in ("DBN - fit", "DBN - layer 1 | RBM - fit #0", "DBN - layer 2 | RBM - fit #1",
                  "BoltzmannClassifier - fit", "BoltzmannClassifier - class 2 | RBM - fit #2"):
         assert text in out
+
+
+def test_epochs_are_tasks_and_a_callback_stops_training_under_dispatch(digits):
+    """The dispatched path runs the same task tree, and a callback stops it."""
+    from sklearn import config_context
+
+    from _namespaces import xp_strict
+
+    X = xp_strict.asarray(digits[0][:, :8])
+    recorder = Recorder()
+    with config_context(array_api_dispatch=True):
+        RBM(n_components=3, n_iter=3).set_callbacks(recorder).fit(X)
+        rbm = RBM(n_components=3, n_iter=10, random_state=0)
+        rbm.set_callbacks(Recorder(stop_after=4)).fit(X)
+    assert recorder.finished == [
+        (("RBM", "fit", 0), ("RBM", "epoch", k)) for k in range(3)
+    ] + [(("RBM", "fit", 0),)]
+    assert recorder.setups == 0
+    assert rbm.n_iter_ == 4
+    assert rbm.history_["epoch"] == [1, 2, 3, 4]

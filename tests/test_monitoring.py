@@ -25,10 +25,39 @@ def held_out_rows(X, fraction, random_state):
     return X[np.sort(order[: int(round(fraction * X.shape[0]))])]
 
 
-def test_history_has_gap_and_likelihoods(binary_digits):
+#: Every test of this kind runs on NumPy rows and on array-api-strict rows under
+#: array API dispatch (the records, early stopping and verbose output are the same
+#: there).
+on_namespaces = pytest.mark.parametrize("dispatch", [False, True],
+                                        ids=["numpy", "dispatched"])
+
+
+def fitted(estimator, X, dispatch):
+    """``estimator`` fitted on ``X``, as array-api-strict rows under dispatch."""
+    from sklearn import config_context
+
+    from _namespaces import xp_strict
+
+    with config_context(array_api_dispatch=dispatch):
+        return estimator.fit(xp_strict.asarray(X) if dispatch else X)
+
+
+def scored(rbm, X, dispatch, method="score"):
+    """``rbm``'s ``method`` of rows ``X`` (as the model was fitted), on the host."""
+    from sklearn import config_context
+
+    from _namespaces import to_host, xp_strict
+
+    with config_context(array_api_dispatch=dispatch):
+        result = getattr(rbm, method)(xp_strict.asarray(X) if dispatch else X)
+    return result if np.isscalar(result) else to_host(result)
+
+
+@on_namespaces
+def test_history_has_gap_and_likelihoods(binary_digits, dispatch):
     X = binary_digits[:500]
-    rbm = RBM(n_components=8, n_iter=3, validation_fraction=0.2, monitor_likelihood=True,
-              random_state=0).fit(X)
+    rbm = fitted(RBM(n_components=8, n_iter=3, validation_fraction=0.2,
+                     monitor_likelihood=True, random_state=0), X, dispatch)
     history = rbm.history_
     expected = {"epoch", "time", "reconstruction_error", "free_energy_train",
                 "reconstruction_error_valid", "free_energy_valid", "free_energy_gap",
@@ -39,8 +68,10 @@ def test_history_has_gap_and_likelihoods(binary_digits):
                     np.subtract(history["free_energy_valid"], history["free_energy_train"]))
     # the last record describes the published model
     valid = held_out_rows(X, 0.2, 0)
-    assert_allclose(history["log_likelihood_valid"][-1], rbm.score(valid), rtol=1e-10)
-    assert_allclose(history["free_energy_valid"][-1], rbm.free_energy(valid).mean())
+    assert_allclose(history["log_likelihood_valid"][-1], scored(rbm, valid, dispatch),
+                    rtol=1e-10)
+    assert_allclose(history["free_energy_valid"][-1],
+                    scored(rbm, valid, dispatch, "free_energy").mean())
 
 
 def test_overfitting_shows_as_a_growing_gap(binary_digits):
@@ -52,37 +83,63 @@ def test_overfitting_shows_as_a_growing_gap(binary_digits):
     assert gap[-1] > gap[0] + 1.0
 
 
-def test_verbose_prints_one_line_per_epoch(binary_digits, capsys):
-    RBM(n_components=4, n_iter=2, verbose=1, random_state=0).fit(binary_digits[:100])
+@on_namespaces
+def test_verbose_prints_one_line_per_epoch(binary_digits, capsys, dispatch):
+    fitted(RBM(n_components=4, n_iter=2, verbose=1, random_state=0), binary_digits[:100],
+           dispatch)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("[RBM] Iteration 1, reconstruction error = ")
     assert lines[1].endswith("s") and "time = " in lines[1]
 
 
-def test_early_stopping_stops_and_keeps_the_best_epoch(binary_digits):
+@on_namespaces
+def test_early_stopping_stops_and_keeps_the_best_epoch(binary_digits, dispatch):
     X = binary_digits[:400]
-    rbm = RBM(n_components=8, n_iter=100, learning_rate=0.2, momentum=0.5,
-              validation_fraction=0.25, n_iter_no_change=3, monitor_likelihood=True,
-              tol=0.0, random_state=0).fit(X)
+    rbm = fitted(RBM(n_components=8, n_iter=100, learning_rate=0.2, momentum=0.5,
+                     validation_fraction=0.25, n_iter_no_change=3, monitor_likelihood=True,
+                     tol=0.0, random_state=0), X, dispatch)
     history = rbm.history_
     assert rbm.n_iter_ < 100
     assert len(history["epoch"]) == rbm.n_iter_
     best = int(np.argmax(history["log_likelihood_valid"]))
     assert best == rbm.n_iter_ - 1 - 3  # three epochs without improvement after it
     valid = held_out_rows(X, 0.25, 0)
-    assert_allclose(rbm.score(valid), history["log_likelihood_valid"][best], rtol=1e-10)
+    assert_allclose(scored(rbm, valid, dispatch), history["log_likelihood_valid"][best],
+                    rtol=1e-10)
 
 
-def test_early_stopping_on_training_reconstruction_without_validation(binary_digits):
-    rbm = RBM(n_components=4, n_iter=200, n_iter_no_change=2, tol=1e-3,
-              random_state=0).fit(binary_digits[:200])
+@on_namespaces
+def test_early_stopping_on_training_reconstruction_without_validation(binary_digits,
+                                                                      dispatch):
+    rbm = fitted(RBM(n_components=4, n_iter=200, n_iter_no_change=2, tol=1e-3,
+                     random_state=0), binary_digits[:200], dispatch)
     assert rbm.n_iter_ < 200
 
 
-def test_validation_fraction_needs_rows_on_both_sides():
+@on_namespaces
+def test_validation_fraction_needs_rows_on_both_sides(dispatch):
     with pytest.raises(ValueError, match="validation_fraction"):
-        RBM(n_components=2, validation_fraction=0.1).fit(np.zeros((3, 4)))
+        fitted(RBM(n_components=2, validation_fraction=0.1), np.zeros((3, 4)), dispatch)
+
+
+@on_namespaces
+def test_weighted_records_weight_the_rows(binary_digits, dispatch):
+    """A row of weight 2 counts as two copies of it in the records."""
+    X = binary_digits[:60]
+    weights = np.ones(60)
+    weights[:20] = 2.0
+    from sklearn import config_context
+
+    from _namespaces import xp_strict
+
+    rbm = RBM(n_components=4, n_iter=1, random_state=0, monitor_likelihood=True)
+    with config_context(array_api_dispatch=dispatch):
+        rbm.fit(xp_strict.asarray(X) if dispatch else X, sample_weight=weights)
+    free = scored(rbm, X, dispatch, "free_energy")
+    log_z = rbm.estimate_log_partition().value
+    expected = np.average(-free, weights=weights) - log_z
+    assert_allclose(rbm.history_["log_likelihood_train"][-1], expected, rtol=1e-10)
 
 
 # -- progress of long log Z estimates (issues 12 and 24) ------------------------------------
@@ -162,3 +219,32 @@ def test_the_history_bound_is_the_documented_one():
     from skboltz.core._training import HISTORY_EPOCHS
 
     assert f"latest {HISTORY_EPOCHS:,} epochs" in RBM.history_.__doc__
+
+
+@on_namespaces
+@pytest.mark.parametrize("kind", ["gaussian", "categorical"])
+def test_other_restricted_models_record_and_stop_alike(kind, dispatch):
+    """GaussianRBM and CategoricalRBM hold out, record and stop early as RBM does."""
+    from skboltz import CategoricalRBM, GaussianRBM
+
+    rng = np.random.default_rng(0)
+    if kind == "gaussian":
+        X = rng.normal(size=(300, 5))
+        X[:, 1] += X[:, 0]
+        # (unwhitened: a whitened model's records leave out the whitening's log
+        # Jacobian, which its scores add)
+        model = GaussianRBM(n_components=3, whiten=False)
+    else:
+        X = rng.integers(0, 3, (300, 5)).astype(float)
+        model = CategoricalRBM(n_components=3)
+    model.set_params(n_iter=40, validation_fraction=0.25, monitor_likelihood=True,
+                     n_iter_no_change=2, tol=0.0, random_state=0)
+    history = fitted(model, X, dispatch).history_
+    assert {"log_likelihood_valid", "free_energy_gap"} <= set(history)
+    assert len(history["epoch"]) == model.n_iter_
+    best = int(np.argmax(history["log_likelihood_valid"]))
+    if model.n_iter_ < 40:  # stopped: two epochs without improvement after the best
+        assert best == model.n_iter_ - 1 - 2
+        valid = held_out_rows(X, 0.25, 0)
+        assert_allclose(scored(model, valid, dispatch), history["log_likelihood_valid"][best],
+                        rtol=1e-8)

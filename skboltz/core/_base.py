@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._degeneracy import DegeneracyCheck
 from ._divergence import DivergenceCheck
 from ._inference import InferenceMixin
-from ._monitoring import Monitor, new_history
+from ._monitoring import Monitor, finish_epoch, held_out_split, new_history
 from ..utils._runtime import (
     NO_CALLBACKS,
     CallbackSupportMixin,
@@ -556,15 +556,7 @@ class BoltzmannBase(
         """``(X_train, y_train, (X_valid, y_valid, weights_valid), weights_train)``:
         ``validation_fraction`` of the rows held out, ``y`` and the row weights split
         alike (None stays None)."""
-        n_valid = int(round(self.validation_fraction * X.shape[0]))
-        if n_valid < 1 or n_valid >= X.shape[0]:
-            raise ValueError(
-                f"validation_fraction={self.validation_fraction} leaves no rows for "
-                f"{'validation' if n_valid < 1 else 'training'} out of {X.shape[0]} "
-                "samples; use more samples or set validation_fraction=None."
-            )
-        order = rng.permutation(X.shape[0])
-        train, valid = np.sort(order[n_valid:]), np.sort(order[:n_valid])
+        train, valid = held_out_split(self.validation_fraction, X.shape[0], rng)
 
         def split(values):
             return (None, None) if values is None else (values[train], values[valid])
@@ -598,19 +590,8 @@ class BoltzmannBase(
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
             record.update(monitor.record(state, epoch_seconds=record["time"]))
             record.update(learning.pop_diagnostics(state.sampler))
-            for key, value in record.items():
-                history.setdefault(key, []).append(value)
-            if self.verbose:
-                monitor.print_progress(record)
-            if epoch_ctx.call_on_fit_task_end(estimator=self, X=X, y=y):
-                break  # a callback asked to stop; the parameters are this epoch's
-            if stopping is not None and stopping.update(record, state.params):
-                if self.verbose:
-                    print(
-                        f"[{type(self).__name__}] {stopping.key} did not improve by more "
-                        f"than tol={self.tol} for {self.n_iter_no_change} epochs; "
-                        "stopping."
-                    )
+            if finish_epoch(self, record, history, state.params, epoch_ctx=epoch_ctx,
+                            stopping=stopping, X=X, y=y):
                 break
 
     # -- the plain update loop -----------------------------------------------------

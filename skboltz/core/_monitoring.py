@@ -146,13 +146,19 @@ class EarlyStopping:
         if score > self.best_score + self.tol:
             self.best_score, self.epochs_no_change = score, 0
             if self.keep_best:
+                # packed NumPy parameters are moved in place, so copied; a dispatched
+                # model's dict of arrays gets new arrays at each update, so a new dict
+                # holding the current ones keeps them
                 self.best_params = params.copy()
         else:
             self.epochs_no_change += 1
         if self.epochs_no_change < self.patience:
             return False
         if self.best_params is not None:  # keep the best validated parameters
-            params[...] = self.best_params
+            if isinstance(params, dict):
+                params.update(self.best_params)
+            else:
+                params[...] = self.best_params
         return True
 
 
@@ -217,10 +223,7 @@ class Monitor:
 
     def stopping_criterion(self):
         """(sign, history key) of the early-stopping criterion, larger sign*value better."""
-        split = "valid" if self.rows.valid is not None else "train"
-        if self.estimator.monitor_likelihood:
-            return 1.0, f"log_likelihood_{split}"
-        return -1.0, "reconstruction_error" + ("_valid" if split == "valid" else "")
+        return stopping_criterion(self.estimator, self.rows.valid is not None)
 
     def rows_for_checks(self, state):
         """The :class:`MonitoringRows` the divergence and degeneracy checks run on at
@@ -281,25 +284,85 @@ class Monitor:
         MONITOR_LOG_Z_SECONDS), so that monitoring a large model costs about as much
         as training it; an estimator object passed by the user is used as it is."""
         spec = self.estimator.z_estimator
-        estimator = self.estimator._resolve_z_estimator(spec, view)
-        if isinstance(spec, str) and "max_time" in estimator.get_params():
-            budget = max(MONITOR_LOG_Z_SECONDS, epoch_seconds)
-            if estimator.max_time is None or estimator.max_time > budget:
-                estimator = clone(estimator).set_params(max_time=budget)
-        return estimator
+        return with_monitoring_budget(spec, self.estimator._resolve_z_estimator(spec, view),
+                                      epoch_seconds)
 
-    def print_progress(self, record):
-        """Print an epoch's record (``verbose``)."""
-        shown = ", ".join(
-            f"{key.replace('_', ' ').replace('log z', 'log Z')} = "
-            + (f"{value:.2f}s" if key.endswith("_time") else f"{value:.4f}")
-            for key, value in record.items()
-            if key not in ("epoch", "time")
+def held_out_split(validation_fraction, n_rows, rng):
+    """``(train, valid)``: the sorted row numbers of a fit's training rows and of the
+    ``validation_fraction`` it holds out, from ``rng``'s next permutation."""
+    n_valid = int(round(validation_fraction * n_rows))
+    if n_valid < 1 or n_valid >= n_rows:
+        raise ValueError(
+            f"validation_fraction={validation_fraction} leaves no rows for "
+            f"{'validation' if n_valid < 1 else 'training'} out of {n_rows} "
+            "samples; use more samples or set validation_fraction=None."
         )
-        print(
-            f"[{type(self.estimator).__name__}] Iteration {record['epoch']}, {shown}, "
-            f"time = {record['time']:.2f}s"
-        )
+    order = rng.permutation(n_rows)
+    return np.sort(order[n_valid:]), np.sort(order[:n_valid])
+
+
+def stopping_criterion(estimator, held_out):
+    """(sign, history key) of ``estimator``'s early-stopping criterion (larger sign *
+    value is better): the held-out rows' record when there are (``held_out``), the
+    training rows' otherwise; their log-likelihood with ``monitor_likelihood``, else
+    their reconstruction error."""
+    split = "valid" if held_out else "train"
+    if estimator.monitor_likelihood:
+        return 1.0, f"log_likelihood_{split}"
+    return -1.0, "reconstruction_error" + ("_valid" if held_out else "")
+
+
+def with_monitoring_budget(spec, z_estimator, epoch_seconds):
+    """The log Z estimator of ``monitor_likelihood``: ``z_estimator`` (resolved from the
+    setting ``spec``) with a cheap time budget when the setting is a name (the epoch's
+    own time, at least MONITOR_LOG_Z_SECONDS), so that monitoring a large model costs
+    about as much as training it; an estimator object passed by the user is used as it
+    is."""
+    if isinstance(spec, str) and "max_time" in z_estimator.get_params():
+        budget = max(MONITOR_LOG_Z_SECONDS, epoch_seconds)
+        if z_estimator.max_time is None or z_estimator.max_time > budget:
+            z_estimator = clone(z_estimator).set_params(max_time=budget)
+    return z_estimator
+
+
+def print_record(estimator, record):
+    """Print an epoch's record (``verbose``), one line."""
+    shown = ", ".join(
+        f"{key.replace('_', ' ').replace('log z', 'log Z')} = "
+        + (f"{value:.2f}s" if key.endswith("_time") else f"{value:.4f}")
+        for key, value in record.items()
+        if key not in ("epoch", "time")
+    )
+    print(
+        f"[{type(estimator).__name__}] Iteration {record['epoch']}, {shown}, "
+        f"time = {record['time']:.2f}s"
+    )
+
+
+def finish_epoch(estimator, record, history, params, *, epoch_ctx, stopping, X, y):
+    """End an epoch of a fit: its record appended to ``history`` (and printed with
+    ``verbose``), the epoch's callbacks told, and early stopping fed. Returns True
+    when the fit stops here (a callback asked, or ``stopping`` said so, having put
+    the best epoch's parameters back into ``params``)."""
+    for key, value in record.items():
+        history.setdefault(key, []).append(value)
+    if estimator.verbose:
+        print_record(estimator, record)
+    if epoch_ctx.call_on_fit_task_end(estimator=estimator, X=X, y=y):
+        return True  # a callback asked to stop; the parameters are this epoch's
+    if stopping is not None and stopping.update(record, params):
+        if estimator.verbose:
+            print_stop(estimator, stopping.key)
+        return True
+    return False
+
+
+def print_stop(estimator, key):
+    """Print why early stopping ended a fit (``verbose``)."""
+    print(
+        f"[{type(estimator).__name__}] {key} did not improve by more than "
+        f"tol={estimator.tol} for {estimator.n_iter_no_change} epochs; stopping."
+    )
 
 
 __all__ = ["EarlyStopping", "Monitor", "MonitoringRows"]

@@ -37,6 +37,7 @@ import copy
 import math
 import numbers
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,17 +55,25 @@ from ..utils._array_api import (
 from ..utils._energy import bernoulli_sample, logit_of_rates
 from ..core._base import same_strategy
 from ..core._independence import rows_are_binary
-from ..core._monitoring import RECONSTRUCTION_ROWS
+from ..core._monitoring import (
+    MONITOR_ROWS,
+    RECONSTRUCTION_ROWS,
+    EarlyStopping,
+    finish_epoch,
+    held_out_split,
+    stopping_criterion,
+    with_monitoring_budget,
+)
 from ._layered_rbm import auto_average_window
 from ..units._layers import BinaryUnits
-from ..utils._runtime import make_generator, warn_user
+from ..utils._runtime import fit_callback_context, make_generator, warn_user
 from ..utils._sklearn import _check_sample_weight, check_count
 from ..core._strategies import AUTO_EXACT_MAX_STATES
 from ..core._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE, latest_records
 from ..core._transactions import all_or_nothing, publish
 from ..core._update import DECAY_INTERVAL, UpdateRule
 from ..utils._weights import relative_weights, scaled_to_largest
-from ..exceptions import ApproximateScoreWarning, TrainingDivergedError
+from ..exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TrainingDivergedError
 from ..learning import CD, PCD, ParallelTempering
 from ..learning._base import steps_at
 from ..partition import AIS, Exact, LogZ
@@ -206,12 +215,6 @@ def unsupported_restricted_setting(estimator):
     if not _is_one_of(estimator.z_estimator, ("auto", "exact", "ais"), (Exact, AIS)):
         return (f"z_estimator={estimator.z_estimator!r}",
                 ": only 'auto', 'exact' and 'ais' (Exact and AIS objects) run there")
-    for name, default in (("validation_fraction", None), ("n_iter_no_change", None),
-                          ("monitor_likelihood", False)):
-        if getattr(estimator, name) != default:
-            return f"{name}={getattr(estimator, name)!r}", ": it trains without monitoring"
-    if getattr(estimator, "_skl_callbacks", None):
-        return "callbacks", ": it trains without callbacks"
     return None
 
 
@@ -413,10 +416,11 @@ class RestrictedArrayAPI:
         if not first_call:
             check_input_namespace(estimator, X, estimator._training_state, "partial_fit")
         X, weights = _weighted_rows(X, sample_weight)
+        validation = None
         if first_call:
             xp, device = dispatched_namespace(X)
-            state, V = cls._new_state(estimator, X, xp, device, learning, partial=partial,
-                                      weights=weights)
+            state, V, validation, weights = cls._new_state(
+                estimator, X, xp, device, learning, partial=partial, weights=weights)
         else:
             state = cls._continued_state(estimator, learning)
             V = cls.visible_rows(estimator, X, reset=False, state=state)
@@ -432,7 +436,19 @@ class RestrictedArrayAPI:
         # arrays refuse to be multiplied by
         learning_rate = float(estimator._learning_rate_of(state))
         n_epochs = 1 if partial else estimator.n_iter
+        monitor = _MonitoringRows.of(xp, state.device, V, weights, validation)
+        stopping = None
+        if not partial and estimator.n_iter_no_change is not None:
+            sign, key = stopping_criterion(estimator, validation is not None)
+            stopping = EarlyStopping(key, sign, estimator.n_iter_no_change, estimator.tol,
+                                     keep_best=validation is not None,
+                                     owner=type(estimator).__name__)
+        # callbacks see one task per call with one subtask per epoch, as on NumPy
+        callback_ctx = fit_callback_context(estimator, max_subtasks=n_epochs)
+        callback_ctx.call_on_fit_task_begin(estimator=estimator, X=X, y=None)
         for _ in range(n_epochs):
+            epoch_ctx = callback_ctx.subcontext(task_name="epoch")
+            epoch_ctx.call_on_fit_task_begin(estimator=estimator, X=X, y=None)
             start = time.perf_counter()
             # the NumPy path's momentum schedule and progress (for a schedule of k)
             rule = UpdateRule.of(float(estimator._momentum_at(state.n_iter)),
@@ -448,21 +464,17 @@ class RestrictedArrayAPI:
                 )
             cls.check_epoch(estimator, state, V)
             state.n_iter += 1
-            history = state.history
+            record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
+            record.update(cls._epoch_record(estimator, state, monitor, record["time"]))
             if state.tempered is not None:  # the share of swaps accepted this epoch
                 tempered = state.tempered
-                accepted = int(tempered["n_accepted"])
-                history.setdefault("swap_acceptance", []).append(
-                    accepted / tempered["n_proposed"] if tempered["n_proposed"]
-                    else float("nan"))
+                record["swap_acceptance"] = (
+                    int(tempered["n_accepted"]) / tempered["n_proposed"]
+                    if tempered["n_proposed"] else float("nan"))
                 tempered["n_accepted"] = tempered["n_proposed"] = 0
-            history["epoch"].append(state.n_iter)
-            history["time"].append(time.perf_counter() - start)
-            history["reconstruction_error"].append(cls._reconstruction_error(
-                estimator, state, V))
-            if estimator.verbose:
-                print(f"[{type(estimator).__name__}] epoch {state.n_iter}, "
-                      f"reconstruction error {history['reconstruction_error'][-1]:.4f}")
+            if finish_epoch(estimator, record, state.history, state.params,
+                            epoch_ctx=epoch_ctx, stopping=stopping, X=X, y=None):
+                break
         model = cls.model(estimator, state.params, state)
         if not model.visible.discrete:  # AIS anneals the hidden units: their rates
             state.data_rates = _host_means(xp, model.hidden_probability(V))
@@ -476,7 +488,52 @@ class RestrictedArrayAPI:
             "z_estimator_": z_estimator, "_training_state": state, "_log_z_cache": {},
             "_sampling_rng": None,
         })
+        callback_ctx.call_on_fit_task_end(estimator=estimator, X=X, y=None,
+                                          reconstruction_attributes={})
         return estimator
+
+    @classmethod
+    def _epoch_record(cls, estimator, state, monitor, epoch_seconds):
+        """An epoch's records on the monitoring rows, as the NumPy path's
+        :class:`~skboltz.core._monitoring.Monitor` makes them: the reconstruction
+        error; with held-out rows theirs, both mean free energies and their gap; with
+        ``monitor_likelihood`` each split's mean log-likelihood under a log Z estimate
+        on a monitoring budget."""
+        xp, train = state.xp, monitor.train
+        record = {"reconstruction_error": cls._reconstruction_error(estimator, state, train)}
+        dtype = score_dtype(xp, state.device)
+        model = cls.model(estimator, state.params, state, dtype=dtype)
+        free_energies = {}
+        if monitor.valid is not None or estimator.monitor_likelihood:
+            free_energies = {split: model.free_energy(xp.astype(rows, dtype))
+                             for split, rows, _ in monitor.splits()}
+        if monitor.valid is not None:
+            record["free_energy_train"] = monitor.mean(free_energies["train"], "train")
+            record["reconstruction_error_valid"] = cls._reconstruction_error(
+                estimator, state, monitor.valid, every_row=True)
+            record["free_energy_valid"] = monitor.mean(free_energies["valid"], "valid")
+            record["free_energy_gap"] = (record["free_energy_valid"]
+                                         - record["free_energy_train"])
+        if estimator.monitor_likelihood:
+            start = time.perf_counter()
+            spec = estimator.z_estimator
+            z_estimator = with_monitoring_budget(
+                spec, cls._resolve_z_estimator(estimator, spec, model), epoch_seconds)
+            if not model.visible.discrete:  # AIS anneals the hidden units: their rates
+                state.data_rates = _host_means(xp, model.hidden_probability(
+                    xp.astype(train, dtype)))
+            with warnings.catch_warnings():
+                # its standard error is recorded instead: a warning every epoch would
+                # bury the one that matters
+                warnings.simplefilter("ignore", LogZAccuracyWarning)
+                log_z = cls._log_partition_of(model, state, z_estimator)
+            for split, rows, _ in monitor.splits():
+                record[f"log_likelihood_{split}"] = (
+                    -monitor.mean(free_energies[split], split) - log_z.value)
+            if log_z.std_error is not None:
+                record["log_z_std_error"] = log_z.std_error
+            record["log_z_time"] = time.perf_counter() - start
+        return record
 
     @classmethod
     def _train_epoch(cls, estimator, V, state, learning, rule, progress,
@@ -578,8 +635,11 @@ class RestrictedArrayAPI:
         return gradient
 
     @classmethod
-    def _reconstruction_error(cls, estimator, state, V):
-        rows = V[:: -(-V.shape[0] // RECONSTRUCTION_ROWS), ...]
+    def _reconstruction_error(cls, estimator, state, V, every_row=False):
+        """The mean squared error of the rows' one-step mean reconstructions: of at
+        most RECONSTRUCTION_ROWS evenly spaced rows of ``V`` (every row with
+        ``every_row``), as the NumPy path's monitor."""
+        rows = V if every_row else V[:: -(-V.shape[0] // RECONSTRUCTION_ROWS), ...]
         model = cls.model(estimator, state.params, state)
         means = model.visible.mean(model.visible_input(model.hidden_probability(rows)))
         return float(state.xp.mean((means - rows) ** 2))
@@ -587,8 +647,13 @@ class RestrictedArrayAPI:
     @classmethod
     def _new_state(cls, estimator, X, xp, device, learning, *, partial=False,
                    weights=None):
-        """The state of a first fit, and its visible rows."""
+        """The state of a first fit, its visible training rows, the held-out ``(rows,
+        weights)`` of ``validation_fraction`` (None without) and the training rows'
+        relative weights."""
         rng = make_generator(estimator.random_state)
+        # the held-out rows: the generator's first draw, as on the NumPy path
+        held_out = (None if partial or estimator.validation_fraction is None
+                    else _validation_split(estimator, X.shape[0], rng))
         source = random_source(xp, device, int(rng.integers(np.iinfo(np.int32).max)))
         state = RestrictedArrayState(
             xp=xp, device=device, source=source, iterate={}, params={}, velocity={},
@@ -596,6 +661,14 @@ class RestrictedArrayAPI:
             structure=estimator._structure(), partial=partial,
         )
         V = cls.visible_rows(estimator, X, reset=True, state=state)
+        validation = None
+        if held_out is not None:  # the input transform is of every row, as on NumPy
+            train, valid = held_out
+            V, validation = (
+                xp.take(V, xp.asarray(train, device=device), axis=0),
+                (xp.take(V, xp.asarray(valid, device=device), axis=0),
+                 None if weights is None else weights[valid]))
+            weights = None if weights is None else relative_weights(weights[train])
         dtype = V.dtype
         state.extra.update(cls.new_state_extra(estimator, V))
         window = estimator.average_window
@@ -621,7 +694,7 @@ class RestrictedArrayAPI:
         cls._start_chains(estimator, state, learning, V)
         state.log_z_seed = int(rng.integers(np.iinfo(np.int32).max))
         state.sampling_seed = int(rng.integers(np.iinfo(np.int32).max))
-        return state, V
+        return state, V, validation, weights
 
     @classmethod
     def _start_chains(cls, estimator, state, learning, V):
@@ -819,13 +892,18 @@ class RestrictedArrayAPI:
         key = (repr(estimator_), tuple(to_numpy(p, xp).tobytes() for p in params.values()))
         cache = estimator._log_z_cache
         if key not in cache:
-            if type(estimator_) is Exact:
-                estimator_.check_states(_enumerated(model)[0].n_bits)
-                cache[key] = exact_log_partition(model, device)
-            else:
-                source = random_source(xp, device, state.log_z_seed)
-                cache[key] = ais_log_partition(model, source, state.data_rates, estimator_)
+            cache[key] = cls._log_partition_of(model, state, estimator_)
         return cache[key]
+
+    @staticmethod
+    def _log_partition_of(model, state, z_estimator):
+        """log Z of ``model`` by ``z_estimator`` (Exact or AIS), on the model's device;
+        AIS draws from the fit's log Z stream."""
+        if type(z_estimator) is Exact:
+            z_estimator.check_states(_enumerated(model)[0].n_bits)
+            return exact_log_partition(model, state.device)
+        source = random_source(state.xp, state.device, state.log_z_seed)
+        return ais_log_partition(model, source, state.data_rates, z_estimator)
 
 
 def _tempered_negative_phase(model, source, tempered, n_steps, rows_are_means):
@@ -907,6 +985,57 @@ def host_weights(sample_weight, n_rows):
         sample_weight = to_numpy(sample_weight, namespace_of(sample_weight))
     return _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64,
                                 ensure_non_negative=True)
+
+
+def _validation_split(estimator, n_rows, rng):
+    """The training and held-out row numbers of ``validation_fraction`` (host)."""
+    return held_out_split(estimator.validation_fraction, n_rows, rng)
+
+
+@dataclass(eq=False)
+class _MonitoringRows:
+    """The rows a dispatched fit's records are computed on, as the NumPy path's
+    :class:`~skboltz.core._monitoring.MonitoringRows`: up to MONITOR_ROWS evenly
+    spaced training rows and the held-out rows, with their relative weights on the
+    device (None: unweighted)."""
+
+    xp: object
+    train: object
+    train_weights: object = None
+    valid: object = None
+    valid_weights: object = None
+
+    @classmethod
+    def of(cls, xp, device, V, weights, validation):
+        n_rows = V.shape[0]
+        rows = None
+        if n_rows > MONITOR_ROWS:  # at least one row apart: the positions are distinct
+            rows = np.linspace(0, n_rows - 1, MONITOR_ROWS).astype(np.intp)
+            V = xp.take(V, xp.asarray(rows, device=device), axis=0)
+
+        def on_device(values):
+            return None if values is None else xp.asarray(values, dtype=V.dtype,
+                                                           device=device)
+
+        monitor = cls(xp, V, on_device(weights if rows is None or weights is None
+                                       else weights[rows]))
+        if validation is not None:
+            monitor.valid, monitor.valid_weights = validation[0], on_device(validation[1])
+        return monitor
+
+    def splits(self):
+        """``(name, rows, weights)`` of the training rows, then of the held-out ones."""
+        yield "train", self.train, self.train_weights
+        if self.valid is not None:
+            yield "valid", self.valid, self.valid_weights
+
+    def mean(self, values, split):
+        """The mean of per-row ``values`` of a split, weighted as its rows are."""
+        xp, weights = self.xp, getattr(self, f"{split}_weights")
+        if weights is None:
+            return float(xp.mean(values))
+        weights = xp.astype(weights, values.dtype)
+        return float(xp.sum(values * weights) / xp.sum(weights))
 
 
 def _weighted_rows(X, sample_weight):
