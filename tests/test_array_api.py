@@ -323,6 +323,7 @@ def test_weights_count_as_repeated_rows_in_the_gradient(digits):
         for rows, weights in ((X, counts), (np.repeat(X, counts, axis=0), None)):
             rows, relative = _weighted_rows(xp_strict.asarray(rows), weights)
             chains_state = copy.copy(state)
+            chains_state.chains = dict(state.chains)  # the strategy moves them in place
             chains_state.source = random_source(xp_strict, None, 7)
             model = RBMArrayAPI.model(rbm, state.iterate, state)
             gradients.append(RBMArrayAPI._gradient(

@@ -1,6 +1,6 @@
 """Parallel tempering on the namespace-generic path, against exact distributions.
 
-The chains at beta = 1 of :func:`skboltz.estimators._array_api_restricted._tempered_negative_phase`
+The chains at beta = 1 of :meth:`skboltz.learning.ParallelTempering.negative_sample`
 must sample the model: for binary, softmax and Gaussian visible units, the states they
 visit (or, for Gaussian units, hidden states drawn given them) are compared with the
 exact distribution over the states of a small model (total variation). A wrong swap
@@ -22,7 +22,6 @@ from skboltz.estimators._array_api_restricted import (
     VISIBLE_BIAS,
     WEIGHTS,
     Model,
-    _tempered_negative_phase,
 )
 from skboltz.learning import ParallelTempering
 from skboltz.views import BinaryUnits, GaussianUnits, SoftmaxUnits
@@ -62,28 +61,26 @@ def test_tempered_chains_sample_the_model(kind):
     visible = layer.replace(bias=params[VISIBLE_BIAS], **extra, **kind_params)
     model = Model(xp, visible, params)
     source = random_source(xp, None, 0)
-    n_chains, betas = 200, np.linspace(1.0, 0.0, 4)
-    no_input = xp.zeros((n_chains * len(betas), layer.n_units), dtype=xp.float64)
-    tempered = {
-        "chains": visible.sample(no_input, source),
-        "row_betas": xp.asarray(np.repeat(betas, n_chains)[:, None]),
-        "betas": betas, "n_chains": n_chains, "n_rounds": 0, "n_accepted": 0,
-        "n_proposed": 0,
-    }
+    n_chains, strategy = 200, ParallelTempering(n_temperatures=4, min_beta=0.0)
+    no_input = xp.zeros((n_chains * 4, layer.n_units), dtype=xp.float64)
+    tempered = strategy.start_chains(model, visible.sample(no_input, source), source)
+
+    def negative_phase():
+        return strategy.negative_sample(model, tempered, None, None, source, 1, False)
+
     for _ in range(50):  # burn-in
-        _tempered_negative_phase(model, source, tempered, 1, False)
+        negative_phase()
     states, exact = _exact_hidden_distribution(weights, layer, hidden_bias)
     counts = np.zeros(len(states))
     for _ in range(300):
-        negative, hidden_probability = _tempered_negative_phase(model, source, tempered,
-                                                                1, False)
+        negative, hidden_probability = negative_phase()
         # a hidden state drawn given each beta = 1 chain's visible state is a draw of h
         H = to_numpy(hidden_probability, xp) > rng.random((n_chains, N_HIDDEN))
         codes = H.astype(int) @ (2 ** np.arange(N_HIDDEN)[::-1])
         counts += np.bincount(codes, minlength=len(states))
     total_variation = 0.5 * np.abs(counts / counts.sum() - exact).sum()
     assert total_variation < 0.02, (total_variation, exact)
-    assert 0 < int(tempered["n_accepted"]) < tempered["n_proposed"]
+    assert 0 < int(tempered["n_swaps_accepted"]) < tempered["n_swaps_proposed"]
 
 
 def test_rbm_with_parallel_tempering_is_supported_and_fits():

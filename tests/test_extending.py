@@ -553,3 +553,44 @@ def test_a_users_unit_type_trains_and_scores_exactly():
 
     # the strategies it gets: the samplers of the restricted rule, exact and AIS
     assert supports(SpinRBMView, CD) and not supports(SpinRBMView, ExactGradient)
+
+
+def test_a_users_learning_strategy_runs_under_dispatch_when_it_writes_negative_sample():
+    """A strategy of the user's trains under array API dispatch by its capability
+    (a negative_sample method), not by its class; one without says what it lacks."""
+    from sklearn import config_context
+
+    from _namespaces import to_host, xp_strict
+    from skboltz.learning import RBMLearningStrategy
+    from skboltz.utils._energy import bernoulli_sample
+
+    class OneStepFromTheData(RBMLearningStrategy):
+        """CD-1, written once for every namespace the layers take."""
+
+        negative_rows_start_at_batch = True
+
+        def negative_phase(self, model, batch, state, rng, progress):
+            return model.gibbs_step(batch, rng)
+
+        def negative_sample(self, model, chains, positive, positive_hidden, source,
+                            n_steps, rows_are_means):
+            hidden = bernoulli_sample(positive_hidden, source)
+            negative = model.visible.sample(model.visible_input(hidden), source)
+            return negative, model.hidden_probability(negative)
+
+    class NumPyOnly(RBMLearningStrategy):
+        def negative_phase(self, model, batch, state, rng, progress):
+            return model.gibbs_step(batch, rng)
+
+    X = (np.random.default_rng(0).random((200, 6)) < 0.3).astype(float)
+    rbm = RBM(n_components=3, n_iter=3, learning=OneStepFromTheData(), random_state=0)
+    assert rbm.__sklearn_tags__().array_api_support
+    with config_context(array_api_dispatch=True):
+        rbm.fit(xp_strict.asarray(X))
+        scores = to_host(rbm.score_samples(xp_strict.asarray(X)))
+    assert type(rbm.components_).__module__.startswith("array_api_strict")
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    assert not RBM(learning=NumPyOnly()).__sklearn_tags__().array_api_support
+    with config_context(array_api_dispatch=True), pytest.raises(
+            ValueError, match="negative_sample"):
+        RBM(n_components=3, n_iter=1, learning=NumPyOnly()).fit(xp_strict.asarray(X))

@@ -6,31 +6,36 @@ The namespace-generic path of the restricted estimators (:class:`~skboltz.RBM`,
 and a binary hidden layer coupled by weights W, trained and scored with the array API
 standard's functions only, so that torch (CPU or CUDA), CuPy and array-api-strict
 arrays are computed on in their own namespace and on their own device. The unit types'
-formulas are the layers' own (:mod:`skboltz.units._layers`, written once for every namespace); this
-module holds what every restricted model shares: the minibatch loop, CD-k and PCD's
-negative phase, the update rule, the scores and log Z (exact enumeration of the
-countable layer with fewer states, or annealed importance sampling). An estimator's
-subclass of :class:`RestrictedArrayAPI` says what is its own: how rows become visible
-units, its starting parameters, its fitted attributes and its checks.
+formulas are the layers' own (:mod:`skboltz.units._layers`, written once for every
+namespace), the negative phases the learning strategies' (their ``negative_sample``
+and ``start_chains``, :mod:`skboltz.learning`), the records and early stopping those
+of :mod:`skboltz.core._monitoring`; this module holds what every restricted model
+shares besides: the minibatch loop, the update rule, the scores and log Z (exact
+enumeration of the countable layer with fewer states, or annealed importance
+sampling). An estimator's subclass of :class:`RestrictedArrayAPI` says what is its
+own: how rows become visible units, its starting parameters, its fitted attributes
+and its checks.
 
-It is a separate implementation, so that the NumPy path keeps its fused loop: one
-plain minibatch loop, a handful of matrix products and elementwise calls per update,
-which on an accelerator is what runs fast.
+It is a separate driver, so that the NumPy path keeps its fused loop: one plain
+minibatch loop, a handful of matrix products and elementwise calls per update, which
+on an accelerator is what runs fast.
 
-What it covers: ``fit`` and ``partial_fit`` with CD-k, PCD and parallel tempering
-(their ``n_steps``, a schedule of them, ``n_chains``, ``n_temperatures``,
-``min_beta`` and ``negative_visible``), the learning rate,
-moving-average momentum (a schedule too), weight decay every
-:data:`~skboltz.core._update.DECAY_INTERVAL` updates and iterate averaging every
-:data:`~skboltz.core._training.AVERAGE_INTERVAL` updates, as the NumPy path applies them;
-``transform``, ``reconstruct``, ``free_energy``, ``score_samples``, ``score``,
-``sample`` and ``estimate_log_partition`` with log Z exact or by annealed importance
-sampling; ``sample_weight`` in ``fit``, ``partial_fit`` and ``score`` (rows of weight
-0 dropped, the others relative, weighting every update's data statistics and the
-starting rates, as :mod:`skboltz.utils._weights` says). The rest of the NumPy path's options
-(other learning strategies and log Z estimators, validation monitoring, early
-stopping, callbacks, missing entries, the degeneracy check at the end of a fit) are
-refused with an error that says to pass NumPy arrays.
+What it covers: ``fit`` and ``partial_fit`` with every learning strategy that has a
+``negative_sample`` (CD-k, PCD and parallel tempering, with their ``n_steps``, a
+schedule of them, ``n_chains``, ``n_temperatures``, ``min_beta`` and
+``negative_visible``; a user's own), the learning rate, moving-average momentum (a
+schedule too), weight decay every :data:`~skboltz.core._update.DECAY_INTERVAL`
+updates and iterate averaging every :data:`~skboltz.core._training.AVERAGE_INTERVAL`
+updates, as the NumPy path applies them; ``validation_fraction``,
+``monitor_likelihood``, ``n_iter_no_change`` and callbacks; ``transform``,
+``reconstruct``, ``free_energy``, ``score_samples``, ``score``, ``sample`` and
+``estimate_log_partition`` with log Z exact or by annealed importance sampling;
+``sample_weight`` in ``fit``, ``partial_fit`` and ``score`` (rows of weight 0
+dropped, the others relative, weighting every update's data statistics and the
+starting rates, as :mod:`skboltz.utils._weights` says). The rest of the NumPy path's
+options (other learning strategies and log Z estimators, missing entries, the
+degeneracy check at the end of a fit) are refused with an error that says to pass
+NumPy arrays.
 """
 
 import copy
@@ -47,6 +52,7 @@ from ..utils._array_api import (
     ArrayAPIState,
     check_input_namespace,
     dispatched_namespace,
+    foreign_namespace,
     namespace_of,
     random_source,
     score_dtype,
@@ -68,14 +74,13 @@ from ._layered_rbm import auto_average_window
 from ..units._layers import BinaryUnits
 from ..utils._runtime import fit_callback_context, make_generator, warn_user
 from ..utils._sklearn import _check_sample_weight, check_count
-from ..core._strategies import AUTO_EXACT_MAX_STATES
+from ..core._strategies import AUTO_EXACT_MAX_STATES, accepted_strategies
 from ..core._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE, latest_records
 from ..core._transactions import all_or_nothing, publish
 from ..core._update import DECAY_INTERVAL, UpdateRule
 from ..utils._weights import relative_weights, scaled_to_largest
 from ..exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TrainingDivergedError
-from ..learning import CD, PCD, ParallelTempering
-from ..learning._base import steps_at
+from ..learning._base import samples_on_any_namespace, steps_at
 from ..partition import AIS, Exact, LogZ
 from ..partition._ais import MAX_BETAS, MAX_LOG_WEIGHT_SPREAD, beta_schedule
 
@@ -161,16 +166,13 @@ class RestrictedArrayState(ArrayAPIState):
     iterate: dict
     params: dict
     velocity: dict
-    #: Persistent chains' hidden states (PCD), else None.
-    hidden: object = None
+    #: The learning strategy's chains (``start_chains``: PCD's hidden states,
+    #: parallel tempering's chains at every beta), else None.
+    chains: dict = None
     #: Whether the first call's rows were all 0/1 (what RBM's weight_decay="auto"
     #: follows).
     rows_are_binary: bool = False
     n_first_rows: int = 0
-    #: Parallel tempering's chains: visible states, temperature-major rows (rows
-    #: [t n_chains, (t + 1) n_chains) at betas[t]), their betas as a column, and the
-    #: host's betas, rounds and swap counts; else None.
-    tempered: dict = None
     n_averaged: int = 1
     n_pending_average: int = 0
     pending_decay: int = 0
@@ -191,6 +193,18 @@ class RestrictedArrayState(ArrayAPIState):
     #: may be one small minibatch: the checks of the rows are milder).
     partial: bool = False
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # a model pickled before its learning strategy kept the chains: PCD's hidden
+        # states and parallel tempering's chains were fields of their own
+        hidden, tempered = self.__dict__.pop("hidden", None), self.__dict__.pop("tempered", None)
+        if tempered is not None:
+            tempered["n_swaps_accepted"] = tempered.pop("n_accepted", 0)
+            tempered["n_swaps_proposed"] = tempered.pop("n_proposed", 0)
+            self.chains = tempered
+        elif hidden is not None:
+            self.chains = {"hidden": hidden}
+
 
 def refuse(estimator, setting, why=""):
     raise ValueError(
@@ -208,10 +222,13 @@ def _is_one_of(spec, names, classes):
 def unsupported_restricted_setting(estimator):
     """``(setting, why)`` of the first setting of a restricted estimator the generic
     path does not implement, or None (cheap: no strategy is made)."""
-    if not _is_one_of(estimator.learning, ("cd", "pcd", "pt"), (CD, PCD, ParallelTempering)):
-        return (f"learning={estimator.learning!r}",
-                ": only 'cd', 'pcd' and 'pt' (CD, PCD and ParallelTempering objects) "
-                "run there")
+    learning = estimator.learning
+    strategy = (accepted_strategies(estimator._view_class)[0].get(learning)
+                if isinstance(learning, str) else type(learning))
+    if strategy is None or not samples_on_any_namespace(strategy):
+        return (f"learning={learning!r}",
+                ": its negative phase is NumPy's only (a learning strategy runs there "
+                "when it implements negative_sample, as 'cd', 'pcd' and 'pt' do)")
     if not _is_one_of(estimator.z_estimator, ("auto", "exact", "ais"), (Exact, AIS)):
         return (f"z_estimator={estimator.z_estimator!r}",
                 ": only 'auto', 'exact' and 'ais' (Exact and AIS objects) run there")
@@ -466,12 +483,8 @@ class RestrictedArrayAPI:
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
             record.update(cls._epoch_record(estimator, state, monitor, record["time"]))
-            if state.tempered is not None:  # the share of swaps accepted this epoch
-                tempered = state.tempered
-                record["swap_acceptance"] = (
-                    int(tempered["n_accepted"]) / tempered["n_proposed"]
-                    if tempered["n_proposed"] else float("nan"))
-                tempered["n_accepted"] = tempered["n_proposed"] = 0
+            if state.chains is not None:  # the strategy's (the share of swaps accepted)
+                record.update(learning.pop_diagnostics(state.chains))
             if finish_epoch(estimator, record, state.history, state.params,
                             epoch_ctx=epoch_ctx, stopping=stopping, X=X, y=None):
                 break
@@ -541,7 +554,7 @@ class RestrictedArrayAPI:
         xp, source = state.xp, state.source
         n_rows = V.shape[0]
         batch_size = max(1, min(estimator.batch_size, n_rows))
-        n_steps = steps_at(learning.n_steps, progress)
+        n_steps = steps_at(getattr(learning, "n_steps", 1), progress)
         update = _Update(xp, rule, cls.log_scale(estimator), cls.fixed_parameters(estimator))
         window = state.extra["average_window"]
         averaging = window is not None
@@ -578,40 +591,15 @@ class RestrictedArrayAPI:
         expectation of the whole weighted data's, see :mod:`skboltz.utils._weights`)."""
         xp, visible = model.xp, model.visible
         positive_hidden = model.hidden_probability(positive)
-        choice = learning.negative_visible
+        choice = getattr(learning, "negative_visible", "auto")
         if choice == "auto":
             choice = visible.auto_negative_visible
         rows_are_means = choice == "mean"
-        source = state.source
-        if type(learning) is CD:
-            H = bernoulli_sample(positive_hidden, source)
-            negative = positive
-            for k in range(1, n_steps + 1):
-                if k > 1:
-                    H = bernoulli_sample(model.hidden_probability(negative), source)
-                input = model.visible_input(H)
-                negative = (visible.mean(input) if k == n_steps and rows_are_means
-                            else visible.sample(input, source))
-            negative_hidden = model.hidden_probability(negative)
-        elif type(learning) is ParallelTempering:
-            negative, negative_hidden = _tempered_negative_phase(
-                model, source, state.tempered, n_steps, rows_are_means)
-        else:
-            H = state.hidden
-            for _ in range(n_steps - 1):
-                chains = visible.sample(model.visible_input(H), source)
-                H = bernoulli_sample(model.hidden_probability(chains), source)
-            input = model.visible_input(H)
-            chains = visible.sample(input, source)
-            chains_hidden = model.hidden_probability(chains)
-            state.hidden = bernoulli_sample(chains_hidden, source)
-            if rows_are_means:
-                negative = visible.mean(input)
-                negative_hidden = model.hidden_probability(negative)
-            else:
-                negative, negative_hidden = chains, chains_hidden
+        negative, negative_hidden = learning.negative_sample(
+            model, state.chains, positive, positive_hidden, state.source, n_steps,
+            rows_are_means)
         n_pos, n_neg = positive.shape[0], negative.shape[0]
-        negative_weights = weights if type(learning) is CD else None
+        negative_weights = weights if learning.negative_rows_start_at_batch else None
         weighted_positive, weighted_hidden = _weighted(positive, positive_hidden, weights)
         weighted_negative, weighted_negative_hidden = _weighted(negative, negative_hidden,
                                                                 negative_weights)
@@ -698,28 +686,17 @@ class RestrictedArrayAPI:
 
     @classmethod
     def _start_chains(cls, estimator, state, learning, V):
-        """The negative phase's state of ``learning`` (persistent chains, or tempered
-        ones at every beta), started at training rows ``V``; none for CD."""
-        xp, source, dtype = state.xp, state.source, V.dtype
+        """The negative phase's state of ``learning`` (its ``start_chains``: persistent
+        chains, or tempered ones at every beta), started at training rows ``V``; none
+        for a strategy without persistent chains (CD)."""
+        xp, source = state.xp, state.source
         model = cls.model(estimator, state.iterate, state)
-        n_chains = getattr(learning, "n_chains", None) or max(
-            1, min(estimator.batch_size, V.shape[0]))
-        state.hidden = state.tempered = None
-        if type(learning) is PCD:
-            starts = xp.take(V, source.integers(V.shape[0], n_chains), axis=0)
-            chains = cls._chain_starts(estimator, model, source, starts)
-            state.hidden = bernoulli_sample(model.hidden_probability(chains), source)
-        elif type(learning) is ParallelTempering:
-            betas = np.linspace(1.0, learning.min_beta, learning.n_temperatures)
-            n_rows = n_chains * len(betas)
+        n_rows = learning.n_persistent_chains(max(1, min(estimator.batch_size, V.shape[0])))
+        state.chains = None
+        if n_rows:
             starts = xp.take(V, source.integers(V.shape[0], n_rows), axis=0)
-            state.tempered = {
-                "chains": cls._chain_starts(estimator, model, source, starts),
-                "row_betas": xp.asarray(np.repeat(betas, n_chains)[:, None], dtype=dtype,
-                                        device=state.device),
-                "betas": betas, "n_chains": n_chains, "n_rounds": 0,
-                "n_accepted": 0, "n_proposed": 0,
-            }
+            state.chains = learning.start_chains(
+                model, cls._chain_starts(estimator, model, source, starts), source)
 
     @classmethod
     def _chain_starts(cls, estimator, model, source, rows):
@@ -738,8 +715,8 @@ class RestrictedArrayAPI:
         state = copy.copy(estimator._training_state)
         state.history = latest_records(state.history)  # new lists, bounded
         state.extra = dict(state.extra)
-        if state.tempered is not None:
-            state.tempered = dict(state.tempered)
+        if state.chains is not None:
+            state.chains = dict(state.chains)
         estimator._check_structure_unchanged()
         if any(getattr(estimator, name) is not value
                for name, value in state.extra["published"].items()):
@@ -757,11 +734,12 @@ class RestrictedArrayAPI:
         state.iterate = {k: xp.astype(p, dtype) for k, p in state.iterate.items()}
         state.params = {k: xp.astype(p, dtype) for k, p in state.params.items()}
         state.velocity = {k: xp.astype(p, dtype) for k, p in state.velocity.items()}
-        if state.hidden is not None:
-            state.hidden = xp.astype(state.hidden, dtype)
-        if state.tempered is not None:
-            for name in ("chains", "row_betas"):
-                state.tempered[name] = xp.astype(state.tempered[name], dtype)
+        if state.chains is not None:  # their float arrays (not counts, nor host arrays)
+            state.chains = {
+                name: xp.astype(value, dtype)
+                if foreign_namespace(value) is not None
+                and xp.isdtype(value.dtype, "real floating") else value
+                for name, value in state.chains.items()}
 
     # -- inference -----------------------------------------------------------------
     @classmethod
@@ -904,61 +882,6 @@ class RestrictedArrayAPI:
             return exact_log_partition(model, state.device)
         source = random_source(state.xp, state.device, state.log_z_seed)
         return ais_log_partition(model, source, state.data_rates, z_estimator)
-
-
-def _tempered_negative_phase(model, source, tempered, n_steps, rows_are_means):
-    """Parallel tempering (Desjardins et al., "Tempered Markov chain Monte Carlo for
-    training of restricted Boltzmann machines", 2010; Cho, Raiko & Ilin, "Parallel
-    tempering is efficient for learning restricted Boltzmann machines", 2010): the
-    chains at every beta take ``n_steps`` block Gibbs steps, then neighbouring
-    temperatures propose to swap states (even and odd pairs in turn, Metropolis rule);
-    the beta = 1 chains give the negative rows. Moves ``tempered``'s chains."""
-    xp, visible, hidden = model.xp, model.visible, model.hidden
-    V, row_betas = tempered["chains"], tempered["row_betas"]
-    for _ in range(n_steps):
-        H = hidden.sample(hidden.tempered_input(model.hidden_input(V), row_betas), source)
-        V = visible.sample(visible.tempered_input(model.visible_input(H), row_betas),
-                           source)
-    H = hidden.sample(hidden.tempered_input(model.hidden_input(V), row_betas), source)
-    V, H = _swapped(model, source, tempered, V, H)
-    tempered["chains"] = V
-    n_chains = tempered["n_chains"]
-    if rows_are_means:
-        negative = visible.mean(model.visible_input(H[:n_chains, ...]))
-    else:
-        negative = V[:n_chains, ...]
-    return negative, model.hidden_probability(negative)
-
-
-def _swapped(model, source, tempered, V, H):
-    """The chains after Metropolis swaps of neighbouring temperatures: the pairs (t,
-    t + 1) with t of this round's parity swap with probability
-    min(1, exp((beta_t - beta_{t+1}) (E_t - E_{t+1}))), E the tempered energy. All on
-    the device: the accepted swaps become one gather of the rows."""
-    xp = model.xp
-    betas, n_chains = tempered["betas"], tempered["n_chains"]
-    n_temperatures = len(betas)
-    parity = tempered["n_rounds"] % 2
-    tempered["n_rounds"] += 1
-    energy = xp.reshape(model.tempered_energy(V, H), (n_temperatures, n_chains))
-    device, dtype = V.device, energy.dtype
-    gaps = xp.asarray((betas[:-1] - betas[1:])[:, None], dtype=dtype, device=device)
-    log_ratio = gaps * (energy[:-1, ...] - energy[1:, ...])
-    active = xp.asarray((np.arange(n_temperatures - 1) % 2 == parity)[:, None],
-                        device=device)
-    uniform = source.random(tuple(log_ratio.shape), dtype)
-    accepted = xp.logical_and(xp.log(uniform) < log_ratio, active)
-    tempered["n_accepted"] = tempered["n_accepted"] + xp.sum(xp.astype(accepted, xp.int64))
-    tempered["n_proposed"] += int(np.count_nonzero(
-        np.arange(n_temperatures - 1) % 2 == parity)) * n_chains
-    # row t moves to t + 1 where the pair (t, t + 1) swapped, to t - 1 where (t - 1, t)
-    steps = xp.astype(accepted, xp.int64)
-    none = xp.zeros((1, n_chains), dtype=xp.int64, device=device)
-    shift = xp.concat([steps, none], axis=0) - xp.concat([none, steps], axis=0)
-    rows = xp.reshape(xp.arange(n_temperatures * n_chains, dtype=xp.int64, device=device),
-                      (n_temperatures, n_chains))
-    order = xp.reshape(rows + n_chains * shift, (-1,))
-    return xp.take(V, order, axis=0), xp.take(H, order, axis=0)
 
 
 def _host_means(xp, rows, weights=None):

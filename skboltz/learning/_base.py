@@ -244,6 +244,72 @@ class RBMLearningStrategy(LearningStrategy):
     #: Any unit types: the estimator turns the rows into statistics.
     requires = Requires(operations={RESTRICTED})
 
+    # -- any array namespace: the dispatched path's negative phase -----------------------
+    #: Whether the rows of :meth:`negative_sample` start at the minibatch's (CD): they
+    #: then carry its rows' weights.
+    negative_rows_start_at_batch = False
+
+    def negative_sample(self, model, chains, positive, positive_hidden, source, n_steps,
+                        rows_are_means):
+        """Negative rows and their hidden probabilities, in the rows' namespace.
+
+        Under array API dispatch (torch, CuPy or array-api-strict rows) a restricted
+        estimator trains with the strategies that implement this method (a
+        capability; :class:`CD`, :class:`PCD` and :class:`ParallelTempering` do):
+        the formulas of its ``model``'s layers take any namespace.
+
+        Parameters
+        ----------
+        model : object
+            The restricted model of the current parameters in the rows' namespace:
+            its ``visible`` and ``hidden`` layers (``mean``, ``sample``,
+            ``tempered_input``), ``hidden_input(V)``, ``visible_input(H)``,
+            ``hidden_probability(V)`` and ``tempered_energy(V, H)``.
+        chains : dict or None
+            What :meth:`start_chains` returned; update it in place.
+        positive : array of shape (n_rows, n_visible)
+            The minibatch.
+        positive_hidden : array of shape (n_rows, n_hidden)
+            Its hidden probabilities P(h = 1 | v).
+        source : object
+            The namespace's random source (``random(shape, dtype)``,
+            ``standard_normal(shape, dtype)``, as a ``numpy.random.Generator``).
+        n_steps : int
+            This update's Gibbs steps.
+        rows_are_means : bool
+            Whether ``negative_visible`` asks for the visible means.
+
+        Returns
+        -------
+        negative : array of shape (n_negative, n_visible)
+            The negative rows.
+        negative_hidden : array of shape (n_negative, n_hidden)
+            Their hidden probabilities.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no negative phase on other array namespaces: "
+            "it trains on NumPy arrays only.")
+
+    def start_chains(self, model, rows, source):
+        """The persistent chains' state under array API dispatch.
+
+        Parameters
+        ----------
+        model : object
+            The restricted model of the starting parameters (see
+            :meth:`negative_sample`).
+        rows : array of shape (n_chains, n_visible)
+            The chains' first visible states (``n_persistent_chains`` of them).
+        source : object
+            The namespace's random source.
+
+        Returns
+        -------
+        chains : dict or None
+            What :meth:`negative_sample` receives (None: no persistent chains).
+        """
+        return None
+
     def negative_phase(self, model, batch, state, rng, progress):
         """Visible rows whose hidden conditionals give the negative statistics.
 
@@ -556,6 +622,13 @@ class DBMLearningStrategy(LearningStrategy):
 
 
 _IMMUTABLE = (int, float, str, bytes, type(None))
+
+
+def samples_on_any_namespace(strategy_class):
+    """Whether a learning strategy (its class) has a negative phase on array
+    namespaces other than NumPy's (:meth:`RBMLearningStrategy.negative_sample`)."""
+    method = getattr(strategy_class, "negative_sample", None)
+    return callable(method) and method is not RBMLearningStrategy.negative_sample
 
 
 def _is_float_array(value):

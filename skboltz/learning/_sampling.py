@@ -4,6 +4,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..utils._array_api import namespace_of
+from ..utils._energy import bernoulli_sample
 from ..utils._noise import Noise
 from ..models._rbm_energy import RBMLayout
 from ..utils._sklearn import Interval, StrOptions
@@ -58,6 +60,17 @@ class _GibbsNegativePhase(RBMLearningStrategy):
             choice = model.auto_negative_visible
         return self._sampler(model, state, noise, steps_at(self.n_steps, progress),
                              rows_are_means=choice == "mean")
+
+    # -- any array namespace (the dispatched path; see RBMLearningStrategy) ------------
+    @staticmethod
+    def _last_visible_input(model, H, source, n_steps):
+        """What the hidden units send the visible ones in the last of ``n_steps``
+        block Gibbs steps h -> v -> h from hidden states ``H`` (the steps before it
+        drawn in full)."""
+        for _ in range(n_steps - 1):
+            V = model.visible.sample(model.visible_input(H), source)
+            H = bernoulli_sample(model.hidden_probability(V), source)
+        return model.visible_input(H)
 
 
 class _GibbsChains(FusedSampler):
@@ -222,6 +235,18 @@ class CD(_GibbsNegativePhase):
         validate_steps(self.n_steps)
         return None
 
+    #: The negative rows start at the minibatch's, so they carry its rows' weights.
+    negative_rows_start_at_batch = True
+
+    def negative_sample(self, model, chains, positive, positive_hidden, source, n_steps,
+                        rows_are_means):
+        # k steps from the minibatch, the first from its hidden probabilities
+        input = self._last_visible_input(model, bernoulli_sample(positive_hidden, source),
+                                         source, n_steps)
+        negative = (model.visible.mean(input) if rows_are_means
+                    else model.visible.sample(input, source))
+        return negative, model.hidden_probability(negative)
+
 
 
 @register("pcd")
@@ -281,6 +306,22 @@ class PCD(_GibbsNegativePhase):
 
     def persistent_chains(self, state):
         return state["chains"]
+
+    def start_chains(self, model, rows, source):
+        # the chains' hidden draws given their first visible rows (as on NumPy)
+        return {"hidden": bernoulli_sample(model.hidden_probability(rows), source)}
+
+    def negative_sample(self, model, chains, positive, positive_hidden, source, n_steps,
+                        rows_are_means):
+        # k steps of the chains, which keep their last hidden draws
+        input = self._last_visible_input(model, chains["hidden"], source, n_steps)
+        V = model.visible.sample(input, source)
+        chains_hidden = model.hidden_probability(V)
+        chains["hidden"] = bernoulli_sample(chains_hidden, source)
+        if rows_are_means:
+            negative = model.visible.mean(input)
+            return negative, model.hidden_probability(negative)
+        return V, chains_hidden
 
 
 @register("pt")
@@ -350,7 +391,71 @@ class ParallelTempering(_GibbsNegativePhase):
         return state["chains"]
 
     def pop_diagnostics(self, state):
-        # The share of the swaps proposed since the last call that were accepted.
-        accepted, proposed = state["n_swaps_accepted"], state["n_swaps_proposed"]
+        # The share of the swaps proposed since the last call that were accepted (a
+        # count on the chains' device under dispatch: read once an epoch).
+        accepted, proposed = float(state["n_swaps_accepted"]), state["n_swaps_proposed"]
         state["n_swaps_accepted"] = state["n_swaps_proposed"] = 0
         return {"swap_acceptance": accepted / proposed if proposed else float("nan")}
+
+    # -- any array namespace (the dispatched path; see RBMLearningStrategy) ------------
+    def start_chains(self, model, rows, source):
+        # rows [t n_chains, (t + 1) n_chains) run at betas[t], their betas as a column
+        n_chains = rows.shape[0] // self.n_temperatures
+        betas = np.linspace(1.0, self.min_beta, self.n_temperatures)
+        row_betas = namespace_of(rows).asarray(np.repeat(betas, n_chains)[:, None],
+                                               dtype=rows.dtype, device=rows.device)
+        return {"chains": rows, "row_betas": row_betas, "betas": betas,
+                "n_chains": n_chains, "n_rounds": 0, "n_swaps_accepted": 0,
+                "n_swaps_proposed": 0}
+
+    def negative_sample(self, model, chains, positive, positive_hidden, source, n_steps,
+                        rows_are_means):
+        # every temperature's chains take n_steps block Gibbs steps, then neighbouring
+        # temperatures propose swaps; the beta = 1 chains give the negative rows
+        visible, hidden = model.visible, model.hidden
+        V, row_betas = chains["chains"], chains["row_betas"]
+        for _ in range(n_steps):
+            H = hidden.sample(hidden.tempered_input(model.hidden_input(V), row_betas),
+                              source)
+            V = visible.sample(visible.tempered_input(model.visible_input(H), row_betas),
+                               source)
+        H = hidden.sample(hidden.tempered_input(model.hidden_input(V), row_betas), source)
+        V, H = self._swapped(model, source, chains, V, H)
+        chains["chains"] = V
+        n_chains = chains["n_chains"]
+        if rows_are_means:
+            negative = visible.mean(model.visible_input(H[:n_chains, ...]))
+        else:
+            negative = V[:n_chains, ...]
+        return negative, model.hidden_probability(negative)
+
+    @staticmethod
+    def _swapped(model, source, chains, V, H):
+        """The chains after Metropolis swaps of neighbouring temperatures: the pairs
+        (t, t + 1) with t of this round's parity swap with probability min(1,
+        exp((beta_t - beta_{t+1}) (E_t - E_{t+1}))), E the tempered energy. All on the
+        device: the accepted swaps become one gather of the rows."""
+        xp = namespace_of(V)
+        betas, n_chains = chains["betas"], chains["n_chains"]
+        n_temperatures = len(betas)
+        parity = chains["n_rounds"] % 2
+        chains["n_rounds"] += 1
+        energy = xp.reshape(model.tempered_energy(V, H), (n_temperatures, n_chains))
+        device, dtype = V.device, energy.dtype
+        gaps = xp.asarray((betas[:-1] - betas[1:])[:, None], dtype=dtype, device=device)
+        log_ratio = gaps * (energy[:-1, ...] - energy[1:, ...])
+        active = xp.asarray((np.arange(n_temperatures - 1) % 2 == parity)[:, None],
+                            device=device)
+        uniform = source.random(tuple(log_ratio.shape), dtype)
+        accepted = xp.logical_and(xp.log(uniform) < log_ratio, active)
+        steps = xp.astype(accepted, xp.int64)
+        chains["n_swaps_accepted"] = chains["n_swaps_accepted"] + xp.sum(steps)
+        chains["n_swaps_proposed"] += int(np.count_nonzero(
+            np.arange(n_temperatures - 1) % 2 == parity)) * n_chains
+        # row t moves to t + 1 where the pair (t, t + 1) swapped, to t - 1 where (t - 1, t)
+        none = xp.zeros((1, n_chains), dtype=xp.int64, device=device)
+        shift = xp.concat([steps, none], axis=0) - xp.concat([none, steps], axis=0)
+        rows = xp.reshape(xp.arange(n_temperatures * n_chains, dtype=xp.int64,
+                                    device=device), (n_temperatures, n_chains))
+        order = xp.reshape(rows + n_chains * shift, (-1,))
+        return xp.take(V, order, axis=0), xp.take(H, order, axis=0)
