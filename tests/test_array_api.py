@@ -96,6 +96,28 @@ def test_array_api_strict_other_device(digits):
         assert rbm.sample(2, n_steps=2).device == device
 
 
+def test_defaults_on_image_shaped_rows_stay_on_the_second_device():
+    """RBM at its defaults (256 hidden units, persistent chains, averaging, the
+    automatic step) on 784 binary columns, as users' images are, with held-out rows
+    and early stopping and a partial_fit: every method's result on the rows' device
+    (a hidden host copy would fail there)."""
+    device = xp_strict.Device("device1")
+    rng = np.random.default_rng(0)
+    X = (rng.random((120, 784)) < np.linspace(0.02, 0.4, 784)).astype(float)
+    rows = xp_strict.asarray(X, device=device)
+    with config_context(array_api_dispatch=True):
+        rbm = RBM(n_iter=2, validation_fraction=0.25, n_iter_no_change=5,
+                  random_state=0).fit(rows)
+        rbm.partial_fit(rows[:30, ...])
+        results = [rbm.components_, rbm.intercept_hidden_, rbm.transform(rows),
+                   rbm.reconstruct(rows), rbm.gibbs(rows), rbm.sample(3, n_steps=5),
+                   rbm.free_energy(rows)]
+    assert all(result.device == device for result in results)
+    assert rbm.learning_rate_ == 0.02  # binary rows: the capped automatic step
+    assert len(rbm.history_["reconstruction_error_valid"]) == 2  # fit's epochs
+    assert rbm.history_["epoch"] == [1, 2, 3]
+
+
 def test_same_seed_same_fit_and_numpy_path_unchanged(digits):
     X = digits[0][:200]
     with config_context(array_api_dispatch=True):
