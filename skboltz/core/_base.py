@@ -40,7 +40,7 @@ from ..utils._runtime import (
 from ._scoring import ScoringMixin
 from ..utils._sklearn import Interval, _fit_context
 from ._strategies import StrategiesMixin
-from ._training import DIVERGED_MAGNITUDE, diverged, latest_records
+from ._training import diverged, diverged_error, latest_records
 from ._transactions import (
     _INPUT_ATTRIBUTES,
     _hold_undo,
@@ -50,7 +50,6 @@ from ._transactions import (
 from ._update import ParameterUpdate, UpdateRule
 from ..utils._validation import FLOAT_DTYPES, as_dense
 from ..utils._weights import FIT_SAMPLE_WEIGHT_DOC, relative_weights, training_weights
-from ..exceptions import TrainingDivergedError
 from ..partition._base import ZEstimator
 
 #: Epochs that use the initial momentum before switching to the final one (Hinton 2010).
@@ -580,12 +579,7 @@ class BoltzmannBase(
                 self._train_epoch(X, y, state, learning)
             if diverged(state.params):
                 hint = self._divergence_check_class(self).hint(X, state, learning)
-                raise TrainingDivergedError(
-                    f"{type(self).__name__} diverged in epoch {state.n_iter + 1}: the "
-                    "parameters became non-finite or larger than "
-                    f"{DIVERGED_MAGNITUDE:g}. {hint} "
-                    "The estimator was left as it was before this call."
-                )
+                raise diverged_error(self, state.n_iter + 1, hint)
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
             record.update(monitor.record(state, epoch_seconds=record["time"]))

@@ -269,9 +269,14 @@ class Monitor:
                     rng=np.random.default_rng(state.log_z_seed),
                     data_rates=state.data_rates,
                 )
+            # log p(x) of the rows as the user gave them: the input transform's
+            # log-Jacobian too (a whitening, a standardisation), as score_samples
+            transform = state.input_transform
+            log_normalizer = log_z.value + (0.0 if transform is None
+                                            else transform.log_abs_det)
             for split, rows, weights in monitor.splits():
                 record[f"log_likelihood_{split}"] = (
-                    weighted_mean(-free_energy(view, rows), weights) - log_z.value
+                    weighted_mean(-free_energy(view, rows), weights) - log_normalizer
                 )
             if log_z.std_error is not None:
                 record["log_z_std_error"] = log_z.std_error

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..exceptions import TrainingDivergedError
+from ..utils._array_api import namespace_of
 from ..utils._noise import Noise
 
 #: Parameters this large (or non-finite) mean a diverged run: sigmoids saturate at ~40,
@@ -29,9 +31,27 @@ DIVERGED_MAGNITUDE = 1e6
 
 
 def diverged(params):
-    """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE."""
+    """Whether any parameter is non-finite or at least DIVERGED_MAGNITUDE: ``params``
+    the packed parameters, or a dispatched model's dict of arrays of any namespace."""
+    if isinstance(params, dict):
+        return any(diverged(array) for array in params.values())
     # Two reductions, no temporary array; NaN compares False.
-    return not (params.max() < DIVERGED_MAGNITUDE and params.min() > -DIVERGED_MAGNITUDE)
+    if isinstance(params, np.ndarray):
+        largest, smallest = params.max(), params.min()
+    else:
+        xp = namespace_of(params)
+        largest, smallest = float(xp.max(params)), float(xp.min(params))
+    return not (largest < DIVERGED_MAGNITUDE and smallest > -DIVERGED_MAGNITUDE)
+
+
+def diverged_error(estimator, epoch, hint):
+    """The error of a fit whose parameters diverged in ``epoch`` (``hint``: what to
+    change)."""
+    return TrainingDivergedError(
+        f"{type(estimator).__name__} diverged in epoch {epoch}: the parameters became "
+        f"non-finite or larger than {DIVERGED_MAGNITUDE:g}. {hint} The estimator was "
+        "left as it was before this call."
+    )
 
 
 @dataclass(eq=False)

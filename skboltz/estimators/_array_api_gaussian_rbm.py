@@ -156,6 +156,11 @@ class GaussianRBMArrayAPI(RestrictedArrayAPI):
         whitening = cls._whitening(estimator)
         return 0.0 if whitening is None else -whitening.log_abs_det
 
+    @classmethod
+    def training_log_density_offset(cls, estimator, state):
+        whitening = state.extra["whitening"]
+        return 0.0 if whitening is None else -whitening.log_abs_det
+
     # -- the model -------------------------------------------------------------------
     @classmethod
     def starting_visible_bias(cls, estimator, visible_rates):

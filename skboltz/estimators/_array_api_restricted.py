@@ -75,11 +75,11 @@ from ..units._layers import BinaryUnits
 from ..utils._runtime import fit_callback_context, make_generator, warn_user
 from ..utils._sklearn import _check_sample_weight, check_count
 from ..core._strategies import AUTO_EXACT_MAX_STATES, accepted_strategies
-from ..core._training import AVERAGE_INTERVAL, DIVERGED_MAGNITUDE, latest_records
+from ..core._training import AVERAGE_INTERVAL, diverged, diverged_error, latest_records
 from ..core._transactions import all_or_nothing, publish
 from ..core._update import DECAY_INTERVAL, UpdateRule
 from ..utils._weights import relative_weights, scaled_to_largest
-from ..exceptions import ApproximateScoreWarning, LogZAccuracyWarning, TrainingDivergedError
+from ..exceptions import ApproximateScoreWarning, LogZAccuracyWarning
 from ..learning._base import samples_on_any_namespace, steps_at
 from ..partition import AIS, Exact, LogZ
 from ..partition._ais import MAX_BETAS, MAX_LOG_WEIGHT_SPREAD, beta_schedule
@@ -291,11 +291,6 @@ def _move_average(state, window):
     state.params = {k: a + weight * (state.iterate[k] - a) for k, a in state.params.items()}
 
 
-def _diverged(xp, params):
-    largest = max(float(xp.max(xp.abs(p))) for p in params.values())
-    return not largest < DIVERGED_MAGNITUDE  # NaN compares False
-
-
 class RestrictedArrayAPI:
     """The namespace-generic methods of a restricted estimator (see the module
     docstring); each takes the estimator first. A subclass per estimator overrides
@@ -380,6 +375,12 @@ class RestrictedArrayAPI:
     @classmethod
     def log_density_offset(cls, estimator):
         """What the input transform adds to a row's log-density (a float)."""
+        return 0.0
+
+    @classmethod
+    def training_log_density_offset(cls, estimator, state):
+        """:meth:`log_density_offset` of the transform of a fit under way (``state``'s,
+        before it is published): what the monitoring records add."""
         return 0.0
 
     # -- shared: the supported settings ---------------------------------------------
@@ -472,13 +473,9 @@ class RestrictedArrayAPI:
                                  learning_rate, estimator._weight_decay_of(state))
             cls._train_epoch(estimator, V, state, learning, rule,
                              estimator._progress(state), row_weights)
-            if _diverged(xp, state.params) or _diverged(xp, state.iterate):
-                raise TrainingDivergedError(
-                    f"{type(estimator).__name__} diverged in epoch {state.n_iter + 1}: "
-                    f"the parameters became non-finite or larger than "
-                    f"{DIVERGED_MAGNITUDE:g}. Use a smaller learning_rate. The "
-                    "estimator was left as it was before this call."
-                )
+            if diverged(state.params) or diverged(state.iterate):
+                raise diverged_error(estimator, state.n_iter + 1,
+                                     "Use a smaller learning_rate.")
             cls.check_epoch(estimator, state, V)
             state.n_iter += 1
             record = {"epoch": state.n_iter, "time": time.perf_counter() - start}
@@ -540,9 +537,10 @@ class RestrictedArrayAPI:
                 # bury the one that matters
                 warnings.simplefilter("ignore", LogZAccuracyWarning)
                 log_z = cls._log_partition_of(model, state, z_estimator)
+            offset = cls.training_log_density_offset(estimator, state)
             for split, rows, _ in monitor.splits():
                 record[f"log_likelihood_{split}"] = (
-                    -monitor.mean(free_energies[split], split) - log_z.value)
+                    -monitor.mean(free_energies[split], split) - log_z.value + offset)
             if log_z.std_error is not None:
                 record["log_z_std_error"] = log_z.std_error
             record["log_z_time"] = time.perf_counter() - start

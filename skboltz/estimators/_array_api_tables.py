@@ -419,5 +419,11 @@ class TabularRBMArrayAPI(_TableArrayAPI):
         xp = estimator._training_state.xp
         return -float(xp.sum(xp.log(estimator.numeric_scale_)))
 
+    @classmethod
+    def training_log_density_offset(cls, estimator, state):
+        if not cls.columns(estimator, state).numeric:
+            return 0.0
+        return -float(state.xp.sum(state.xp.log(state.extra[INPUTS]["numeric_scale_"])))
+
 
 __all__ = ["CategoricalRBMArrayAPI", "TabularRBMArrayAPI", "TableColumns"]
