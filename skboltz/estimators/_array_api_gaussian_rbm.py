@@ -27,7 +27,6 @@ from ._gaussian_rbm import (
     Whitening,
     collapse_error,
     estimate_whitening,
-    feature_spread,
     runaway_error,
     starting_scales,
     value_bound,
