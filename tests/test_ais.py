@@ -341,3 +341,34 @@ def test_chains_from_a_mixture_of_training_rows_cover_exact(seed):
                                                 data_rates=rows.mean(axis=0))
     assert "rows" in log_z.cost["bases"]
     assert abs(log_z.value - Exact().estimate(view).value) < 3 * log_z.std_error
+
+
+def test_the_rows_mixture_weights_rows_by_their_probability():
+    """The "rows" path's components: the rows' nearest binary states, repeated in
+    proportion to exp(ROWS_TEMPERATURE * -F(x)); weighted so, the chains' log weights
+    spread less than from a mixture that weights every row alike (whose chains, stuck
+    near rows of very different probability, differ by their rows' free energies), and
+    the estimate still covers the exact log Z."""
+    from skboltz.partition._ais import (ROWS_COMPONENTS, ROWS_TEMPERATURE, _log_mean_exp,
+                                        weighted_rows)
+
+    rng = np.random.default_rng(3)
+    view = random_rbm(12, 8, 2.0, rng)
+    rows = rng.random((40, 12))  # grey rows: components at their nearest binary states
+    entries = weighted_rows(view, rows)
+    states = np.unique(np.rint(rows), axis=0)
+    assert entries.shape == (ROWS_COMPONENTS, 12) and set(np.unique(entries)) <= {0.0, 1.0}
+    counts = np.array([np.all(entries == state, axis=1).sum() for state in states])
+    share = np.exp(ROWS_TEMPERATURE * -view.free_energy(states))
+    share *= ROWS_COMPONENTS / share.sum()
+    assert counts.sum() == ROWS_COMPONENTS and np.all(np.abs(counts - share) < 1)
+    exact = Exact().estimate(view).value
+    betas = beta_schedule(100, "linear")
+    spread = {}
+    for name, mixture in (("alike", np.rint(rows)), ("weighted", entries)):
+        chains = view.annealing_from_rows(mixture, 2000, np.random.default_rng(0))
+        log_w = anneal_forward(chains, betas) + chains.base_log_partition
+        value, std_error = _log_mean_exp(log_w)
+        assert abs(value - exact) < 3 * std_error + 1e-3, (name, value, exact)
+        spread[name] = np.std(log_w)
+    assert spread["weighted"] < 0.7 * spread["alike"], spread
