@@ -44,7 +44,8 @@ and setting, and the largest set's), on a shared machine: compare within a run o
 Run: OPENBLAS_NUM_THREADS=1 python benchmarks/bench_adbench.py [--sets 15 39 42]
 [--seeds 0 1 2] [--detectors Likelihood IsolationForest] [--quick]
 (``--quick``: the sets under 5,000 rows, one seed). To run seeds side by side:
-``--seeds 0 --save s0.json`` (and 1, 2), then ``--merge s0.json s1.json s2.json``.
+``--seeds 0 --save s0.json`` (and 1, 2), then ``--merge s0.json s1.json s2.json``; runs
+of other detectors on the same seeds (``--detectors``) merge as more columns.
 """
 
 import argparse
@@ -297,12 +298,14 @@ def main():
 
 def merge(paths):
     """The saved runs' results as one run's (each cell's seeds together)."""
-    results, subsampled_sets, n_rows, detectors, seeds = {}, [], {}, None, []
+    results, subsampled_sets, n_rows, detectors, seeds = {}, [], {}, [], []
     for path in paths:
         with open(path) as file:
             run = json.load(file)
-        detectors = detectors or run["detectors"]
-        seeds += run["seeds"]
+        # runs of other detectors on the same seeds (e.g. the anchors once, the
+        # detector after each change) add their columns
+        detectors += [name for name in run["detectors"] if name not in detectors]
+        seeds += [seed for seed in run["seeds"] if seed not in seeds]
         n_rows.update(run["n_rows"])
         subsampled_sets += [n for n in run["subsampled"] if n not in subsampled_sets]
         for setting, sets in run["results"].items():
