@@ -70,14 +70,21 @@ class IterateAverage:
     #: Updates since the average last moved.
     n_pending: int = 0
 
-    def move(self, average, iterate, window, scratch):
-        """Move ``average`` towards ``iterate`` in place for the pending updates."""
+    def take_pending(self, window):
+        """The weight of the iterate in the average's move for the pending updates
+        (None when there are none), counting them as averaged."""
         n = self.n_pending
         if n <= 0:
-            return
+            return None
         self.n_pending = 0
         self.n_averaged += n
-        weight = min(1.0, n / min(self.n_averaged, window))
+        return min(1.0, n / min(self.n_averaged, window))
+
+    def move(self, average, iterate, window, scratch):
+        """Move ``average`` towards ``iterate`` in place for the pending updates."""
+        weight = self.take_pending(window)
+        if weight is None:
+            return
         difference = np.subtract(iterate, average, out=scratch)
         difference *= np.asarray(weight, dtype=average.dtype)
         average += difference

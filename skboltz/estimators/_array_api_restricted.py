@@ -75,7 +75,13 @@ from ..units._layers import BinaryUnits
 from ..utils._runtime import fit_callback_context, make_generator, warn_user
 from ..utils._sklearn import _check_sample_weight, check_count
 from ..core._strategies import AUTO_EXACT_MAX_STATES, accepted_strategies
-from ..core._training import AVERAGE_INTERVAL, diverged, diverged_error, latest_records
+from ..core._training import (
+    AVERAGE_INTERVAL,
+    IterateAverage,
+    diverged,
+    diverged_error,
+    latest_records,
+)
 from ..core._transactions import all_or_nothing, publish
 from ..core._update import DECAY_INTERVAL, UpdateRule
 from ..utils._weights import relative_weights, scaled_to_largest
@@ -173,8 +179,8 @@ class RestrictedArrayState(ArrayAPIState):
     #: follows).
     rows_are_binary: bool = False
     n_first_rows: int = 0
-    n_averaged: int = 1
-    n_pending_average: int = 0
+    #: The published average's counters (the NumPy path's).
+    average: IterateAverage = field(default_factory=IterateAverage)
     pending_decay: int = 0
     n_iter: int = 0
     #: The visible units' means on the training rows (float64 NumPy, on the host):
@@ -195,6 +201,9 @@ class RestrictedArrayState(ArrayAPIState):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        if "n_averaged" in self.__dict__:  # pickled before the counters were shared
+            self.average = IterateAverage(self.__dict__.pop("n_averaged"),
+                                          self.__dict__.pop("n_pending_average"))
         # a model pickled before its learning strategy kept the chains: PCD's hidden
         # states and parallel tempering's chains were fields of their own
         hidden, tempered = self.__dict__.pop("hidden", None), self.__dict__.pop("tempered", None)
@@ -282,13 +291,12 @@ class _Update:
 
 def _move_average(state, window):
     """Move the published average towards the iterate (see ``IterateAverage``)."""
-    n = state.n_pending_average
-    if n <= 0 or state.params is state.iterate:
+    if state.params is state.iterate:
         return
-    state.n_pending_average = 0
-    state.n_averaged += n
-    weight = min(1.0, n / min(state.n_averaged, window))
-    state.params = {k: a + weight * (state.iterate[k] - a) for k, a in state.params.items()}
+    weight = state.average.take_pending(window)
+    if weight is not None:
+        state.params = {k: a + weight * (state.iterate[k] - a)
+                        for k, a in state.params.items()}
 
 
 class RestrictedArrayAPI:
@@ -569,8 +577,8 @@ class RestrictedArrayAPI:
                                      weights)
             update.apply(state, gradient)
             if averaging:
-                state.n_pending_average += 1
-                if state.n_pending_average == AVERAGE_INTERVAL:
+                state.average.n_pending += 1
+                if state.average.n_pending == AVERAGE_INTERVAL:
                     _move_average(state, window)
             else:
                 state.params = state.iterate
@@ -713,6 +721,7 @@ class RestrictedArrayAPI:
         state = copy.copy(estimator._training_state)
         state.history = latest_records(state.history)  # new lists, bounded
         state.extra = dict(state.extra)
+        state.average = copy.copy(state.average)
         if state.chains is not None:
             state.chains = dict(state.chains)
         estimator._check_structure_unchanged()
@@ -720,7 +729,7 @@ class RestrictedArrayAPI:
                for name, value in state.extra["published"].items()):
             # edited by hand: continue from the public attributes
             state.iterate = state.params = cls.params_of(estimator)
-            state.n_averaged, state.n_pending_average = 1, 0
+            state.average = IterateAverage()
         return state
 
     @staticmethod
