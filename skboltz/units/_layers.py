@@ -397,8 +397,11 @@ class Layer:
     # -- countable layers: states, rates, the data's range ------------------------------
     @property
     def log_n_states(self):
-        """The log of the number of states (the uniform distribution's -log p)."""
-        raise NotImplementedError
+        """The log of the number of states (the uniform distribution's -log p).
+
+        By default the sum of the entries' (:attr:`entry_log_n_states`).
+        """
+        return float(self.entry_log_n_states.sum())
 
     @property
     def n_states(self):
@@ -1447,20 +1450,18 @@ class SoftmaxUnits(Layer):
         (rows x groups x K), one uniform number per row and group: the inverse of each
         group's cumulative sums. For arrays of another namespace, a new array."""
         xp = foreign_namespace(weights)
-        if xp is not None:
-            cumulative = xp.cumulative_sum(weights, axis=-1)
-            threshold = uniform[..., None] * cumulative[..., -1:]
-            chosen = xp.minimum(xp.sum(xp.astype(cumulative < threshold, xp.int64), axis=-1),
-                                xp.asarray(self._last, device=weights.device))
-            categories = xp.arange(weights.shape[-1], device=weights.device)
-            return self._units(xp.astype(chosen[..., None] == categories, weights.dtype))
-        cumulative = np.cumsum(weights, axis=-1)
-        threshold = uniform[..., None] * cumulative[..., -1:]
-        chosen = np.minimum((cumulative < threshold).sum(axis=-1), self._last)
-        out[...] = 0
-        rows = np.arange(out.shape[0])[:, None]
-        out[rows, self._starts + chosen] = 1
-        return out
+        cumulative = (np.cumsum(weights, axis=-1) if xp is None
+                      else xp.cumulative_sum(weights, axis=-1))
+        below = cumulative < uniform[..., None] * cumulative[..., -1:]
+        if xp is None:  # the chosen units set in place
+            chosen = np.minimum(below.sum(axis=-1), self._last)
+            out[...] = 0
+            out[np.arange(out.shape[0])[:, None], self._starts + chosen] = 1
+            return out
+        chosen = xp.minimum(xp.sum(xp.astype(below, xp.int64), axis=-1),
+                            xp.asarray(self._last, device=weights.device))
+        categories = xp.arange(weights.shape[-1], device=weights.device)
+        return self._units(xp.astype(chosen[..., None] == categories, weights.dtype))
 
     # -- the model's math ------------------------------------------------------------
     def _probabilities(self, fields):
@@ -1475,21 +1476,15 @@ class SoftmaxUnits(Layer):
     def sample(self, input, rng):
         fields = input + self.bias
         weights = self._normalised_exp(self._grouped(fields))
-        # float64 uniforms on NumPy (its draws so far), the fields' dtype elsewhere
-        dtype = np.float64 if isinstance(fields, np.ndarray) else fields.dtype
-        uniform = rng.random(tuple(weights.shape[:2]), dtype)
-        out = np.empty_like(fields) if isinstance(fields, np.ndarray) else None
-        return self._choose(weights, uniform, out)
+        if isinstance(fields, np.ndarray):  # float64 uniforms (NumPy's draws so far)
+            return self._choose(weights, rng.random(weights.shape[:2]), np.empty_like(fields))
+        return self._choose(weights, rng.random(tuple(weights.shape[:2]), fields.dtype))
 
     def log_partition(self, input, overwrite=False, add_to=None):
         # sum over groups of log sum_k exp(b_k + x_k)
         entries = self.entry_log_partitions(input)
         log_z = namespace_of(entries).sum(entries, axis=-1)
         return log_z if add_to is None else add_to + log_z
-
-    @property
-    def log_n_states(self):
-        return float(self.entry_log_n_states.sum())
 
     @property
     def n_states(self):
