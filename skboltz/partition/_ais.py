@@ -319,7 +319,7 @@ class AIS(ZEstimator):
     (``data_rows``, which the estimators pass), a binary RBM is also annealed from a
     mixture of independent models centred on them (``"rows"``; the rows repeated in
     proportion to their tempered probability under the model, see
-    :func:`weighted_rows`): on RBM(500) models of real MNIST digits that path found 15
+    ``skboltz.partition._ais.weighted_rows``): on RBM(500) models of real MNIST digits that path found 15
     to 43 nats more than the others, which never reached the probability the model
     keeps near its training rows. The paths that agree (within
     three standard errors of their difference, plus half the squared spread of the
