@@ -197,11 +197,10 @@ class Monitor:
         ``partial_fit`` calls follow exactly the path of one fit) and the held-out
         ``validation`` triple (rows, labels, weights), if any; ``weights``: those of
         the training rows (None: unweighted)."""
-        n_samples = X.shape[0]
-        if n_samples <= MONITOR_ROWS:
+        rows = monitoring_positions(X.shape[0])
+        if rows is None:
             monitor = MonitoringRows(as_dense(X), train_labels=y, train_weights=weights)
-        else:  # at least one row apart: the truncated positions are distinct
-            rows = np.linspace(0, n_samples - 1, MONITOR_ROWS).astype(np.intp)
+        else:
             monitor = MonitoringRows(as_dense(X[rows]),
                                      train_labels=None if y is None else y[rows],
                                      train_weights=None if weights is None else weights[rows])
@@ -291,6 +290,15 @@ class Monitor:
         spec = self.estimator.z_estimator
         return with_monitoring_budget(spec, self.estimator._resolve_z_estimator(spec, view),
                                       epoch_seconds)
+
+def monitoring_positions(n_rows):
+    """The positions of the at most MONITOR_ROWS evenly spaced training rows the records
+    are computed on, or None for all of them."""
+    if n_rows <= MONITOR_ROWS:
+        return None
+    # at least one row apart: the truncated positions are distinct
+    return np.linspace(0, n_rows - 1, MONITOR_ROWS).astype(np.intp)
+
 
 def held_out_split(validation_fraction, n_rows, rng):
     """``(train, valid)``: the sorted row numbers of a fit's training rows and of the

@@ -62,11 +62,12 @@ from ..utils._energy import bernoulli_sample, logit_of_rates
 from ..core._base import same_strategy
 from ..core._independence import rows_are_binary
 from ..core._monitoring import (
-    MONITOR_ROWS,
     RECONSTRUCTION_ROWS,
     EarlyStopping,
+    MonitoringRows,
     finish_epoch,
     held_out_split,
+    monitoring_positions,
     stopping_criterion,
     with_monitoring_budget,
 )
@@ -647,7 +648,7 @@ class RestrictedArrayAPI:
         rng = make_generator(estimator.random_state)
         # the held-out rows: the generator's first draw, as on the NumPy path
         held_out = (None if partial or estimator.validation_fraction is None
-                    else _validation_split(estimator, X.shape[0], rng))
+                    else held_out_split(estimator.validation_fraction, X.shape[0], rng))
         source = random_source(xp, device, int(rng.integers(np.iinfo(np.int32).max)))
         state = RestrictedArrayState(
             xp=xp, device=device, source=source, iterate={}, params={}, velocity={},
@@ -917,47 +918,29 @@ def host_weights(sample_weight, n_rows):
                                 ensure_non_negative=True)
 
 
-def _validation_split(estimator, n_rows, rng):
-    """The training and held-out row numbers of ``validation_fraction`` (host)."""
-    return held_out_split(estimator.validation_fraction, n_rows, rng)
-
-
 @dataclass(eq=False)
-class _MonitoringRows:
-    """The rows a dispatched fit's records are computed on, as the NumPy path's
-    :class:`~skboltz.core._monitoring.MonitoringRows`: up to MONITOR_ROWS evenly
-    spaced training rows and the held-out rows, with their relative weights on the
-    device (None: unweighted)."""
+class _MonitoringRows(MonitoringRows):
+    """The NumPy path's :class:`~skboltz.core._monitoring.MonitoringRows` of a
+    dispatched fit: the same rows, in its namespace, with their relative weights on
+    its device (None: unweighted), and the records' weighted means."""
 
-    xp: object
-    train: object
-    train_weights: object = None
-    valid: object = None
-    valid_weights: object = None
+    xp: object = None
 
     @classmethod
     def of(cls, xp, device, V, weights, validation):
-        n_rows = V.shape[0]
-        rows = None
-        if n_rows > MONITOR_ROWS:  # at least one row apart: the positions are distinct
-            rows = np.linspace(0, n_rows - 1, MONITOR_ROWS).astype(np.intp)
+        rows = monitoring_positions(V.shape[0])
+        if rows is not None:
             V = xp.take(V, xp.asarray(rows, device=device), axis=0)
+            weights = None if weights is None else weights[rows]
 
         def on_device(values):
             return None if values is None else xp.asarray(values, dtype=V.dtype,
                                                            device=device)
 
-        monitor = cls(xp, V, on_device(weights if rows is None or weights is None
-                                       else weights[rows]))
+        monitor = cls(V, train_weights=on_device(weights), xp=xp)
         if validation is not None:
             monitor.valid, monitor.valid_weights = validation[0], on_device(validation[1])
         return monitor
-
-    def splits(self):
-        """``(name, rows, weights)`` of the training rows, then of the held-out ones."""
-        yield "train", self.train, self.train_weights
-        if self.valid is not None:
-            yield "valid", self.valid, self.valid_weights
 
     def mean(self, values, split):
         """The mean of per-row ``values`` of a split, weighted as its rows are."""
