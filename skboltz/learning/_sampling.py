@@ -444,14 +444,13 @@ class ParallelTempering(_GibbsNegativePhase):
         device, dtype = V.device, energy.dtype
         gaps = xp.asarray((betas[:-1] - betas[1:])[:, None], dtype=dtype, device=device)
         log_ratio = gaps * (energy[:-1, ...] - energy[1:, ...])
-        active = xp.asarray((np.arange(n_temperatures - 1) % 2 == parity)[:, None],
-                            device=device)
+        proposed = np.arange(n_temperatures - 1) % 2 == parity  # this round's pairs
+        active = xp.asarray(proposed[:, None], device=device)
         uniform = source.random(tuple(log_ratio.shape), dtype)
         accepted = xp.logical_and(xp.log(uniform) < log_ratio, active)
         steps = xp.astype(accepted, xp.int64)
         chains["n_swaps_accepted"] = chains["n_swaps_accepted"] + xp.sum(steps)
-        chains["n_swaps_proposed"] += int(np.count_nonzero(
-            np.arange(n_temperatures - 1) % 2 == parity)) * n_chains
+        chains["n_swaps_proposed"] += int(np.count_nonzero(proposed)) * n_chains
         # row t moves to t + 1 where the pair (t, t + 1) swapped, to t - 1 where (t - 1, t)
         none = xp.zeros((1, n_chains), dtype=xp.int64, device=device)
         shift = xp.concat([steps, none], axis=0) - xp.concat([none, steps], axis=0)
